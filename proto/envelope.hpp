@@ -1,0 +1,66 @@
+// One envelope for every message: {v: protocol version, t: type, b: body}. Encode/decode with
+// size and shape limits; garbage is an error value, never an exception across the caller.
+#pragma once
+
+#include <optional>
+#include <string>
+
+#include "proto/messages.hpp"
+
+namespace convoy::proto {
+
+template <class T>
+struct TypeOf;
+#define CONVOY_PROTO_TYPE(T, K) \
+  template <>                   \
+  struct TypeOf<T> {            \
+    static constexpr MsgType value = MsgType::K; \
+  }
+CONVOY_PROTO_TYPE(Hello, kHello);
+CONVOY_PROTO_TYPE(Welcome, kWelcome);
+CONVOY_PROTO_TYPE(Reject, kReject);
+CONVOY_PROTO_TYPE(Ping, kPing);
+CONVOY_PROTO_TYPE(Pong, kPong);
+CONVOY_PROTO_TYPE(Heartbeat, kHeartbeat);
+CONVOY_PROTO_TYPE(Assign, kAssign);
+CONVOY_PROTO_TYPE(Stop, kStop);
+CONVOY_PROTO_TYPE(Results, kResults);
+CONVOY_PROTO_TYPE(Bye, kBye);
+#undef CONVOY_PROTO_TYPE
+
+std::string encode_raw(MsgType type, const msgpack::sbuffer& body, uint32_t version);
+
+template <class T>
+std::string encode(const T& msg, uint32_t version = kProtocolVersion) {
+  msgpack::sbuffer body;
+  msgpack::pack(body, msg);
+  return encode_raw(TypeOf<T>::value, body, version);
+}
+
+// A decoded envelope; the body stays a msgpack object owned by `handle`.
+struct Decoded {
+  uint32_t version = 0;
+  MsgType type{};
+  msgpack::object_handle handle;
+  msgpack::object body;
+
+  // Converts the body; nullopt when it has the wrong shape.
+  template <class T>
+  std::optional<T> as() const {
+    try {
+      T out;
+      body.convert(out);
+      return out;
+    } catch (const std::exception&) {
+      return std::nullopt;
+    }
+  }
+};
+
+// nullopt (with `error` set) for oversized, truncated, non-envelope or unknown-type input.
+std::optional<Decoded> decode(const void* data, size_t size, std::string* error,
+                              size_t max_bytes = kMaxMessageBytes);
+
+std::string_view to_string(MsgType type);
+
+}  // namespace convoy::proto

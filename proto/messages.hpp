@@ -1,0 +1,227 @@
+// The wire messages between controller and workers: msgpack maps inside one envelope.
+// Nothing else lives here. Times are nanoseconds on the sender's steady clock unless named
+// otherwise; the controller maps worker clocks onto its own with the estimated offset.
+#pragma once
+
+#include <cstdint>
+#include <msgpack.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace convoy::proto {
+
+inline constexpr uint32_t kProtocolVersion = 1;
+// Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
+inline constexpr size_t kMaxMessageBytes = 64u << 20;
+
+enum class MsgType : uint8_t {
+  kHello = 1,   // worker -> controller: who I am
+  kWelcome,     // controller -> worker: run settings, where to push results
+  kReject,      // controller -> worker: refused (version mismatch, ...); worker exits
+  kPing,        // controller -> worker: clock offset probe
+  kPong,        // worker -> controller
+  kHeartbeat,   // both ways, every second
+  kAssign,      // controller -> worker: conversations to run
+  kStop,        // controller -> worker: stop starting; cancel in-flight when `cancel`
+  kResults,     // worker -> controller (PUSH): records and conversation ends
+  kBye,         // worker -> controller: leaving; everything it had is flushed
+};
+
+enum class Phase : uint8_t { kWarmup = 0, kMeasure = 1 };
+
+// Worker-side settings sent in Welcome (the subset of Config a worker needs).
+struct WorkerSettings {
+  std::string url;       // base url, e.g. http://127.0.0.1:8000
+  std::string endpoint;  // chat | completions | embeddings
+  std::string model;
+  bool streaming = true;
+  std::string api_key_env;  // name only; each worker reads its own environment
+  std::vector<std::pair<std::string, std::string>> headers;
+  std::string extra_body_json = "{}";
+  double request_timeout_s = 600;
+  double connect_timeout_s = 10;
+  bool use_server_token_counts = true;
+  bool max_completion_tokens = false;
+  bool http2 = false;
+  bool insecure = false;
+  std::string session_routing_mode = "off";  // off | bind | legacy | header
+  int64_t session_timeout_s = 300;
+  std::string session_header_name = "X-Dynamo-Session-ID";
+  double cancel_fraction = 0;
+  double cancel_after_ms = 0;
+  std::string history = "live";  // live | recorded
+  uint64_t seed = 42;
+  MSGPACK_DEFINE_MAP(url, endpoint, model, streaming, api_key_env, headers, extra_body_json,
+                     request_timeout_s, connect_timeout_s, use_server_token_counts,
+                     max_completion_tokens, http2, insecure, session_routing_mode,
+                     session_timeout_s, session_header_name, cancel_fraction, cancel_after_ms,
+                     history, seed)
+};
+
+struct Hello {
+  uint32_t protocol_version = kProtocolVersion;
+  std::string worker_id;
+  std::string host;
+  int64_t pid = 0;
+  MSGPACK_DEFINE_MAP(protocol_version, worker_id, host, pid)
+};
+
+struct Welcome {
+  std::string run_id;
+  std::string results_endpoint;  // the worker connects a PUSH socket here
+  WorkerSettings settings;
+  MSGPACK_DEFINE_MAP(run_id, results_endpoint, settings)
+};
+
+struct Reject {
+  std::string reason;
+  MSGPACK_DEFINE_MAP(reason)
+};
+
+struct Ping {
+  uint64_t seq = 0;
+  int64_t controller_send_ns = 0;
+  MSGPACK_DEFINE_MAP(seq, controller_send_ns)
+};
+
+struct Pong {
+  uint64_t seq = 0;
+  int64_t controller_send_ns = 0;  // echoed
+  int64_t worker_recv_ns = 0;
+  int64_t worker_send_ns = 0;
+  MSGPACK_DEFINE_MAP(seq, controller_send_ns, worker_recv_ns, worker_send_ns)
+};
+
+struct Heartbeat {
+  int64_t sent_ns = 0;
+  int64_t in_flight_requests = 0;
+  int64_t active_conversations = 0;
+  int64_t legacy_open_sessions = 0;  // size of the legacy open-tracking set
+  double cpu_percent = 0;            // this process, since the previous heartbeat
+  int64_t rss_bytes = 0;
+  MSGPACK_DEFINE_MAP(sent_ns, in_flight_requests, active_conversations, legacy_open_sessions,
+                     cpu_percent, rss_bytes)
+};
+
+// One turn of a conversation as the dataset defines it. The worker formats the request body.
+struct Turn {
+  std::string user_text;          // the new user message (chat) or prompt text (completions)
+  std::string messages_json;      // optional: a JSON array of messages replacing user_text
+  int64_t max_tokens = 0;         // 0 = do not send
+  int64_t input_tokens_est = 0;   // the dataset's estimate of user_text's tokens
+  double delay_ms = 0;            // think time before this turn (after the previous ends)
+  std::string extra_json;         // optional JSON object merged into this turn's body
+  std::string recorded_reply;     // history: recorded
+  MSGPACK_DEFINE_MAP(user_text, messages_json, max_tokens, input_tokens_est, delay_ms, extra_json,
+                     recorded_reply)
+};
+
+struct Conversation {
+  uint64_t index = 0;             // position in the dataset (seeded draws derive from it)
+  std::string conversation_id;    // dataset id
+  std::string correlation_id;     // X-Correlation-ID; Dynamo's session id
+  Phase phase = Phase::kMeasure;
+  int64_t start_ns = 0;           // intended start of turn 0, controller steady clock
+  uint32_t first_turn = 0;        // start mid-conversation (trace replay)
+  std::string system_prompt;
+  std::vector<Turn> turns;
+  MSGPACK_DEFINE_MAP(index, conversation_id, correlation_id, phase, start_ns, first_turn,
+                     system_prompt, turns)
+};
+
+struct Assign {
+  std::vector<Conversation> conversations;
+  MSGPACK_DEFINE_MAP(conversations)
+};
+
+struct Stop {
+  bool cancel = false;  // cancel in-flight transfers now (else: finish them, start nothing new)
+  MSGPACK_DEFINE_MAP(cancel)
+};
+
+struct Bye {
+  std::string reason;
+  MSGPACK_DEFINE_MAP(reason)
+};
+
+// Error kinds, each counted; none crashes the worker.
+enum class ErrorKind : uint8_t {
+  kNone = 0,
+  kDns,
+  kConnect,
+  kTls,
+  kSend,
+  kHttpStatus,
+  kTimeoutBeforeFirstByte,
+  kTimeoutMidStream,
+  kStreamDisconnected,
+  kMalformedEvent,
+  kServerErrorEvent,
+  kCancelled,
+  kOther,
+};
+std::string_view to_string(ErrorKind kind);
+
+struct RecordError {
+  ErrorKind kind = ErrorKind::kNone;
+  int64_t code = 0;      // HTTP status or server error code
+  std::string type;      // server error type, when given
+  std::string message;   // server message or curl's
+  MSGPACK_DEFINE_MAP(kind, code, type, message)
+};
+
+// One request. Times are the worker's steady clock in ns; 0 = did not happen.
+struct Record {
+  std::string x_request_id;
+  std::string x_correlation_id;
+  std::string conversation_id;
+  uint64_t conversation_index = 0;
+  uint32_t turn_index = 0;
+  bool final_turn = false;
+  Phase phase = Phase::kMeasure;
+  int64_t intended_ns = 0;
+  int64_t sent_ns = 0;
+  int64_t first_byte_ns = 0;
+  int64_t first_token_ns = 0;   // first non-empty content
+  int64_t second_token_ns = 0;  // second non-empty content chunk
+  int64_t last_token_ns = 0;    // last content chunk
+  int64_t end_ns = 0;
+  std::vector<int64_t> chunk_gaps_ns;  // gaps between consecutive content chunks
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t cached_tokens = -1;  // -1: the server did not report it
+  bool usage_from_server = false;
+  int64_t http_status = 0;
+  RecordError error;
+  std::string session_control;  // the nvext.session_control JSON as sent ("" when none)
+  MSGPACK_DEFINE_MAP(x_request_id, x_correlation_id, conversation_id, conversation_index,
+                     turn_index, final_turn, phase, intended_ns, sent_ns, first_byte_ns,
+                     first_token_ns, second_token_ns, last_token_ns, end_ns, chunk_gaps_ns,
+                     input_tokens, output_tokens, cached_tokens, usage_from_server, http_status,
+                     error, session_control)
+};
+
+enum class EndReason : uint8_t { kCompleted = 0, kAborted, kCancelled };
+
+// A conversation left the worker: the controller's concurrency accounting uses this.
+struct ConversationEnd {
+  uint64_t conversation_index = 0;
+  EndReason reason = EndReason::kCompleted;
+  MSGPACK_DEFINE_MAP(conversation_index, reason)
+};
+
+struct Results {
+  std::string worker_id;
+  std::vector<Record> records;
+  std::vector<ConversationEnd> ended;
+  MSGPACK_DEFINE_MAP(worker_id, records, ended)
+};
+
+}  // namespace convoy::proto
+
+MSGPACK_ADD_ENUM(convoy::proto::MsgType);
+MSGPACK_ADD_ENUM(convoy::proto::Phase);
+MSGPACK_ADD_ENUM(convoy::proto::ErrorKind);
+MSGPACK_ADD_ENUM(convoy::proto::EndReason);

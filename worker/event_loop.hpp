@@ -1,0 +1,48 @@
+// One single-threaded event loop per worker process: epoll for file descriptors plus a timer
+// heap for deadlines on the steady clock. Everything in the worker is a reaction to one of them.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+
+namespace convoy::worker {
+
+// Steady-clock nanoseconds (CLOCK_MONOTONIC): the clock every worker timestamp uses.
+int64_t steady_now_ns();
+
+class EventLoop {
+ public:
+  using FdCallback = std::function<void(uint32_t epoll_events)>;
+  using TimerCallback = std::function<void()>;
+  using TimerId = uint64_t;  // 0 is never a valid id
+
+  EventLoop();
+  ~EventLoop();
+  EventLoop(const EventLoop&) = delete;
+  EventLoop& operator=(const EventLoop&) = delete;
+
+  // `events` are EPOLLIN / EPOLLOUT bits. add_fd on a registered fd replaces it.
+  void add_fd(int fd, uint32_t events, FdCallback cb);
+  void modify_fd(int fd, uint32_t events);
+  void remove_fd(int fd);  // a no-op for unknown fds
+
+  // Runs `cb` once at or after `deadline_ns` (steady_now_ns() timeline).
+  TimerId add_timer(int64_t deadline_ns, TimerCallback cb);
+  void cancel_timer(TimerId id);  // a no-op for fired or unknown ids
+
+  // Runs until stop(). Callbacks may add/remove fds and timers, and call stop().
+  void run();
+  // One iteration: waits at most `max_wait_ns` (or until the next timer), dispatches.
+  void run_once(int64_t max_wait_ns);
+  void stop();
+  bool stopped() const;
+
+  size_t timer_count() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace convoy::worker
