@@ -1,1 +1,4 @@
-int main() { return 0; }
+// convoy: the controller (run, controller, validate, keygen).
+#include "controller/cli.hpp"
+
+int main(int argc, char** argv) { return convoy::controller::cli_main(argc, argv); }

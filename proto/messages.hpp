@@ -123,7 +123,8 @@ struct Conversation {
   std::string conversation_id;    // dataset id
   std::string correlation_id;     // X-Correlation-ID; Dynamo's session id
   Phase phase = Phase::kMeasure;
-  int64_t start_ns = 0;           // intended start of turn 0, controller steady clock
+  int64_t start_ns = 0;           // intended start of turn 0, on the RECEIVING worker's steady
+                                  // clock (the controller applies the clock offset)
   uint32_t first_turn = 0;        // start mid-conversation (trace replay)
   std::string system_prompt;
   std::vector<Turn> turns;
@@ -142,8 +143,10 @@ struct Stop {
 };
 
 struct Bye {
+  std::string worker_id;
   std::string reason;
-  MSGPACK_DEFINE_MAP(reason)
+  int64_t legacy_open_sessions = 0;  // the legacy open-tracking set's size at exit (0 expected)
+  MSGPACK_DEFINE_MAP(worker_id, reason, legacy_open_sessions)
 };
 
 // Error kinds, each counted; none crashes the worker.

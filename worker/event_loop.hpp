@@ -33,10 +33,16 @@ class EventLoop {
 
   // Runs until stop(). Callbacks may add/remove fds and timers, and call stop().
   void run();
-  // One iteration: waits at most `max_wait_ns` (or until the next timer), dispatches.
+  // One iteration: waits at most `max_wait_ns` (< 0: no limit) or until the next timer, then
+  // dispatches ready fds and due timers. Works whether or not stop() was called (use it to
+  // drain after a stop).
   void run_once(int64_t max_wait_ns);
+  // Makes run() return after the current iteration. Async-signal-safe and thread-safe: it
+  // wakes a blocked wait through an eventfd.
   void stop();
   bool stopped() const;
+  // Clears a previous stop() so that run() can be called again.
+  void restart();
 
   size_t timer_count() const;
 

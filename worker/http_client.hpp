@@ -22,7 +22,7 @@ struct HttpRequest {
   double request_timeout_s = 600;    // whole request
   double connect_timeout_s = 10;
   bool http2 = false;
-  bool insecure = false;  // skip TLS verification
+  bool insecure = false;        // skip TLS verification
   double cancel_after_ms = -1;  // >= 0: cancel the transfer this long after sending (injection)
 };
 
@@ -43,7 +43,7 @@ struct HttpResponse {
   int64_t completion_tokens = 0;
   int64_t cached_tokens = -1;  // -1: not reported
   int64_t http_status = 0;
-  proto::RecordError error;     // kind kNone on success
+  proto::RecordError error;             // kind kNone on success
   bool request_reached_server = false;  // false for dns/connect/tls/send failures
 };
 

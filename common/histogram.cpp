@@ -1,0 +1,194 @@
+#include "common/histogram.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <limits>
+
+namespace convoy {
+
+namespace {
+
+constexpr int64_t kMaxMagnitude = std::numeric_limits<int64_t>::max();
+
+int64_t magnitude_of(int64_t value) {
+  if (value >= 0) return value;
+  if (value == std::numeric_limits<int64_t>::min()) return kMaxMagnitude;
+  return -value;
+}
+
+}  // namespace
+
+int32_t Histogram::bucket_index(int64_t magnitude) {
+  if (magnitude < kExactBelow) return static_cast<int32_t>(std::max<int64_t>(magnitude, 0));
+  const int msb = 63 - std::countl_zero(static_cast<uint64_t>(magnitude));
+  const int shift = msb - (kLayout - 1);  // magnitude >> shift lies in [512, 1024)
+  const int64_t sub = magnitude >> shift;
+  return static_cast<int32_t>(kExactBelow + (shift - 1) * kSubBuckets + (sub - kSubBuckets));
+}
+
+int64_t Histogram::bucket_lowest(int32_t index) {
+  if (index < kExactBelow) return index;
+  const int64_t j = index - kExactBelow;
+  const int64_t shift = j / kSubBuckets + 1;
+  const int64_t sub = j % kSubBuckets + kSubBuckets;
+  return sub << shift;
+}
+
+int64_t Histogram::bucket_highest(int32_t index) {
+  if (index < kExactBelow) return index;
+  const int64_t shift = (index - kExactBelow) / kSubBuckets + 1;
+  // lowest + 2^shift - 1, written so the top bucket ends exactly at 2^63 - 1.
+  return bucket_lowest(index) + ((int64_t{1} << shift) - 1);
+}
+
+int64_t Histogram::nearest_rank(double p, int64_t count) {
+  if (count <= 0) return 0;
+  const long double x = static_cast<long double>(p) * static_cast<long double>(count) / 100.0L;
+  const long double rank = std::ceil(x - x * 1e-12L);
+  if (rank <= 1) return 1;
+  if (rank >= static_cast<long double>(count)) return count;
+  return static_cast<int64_t>(rank);
+}
+
+void Histogram::add_at(std::vector<int64_t>& counts, int32_t index, int64_t count) {
+  const auto i = static_cast<size_t>(index);
+  if (counts.size() <= i) counts.resize(i + 1, 0);
+  counts[i] += count;
+}
+
+void Histogram::record(int64_t value, int64_t count) {
+  if (count <= 0) return;
+  const int32_t index = bucket_index(magnitude_of(value));
+  add_at(value < 0 ? negative_ : positive_, index, count);
+  if (count_ == 0) {
+    min_ = value;
+    max_ = value;
+  } else {
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
+  }
+  const int64_t n = count_ + count;
+  sum_ += static_cast<Int128>(value) * count;
+  // Welford, for `count` equal values at once.
+  const long double v = static_cast<long double>(value);
+  const long double delta = v - mean_;
+  mean_ += delta * static_cast<long double>(count) / static_cast<long double>(n);
+  m2_ += delta * (v - mean_) * static_cast<long double>(count);
+  count_ = n;
+}
+
+void Histogram::merge(const Histogram& other) {
+  if (other.count_ == 0) return;
+  if (count_ == 0) {
+    *this = other;
+    return;
+  }
+  for (size_t i = 0; i < other.positive_.size(); ++i) {
+    if (other.positive_[i] != 0) add_at(positive_, static_cast<int32_t>(i), other.positive_[i]);
+  }
+  for (size_t i = 0; i < other.negative_.size(); ++i) {
+    if (other.negative_[i] != 0) add_at(negative_, static_cast<int32_t>(i), other.negative_[i]);
+  }
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
+  sum_ += other.sum_;
+  // Chan et al.: combine two (count, mean, M2) triples.
+  const auto na = static_cast<long double>(count_);
+  const auto nb = static_cast<long double>(other.count_);
+  const long double n = na + nb;
+  const long double delta = other.mean_ - mean_;
+  mean_ += delta * nb / n;
+  m2_ += other.m2_ + delta * delta * na * nb / n;
+  count_ += other.count_;
+}
+
+void Histogram::clear() { *this = Histogram{}; }
+
+long double Histogram::sum() const { return static_cast<long double>(sum_); }
+
+double Histogram::mean() const {
+  if (count_ == 0) return 0;
+  return static_cast<double>(static_cast<long double>(sum_) / static_cast<long double>(count_));
+}
+
+double Histogram::stddev() const {
+  if (count_ == 0) return 0;
+  const long double variance = std::max(0.0L, m2_ / static_cast<long double>(count_));
+  return static_cast<double>(std::sqrt(variance));
+}
+
+int64_t Histogram::representative(int32_t index, bool negative) const {
+  const int64_t low = bucket_lowest(index);
+  const int64_t mid = low + (bucket_highest(index) - low) / 2;
+  const int64_t value = negative ? -mid : mid;
+  return std::clamp(value, min_, max_);
+}
+
+int64_t Histogram::percentile(double p) const {
+  if (count_ == 0) return 0;
+  if (!(p > 0)) return min_;  // also NaN
+  const int64_t rank = nearest_rank(p, count_);
+  if (rank <= 1) return min_;
+  if (rank >= count_) return max_;
+  int64_t seen = 0;
+  for (size_t i = negative_.size(); i-- > 0;) {
+    seen += negative_[i];
+    if (seen >= rank) return representative(static_cast<int32_t>(i), true);
+  }
+  for (size_t i = 0; i < positive_.size(); ++i) {
+    seen += positive_[i];
+    if (seen >= rank) return representative(static_cast<int32_t>(i), false);
+  }
+  return max_;
+}
+
+size_t Histogram::memory_bytes() const {
+  return sizeof(Histogram) + (positive_.capacity() + negative_.capacity()) * sizeof(int64_t);
+}
+
+HistogramWire Histogram::to_wire() const {
+  HistogramWire wire;
+  wire.layout = kLayout;
+  wire.count = count_;
+  wire.min = min();
+  wire.max = max();
+  wire.sum_hi = static_cast<int64_t>(sum_ >> 64);
+  wire.sum_lo = static_cast<uint64_t>(sum_);
+  wire.mean = static_cast<double>(mean_);
+  wire.m2 = static_cast<double>(m2_);
+  for (size_t i = negative_.size(); i-- > 0;) {
+    if (negative_[i] != 0) wire.buckets.emplace_back(-static_cast<int32_t>(i) - 1, negative_[i]);
+  }
+  for (size_t i = 0; i < positive_.size(); ++i) {
+    if (positive_[i] != 0) wire.buckets.emplace_back(static_cast<int32_t>(i), positive_[i]);
+  }
+  return wire;
+}
+
+std::optional<Histogram> Histogram::from_wire(const HistogramWire& wire) {
+  if (wire.layout != kLayout || wire.count < 0) return std::nullopt;
+  Histogram h;
+  int64_t total = 0;
+  for (const auto& [index, count] : wire.buckets) {
+    if (count <= 0 || index >= kMaxBuckets || index < -kMaxBuckets) return std::nullopt;
+    if (count > std::numeric_limits<int64_t>::max() - total) return std::nullopt;
+    total += count;
+    if (index >= 0) {
+      add_at(h.positive_, index, count);
+    } else {
+      add_at(h.negative_, -index - 1, count);
+    }
+  }
+  if (total != wire.count) return std::nullopt;
+  if (wire.count > 0 && wire.min > wire.max) return std::nullopt;
+  h.count_ = wire.count;
+  h.min_ = wire.count ? wire.min : 0;
+  h.max_ = wire.count ? wire.max : 0;
+  h.sum_ = (static_cast<Int128>(wire.sum_hi) << 64) | static_cast<Int128>(wire.sum_lo);
+  h.mean_ = wire.mean;
+  h.m2_ = wire.m2;
+  return h;
+}
+
+}  // namespace convoy

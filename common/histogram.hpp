@@ -1,0 +1,124 @@
+// A log-linear histogram of int64 values (HdrHistogram-style), mergeable exactly.
+//
+// Values 0..1023 (and -1023..-1) each have their own bucket; above that every power-of-two
+// range [2^k, 2^(k+1)) is split into 512 equal buckets. A percentile reports the midpoint of
+// its bucket, so it is within 1/1024 (0.098%) of the true value, over the whole int64 range
+// (for nanoseconds: 1 us to 1 hour and far beyond). Memory is bounded by the largest value
+// seen (at most 28,160 counters per sign, 220 KiB), never by the number of values recorded.
+//
+// count, sum, min and max are exact. std is the *population* standard deviation, kept with
+// Welford's update and Chan's merge. Percentiles use the nearest-rank definition: p(x) is
+// the ceil(x/100 * count)-th smallest value, so p100 = max and the lowest rank gives min.
+//
+// Histograms of the same layout merge exactly (counts add; min, max, sum exact), also across
+// processes through HistogramWire (msgpack), e.g. for worker-side pre-aggregation.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <msgpack.hpp>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace convoy {
+
+__extension__ typedef __int128 Int128;
+
+// The serialized form: only non-empty buckets. A bucket index >= 0 holds values >= 0; index
+// -(i + 1) is bucket i of the negative values (by magnitude).
+struct HistogramWire {
+  int32_t layout = 0;  // Histogram::kLayout; histograms of other layouts are refused
+  int64_t count = 0;
+  int64_t min = 0;
+  int64_t max = 0;
+  int64_t sum_hi = 0;  // the exact 128-bit sum: sum_hi * 2^64 + sum_lo
+  uint64_t sum_lo = 0;
+  double mean = 0;  // Welford state, for std
+  double m2 = 0;
+  std::vector<std::pair<int32_t, int64_t>> buckets;  // (index, count), count > 0
+  MSGPACK_DEFINE_MAP(layout, count, min, max, sum_hi, sum_lo, mean, m2, buckets)
+};
+
+class Histogram {
+ public:
+  // Sub-bucket bits: 2^10 exact values, then 2^9 buckets per power of two.
+  static constexpr int kLayout = 10;
+  static constexpr int64_t kExactBelow = int64_t{1} << kLayout;        // 1024
+  static constexpr int64_t kSubBuckets = int64_t{1} << (kLayout - 1);  // 512
+  // One past the largest bucket index (|value| up to 2^63 - 1).
+  static constexpr int32_t kMaxBuckets =
+      static_cast<int32_t>(kExactBelow + (63 - kLayout) * kSubBuckets);
+
+  // Adds `count` occurrences of `value`; count <= 0 is ignored.
+  void record(int64_t value, int64_t count = 1);
+  // Adds every value of `other`, exactly.
+  void merge(const Histogram& other);
+  void clear();
+
+  int64_t count() const { return count_; }
+  bool empty() const { return count_ == 0; }
+  // Exact sum of all values (long double holds integers up to 2^64 exactly).
+  long double sum() const;
+  int64_t min() const { return count_ ? min_ : 0; }
+  int64_t max() const { return count_ ? max_ : 0; }
+  double mean() const;
+  // Population standard deviation (divides by count, not count - 1).
+  double stddev() const;
+  // Nearest-rank percentile for p in (0, 100]; p <= 0 gives min, p > 100 gives max.
+  // Within 0.1% of the exact value (exact for |values| < 1024). 0 when empty.
+  int64_t percentile(double p) const;
+
+  // Visits every non-empty bucket in ascending value order: f(lowest, highest, count), the
+  // bucket's inclusive value range.
+  template <class F>
+  void for_each_bucket(F&& f) const;
+
+  // Bytes held, for memory accounting.
+  size_t memory_bytes() const;
+
+  HistogramWire to_wire() const;
+  // nullopt when the wire form is inconsistent or of another layout.
+  static std::optional<Histogram> from_wire(const HistogramWire& wire);
+
+  // The nearest rank (1-based) of percentile p among count values: ceil(p/100 * count), in
+  // [1, count]; tolerant of p's binary rounding (99.9 of 1000 is rank 999).
+  static int64_t nearest_rank(double p, int64_t count);
+
+  // Bucket math, public for tests.
+  // magnitude in [0, 2^63 - 1]; INT64_MIN is bucketed as INT64_MIN + 1 (its min stays exact).
+  static int32_t bucket_index(int64_t magnitude);
+  static int64_t bucket_lowest(int32_t index);
+  static int64_t bucket_highest(int32_t index);
+
+ private:
+  // Midpoint of the bucket holding the value of this index and sign, clamped to [min, max].
+  int64_t representative(int32_t index, bool negative) const;
+  static void add_at(std::vector<int64_t>& counts, int32_t index, int64_t count);
+
+  std::vector<int64_t> positive_;  // values >= 0, by bucket index; grows to the largest seen
+  std::vector<int64_t> negative_;  // values < 0, by the bucket index of their magnitude
+  int64_t count_ = 0;
+  int64_t min_ = 0;
+  int64_t max_ = 0;
+  Int128 sum_ = 0;        // exact
+  long double mean_ = 0;  // Welford running mean and sum of squared deviations
+  long double m2_ = 0;
+};
+
+template <class F>
+void Histogram::for_each_bucket(F&& f) const {
+  for (size_t i = negative_.size(); i-- > 0;) {
+    if (negative_[i] == 0) continue;
+    const auto index = static_cast<int32_t>(i);
+    f(-bucket_highest(index), -bucket_lowest(index), negative_[i]);
+  }
+  for (size_t i = 0; i < positive_.size(); ++i) {
+    if (positive_[i] == 0) continue;
+    const auto index = static_cast<int32_t>(i);
+    f(bucket_lowest(index), bucket_highest(index), positive_[i]);
+  }
+}
+
+}  // namespace convoy

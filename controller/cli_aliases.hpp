@@ -1,0 +1,41 @@
+// AIPerf-compatible flags for Dynamo conversation-aware routing, as aliases of
+// session_routing.* (DESIGN.md §1). A pure translation into --set style overrides; the CLI
+// registers the flags with the help strings below and exits 2 on an error.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace convoy::controller {
+
+inline constexpr const char kFlagConvAware[] = "--use-dynamo-conv-aware-routing";
+inline constexpr const char kFlagLegacy[] = "--use-legacy-dynamo-session-control";
+inline constexpr const char kFlagTimeout[] = "--dynamo-session-timeout-seconds";
+
+inline constexpr const char kHelpConvAware[] =
+    "Enable Dynamo conversation-aware routing: every turn of a conversation carries "
+    "nvext.session_control with the conversation's X-Correlation-ID (bind on each non-final "
+    "turn, close on the last). Same as session_routing.mode=bind.";
+inline constexpr const char kHelpLegacy[] =
+    "Only with --use-dynamo-conv-aware-routing: selects the legacy wire format of that routing "
+    "feature for Dynamo v1.1/v1.2 (open on the first request, bare session_id after, close on "
+    "the last) instead of bind. It does not enable routing by itself. Same as "
+    "session_routing.mode=legacy.";
+inline constexpr const char kHelpTimeout[] =
+    "Session timeout in whole seconds sent as nvext.session_control.timeout with bind and open "
+    "(default 300). Same as session_routing.timeout_s.";
+
+struct AliasResult {
+  // "key.path=value" overrides, applied like --set: session_routing.mode, session_routing.timeout_s
+  std::vector<std::string> overrides;
+  std::optional<std::string> error;  // set: bad usage; nothing else is meaningful
+};
+
+// use_conv_aware_routing alone -> mode bind; with use_legacy_session_control -> mode legacy;
+// use_legacy_session_control alone -> error naming the flag to add. timeout_seconds_text, when
+// given, must be a whole number > 0 (digits only).
+AliasResult translate_aliases(bool use_conv_aware_routing, bool use_legacy_session_control,
+                              std::optional<std::string> timeout_seconds_text);
+
+}  // namespace convoy::controller

@@ -1,0 +1,73 @@
+// Error insights (issue 6 item 8): turn what a run saw into problems a person can act on, each
+// with likely causes, how to investigate and how to fix it. Pure: a function of a summary of the
+// run; the console, summary.json (insights) and report.html show the same list.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace convoy::controller {
+
+// One error group of the run (same shape as the metrics' error_summary): code is the HTTP status
+// for http_status errors and 0 otherwise, where type is the error kind ("connect", ...).
+struct ErrorGroupView {
+  int64_t code = 0;
+  std::string type;
+  std::string message;
+  int64_t count = 0;
+  std::vector<std::string> example_correlation_ids;
+};
+
+// What detection looks at. Counts are of measured and warmup requests alike: an insight is about
+// the target, not the measurement window.
+struct InsightInputs {
+  std::string session_routing_mode = "off";  // off | bind | legacy | header
+  std::string target_url;                    // as configured ("mock" for the bundled mock)
+  std::string model;                         // target.model
+  bool max_completion_tokens = false;        // target.max_completion_tokens
+  std::string api_key_env;                   // target.api_key_env (the NAME)
+  bool api_key_present = false;              // that variable was set and non-empty
+  std::vector<std::string> models_offered;   // GET /v1/models ids; empty when unknown
+  bool connection_refused_at_start = false;  // the target refused connections before any reply
+
+  int64_t total_requests = 0;  // every request that ended, successful or not
+  std::vector<ErrorGroupView> errors;
+
+  // Successful requests with turn_index > 0 (they share a prefix with the turn before).
+  int64_t later_turn_requests = 0;
+  int64_t later_turn_prompt_tokens = 0;              // sum of usage prompt tokens
+  int64_t later_turn_cached_tokens = 0;              // sum of usage cached tokens, where reported
+  int64_t later_turn_requests_reporting_cached = 0;  // usage carried cached_tokens at all
+};
+
+struct Insight {
+  std::string id;        // stable key, e.g. "session_control_bind_unsupported"
+  std::string severity;  // error | warning | info
+  std::string title;
+  std::string problem;
+  std::vector<std::string> likely_causes;
+  std::vector<std::string> investigate;
+  std::vector<std::string> fixes;
+  int64_t affected_requests = 0;                     // requests in the matching error groups
+  std::vector<std::string> example_correlation_ids;  // from those groups, at most kMaxExamples
+};
+
+inline constexpr size_t kMaxInsightExamples = 3;
+// Insight (c) and its header-mode sibling: later turns whose cached share of prompt tokens stays
+// below this fraction, over at least kMinLaterTurnsForCacheInsight requests reporting it.
+inline constexpr double kNearZeroCacheFraction = 0.05;
+inline constexpr int64_t kMinLaterTurnsForCacheInsight = 5;
+
+// Every insight that applies, errors first, then warnings, then info.
+std::vector<Insight> detect_insights(const InsightInputs& in);
+
+// A JSON array of {id, severity, title, problem, likely_causes, investigate, fixes,
+// affected_requests, example_correlation_ids}, for summary.json's "insights".
+std::string insights_to_json(const std::vector<Insight>& insights);
+
+// Console panels in a plain-text box, one per insight; nothing when the list is empty.
+void print_insights(std::ostream& out, const std::vector<Insight>& insights);
+
+}  // namespace convoy::controller

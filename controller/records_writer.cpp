@@ -1,0 +1,190 @@
+#include "controller/records_writer.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "controller/metrics.hpp"
+
+namespace convoy::controller {
+
+namespace {
+
+using LineWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void put_string(LineWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void put_time(LineWriter& w, const char* key, int64_t ns) {
+  w.Key(key);
+  if (ns > 0) {
+    w.Int64(ns);
+  } else {
+    w.Null();
+  }
+}
+
+void put_ms(LineWriter& w, const char* key, std::optional<double> ns) {
+  w.Key(key);
+  if (ns && std::isfinite(*ns)) {
+    w.Double(*ns / 1e6);
+  } else {
+    w.Null();
+  }
+}
+
+std::optional<double> as_double(const std::optional<int64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+void put_metrics(LineWriter& w, const proto::Record& r) {
+  const RequestMetrics m = compute_request_metrics(r);
+  w.Key("metrics");
+  w.StartObject();
+  put_ms(w, "ttft_ms", as_double(m.ttft_ns));
+  put_ms(w, "ttst_ms", as_double(m.ttst_ns));
+  put_ms(w, "request_latency_ms", as_double(m.request_latency_ns));
+  put_ms(w, "itl_ms", m.itl_ns);
+  put_ms(w, "schedule_lag_ms", as_double(m.schedule_lag_ns));
+  put_ms(w, "corrected_request_latency_ms", as_double(m.corrected_request_latency_ns));
+  w.Key("isl");
+  w.Int64(m.isl);
+  w.Key("osl");
+  w.Int64(m.osl);
+  w.Key("cached_tokens");
+  if (m.cached_tokens) {
+    w.Int64(*m.cached_tokens);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+}
+
+void put_error(LineWriter& w, const proto::RecordError& e) {
+  w.Key("error");
+  if (e.kind == proto::ErrorKind::kNone) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("kind");
+  put_string(w, proto::to_string(e.kind));
+  w.Key("code");
+  w.Int64(e.code);
+  w.Key("type");
+  put_string(w, e.type);
+  w.Key("message");
+  put_string(w, e.message);
+  w.EndObject();
+}
+
+// The session_control object as sent, parsed back so readers get an object, not a string.
+void put_session_control(LineWriter& w, const std::string& json) {
+  w.Key("session_control");
+  if (json.empty()) {
+    w.Null();
+    return;
+  }
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError()) {
+    put_string(w, json);
+  } else {
+    doc.Accept(w);
+  }
+}
+
+}  // namespace
+
+std::string record_json_line(const proto::Record& r, std::string_view worker_id,
+                             std::string_view host) {
+  rapidjson::StringBuffer buffer;
+  LineWriter w(buffer);
+  w.StartObject();
+  w.Key("x_request_id");
+  put_string(w, r.x_request_id);
+  w.Key("x_correlation_id");
+  put_string(w, r.x_correlation_id);
+  w.Key("conversation_id");
+  put_string(w, r.conversation_id);
+  w.Key("conversation_index");
+  w.Uint64(r.conversation_index);
+  w.Key("turn_index");
+  w.Uint(r.turn_index);
+  w.Key("final_turn");
+  w.Bool(r.final_turn);
+  w.Key("worker_id");
+  put_string(w, worker_id);
+  w.Key("host");
+  put_string(w, host);
+  w.Key("phase");
+  w.String(r.phase == proto::Phase::kWarmup ? "warmup" : "measure");
+  put_time(w, "intended_ns", r.intended_ns);
+  put_time(w, "sent_ns", r.sent_ns);
+  put_time(w, "first_byte_ns", r.first_byte_ns);
+  put_time(w, "first_token_ns", r.first_token_ns);
+  put_time(w, "second_token_ns", r.second_token_ns);
+  put_time(w, "last_token_ns", r.last_token_ns);
+  put_time(w, "end_ns", r.end_ns);
+  put_metrics(w, r);
+  w.Key("http_status");
+  w.Int64(r.http_status);
+  put_error(w, r.error);
+  put_session_control(w, r.session_control);
+  w.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+RecordsWriter::RecordsWriter(const std::filesystem::path& path)
+    : path_(path), file_(std::fopen(path.c_str(), "wb")) {
+  if (!file_) throw std::runtime_error("cannot create " + path.string());
+}
+
+RecordsWriter::~RecordsWriter() { close(); }
+
+RecordsWriter& RecordsWriter::operator=(RecordsWriter&& other) noexcept {
+  if (this != &other) {
+    close();
+    path_ = std::move(other.path_);
+    file_ = std::move(other.file_);
+    buffer_ = std::move(other.buffer_);
+    lines_ = other.lines_;
+    failed_ = other.failed_;
+  }
+  return *this;
+}
+
+void RecordsWriter::write(const proto::Record& record, std::string_view worker_id,
+                          std::string_view host) {
+  if (!file_) return;
+  buffer_ += record_json_line(record, worker_id, host);
+  buffer_ += '\n';
+  ++lines_;
+  if (buffer_.size() >= kFlushBytes) flush();
+}
+
+void RecordsWriter::flush() {
+  if (!file_) return;
+  if (!buffer_.empty()) {
+    if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_.get()) != buffer_.size()) {
+      failed_ = true;
+    }
+    buffer_.clear();
+  }
+  if (std::fflush(file_.get()) != 0) failed_ = true;
+}
+
+void RecordsWriter::close() {
+  if (!file_) return;
+  flush();
+  if (std::fclose(file_.release()) != 0) failed_ = true;
+}
+
+}  // namespace convoy::controller

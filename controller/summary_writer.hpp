@@ -1,0 +1,37 @@
+// The run's result files: summary.json (AIPerf's profile_export_aiperf.json layout),
+// summary.csv, and (through the headers included below) records.jsonl and console tables.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <string_view>
+
+#include "controller/metrics.hpp"
+#include "controller/records_writer.hpp"
+#include "controller/results_table.hpp"
+
+namespace convoy::controller {
+
+// Sections the caller builds, as JSON text; each must parse (object or array as named).
+struct SummaryExtras {
+  std::string run_json = "{}";
+  std::string workers_json = "[]";
+  std::string insights_json = "[]";
+  std::string verdict_json = "{}";
+};
+
+// One object per metric tag {unit, avg, min, max, p1, p5, p10, p25, p50, p75, p90, p95, p99,
+// std, count, sum}, then error_summary, insights, run, workers, verdict. Throws
+// std::invalid_argument when an extras section is not valid JSON.
+std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& extras = {});
+// Header "metric,unit,avg,min,max,p1,...,p99,std,count,sum", then one row per metric tag.
+std::string summary_csv(const MetricsSnapshot& snapshot);
+
+// Write atomically (a temporary beside the file, then rename). Throw std::runtime_error (or
+// std::filesystem::filesystem_error) when the file cannot be written.
+void write_summary_json(const std::filesystem::path& path, const MetricsSnapshot& snapshot,
+                        const SummaryExtras& extras = {});
+void write_summary_csv(const std::filesystem::path& path, const MetricsSnapshot& snapshot);
+void write_file_atomically(const std::filesystem::path& path, std::string_view content);
+
+}  // namespace convoy::controller

@@ -1,0 +1,36 @@
+// dataset.type synthetic: conversations drawn from the seed (docs/datasets.md).
+//
+// Conversation i depends only on (config, i): make_synthetic_conversation(config, i) equals
+// element i of make_synthetic_dataset(config), so the controller may generate conversations
+// lazily, in any order, for runs of any length.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "common/config.hpp"
+#include "controller/corpus.hpp"
+#include "proto/messages.hpp"
+
+namespace convoy::controller {
+
+// The system prompt every conversation shares: dataset.shared_prefix_tokens tokens of prose
+// ("" when 0).
+std::string synthetic_system_prompt(const Config& config,
+                                    const Corpus& corpus = Corpus::embedded());
+
+// Conversation `index`: turns ~ dataset.turns; per turn input tokens ~ dataset.input_tokens
+// (user text of that many tokens under the 4-bytes-per-token estimate), max_tokens ~
+// dataset.output_tokens, delay_ms ~ dataset.think_time_ms (turn 0: 0). Turn 0 starts with a
+// short tag naming the conversation, after the shared system prompt, so every conversation is
+// distinct while the system prompt stays a common cacheable prefix. With history: recorded,
+// non-final turns carry a reply of max_tokens tokens.
+proto::Conversation make_synthetic_conversation(const Config& config, uint64_t index,
+                                                const Corpus& corpus = Corpus::embedded());
+
+// dataset.conversations of them.
+std::vector<proto::Conversation> make_synthetic_dataset(const Config& config,
+                                                        const Corpus& corpus = Corpus::embedded());
+
+}  // namespace convoy::controller

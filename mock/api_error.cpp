@@ -1,0 +1,42 @@
+#include "mock/api_error.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace convoy::mock {
+
+std::string_view status_type(int status) {
+  switch (status) {
+    case 400:
+      return "Bad Request";
+    case 404:
+      return "Not Found";
+    case 405:
+      return "Method Not Allowed";
+    case 413:
+      return "Payload Too Large";
+    case 500:
+      return "Internal Server Error";
+    case 503:
+      return "Service Unavailable";
+    default:
+      return status >= 500 ? "Internal Server Error" : "Bad Request";
+  }
+}
+
+std::string error_body(const ApiError& error) {
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("message");
+  w.String(error.message.data(), static_cast<rapidjson::SizeType>(error.message.size()));
+  w.Key("type");
+  const auto type = status_type(error.status);
+  w.String(type.data(), static_cast<rapidjson::SizeType>(type.size()));
+  w.Key("code");
+  w.Int(error.status);
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+}  // namespace convoy::mock

@@ -1,0 +1,201 @@
+#include "mock/api_request.hpp"
+
+#include <rapidjson/error/en.h>
+
+#include "mock/tokens.hpp"
+
+namespace convoy::mock {
+
+const char* to_string(Endpoint endpoint) {
+  switch (endpoint) {
+    case Endpoint::kChat:
+      return "chat";
+    case Endpoint::kCompletions:
+      return "completions";
+    case Endpoint::kEmbeddings:
+      return "embeddings";
+  }
+  return "?";
+}
+
+namespace {
+
+constexpr std::string_view kDeserializePrefix =
+    "Failed to deserialize the JSON body into the target type: ";
+
+ApiError invalid(const std::string& what) {
+  return bad_request(std::string(kDeserializePrefix) + what);
+}
+
+std::string_view view(const rapidjson::Value& v) {
+  return {v.GetString(), static_cast<size_t>(v.GetStringLength())};
+}
+
+// Token ids count as one token each: four placeholder bytes per id.
+void append_token_ids(std::string& out, const rapidjson::Value& ids) {
+  for (const auto& id : ids.GetArray()) {
+    const auto value = id.IsUint() ? id.GetUint() : 0u;
+    for (int i = 0; i < 4; ++i) out.push_back(static_cast<char>('a' + (value >> (i * 4)) % 16));
+  }
+}
+
+// A content field: a string, or an array of parts whose "text" fields are concatenated.
+bool append_content(std::string& out, const rapidjson::Value& content) {
+  if (content.IsNull()) return true;
+  if (content.IsString()) {
+    out.append(view(content));
+    return true;
+  }
+  if (!content.IsArray()) return false;
+  for (const auto& part : content.GetArray()) {
+    if (part.IsString()) {
+      out.append(view(part));
+      continue;
+    }
+    if (!part.IsObject()) return false;
+    const auto text = part.FindMember("text");
+    if (text != part.MemberEnd() && text->value.IsString()) out.append(view(text->value));
+  }
+  return true;
+}
+
+std::optional<ApiError> read_messages(const rapidjson::Value& body, ApiRequest& req) {
+  const auto messages = body.FindMember("messages");
+  if (messages == body.MemberEnd()) return invalid("missing field `messages`");
+  if (!messages->value.IsArray() || messages->value.Empty()) {
+    return invalid("messages: expected a non-empty array");
+  }
+  for (const auto& message : messages->value.GetArray()) {
+    if (!message.IsObject()) return invalid("messages: expected an object");
+    const auto role = message.FindMember("role");
+    if (role == message.MemberEnd() || !role->value.IsString()) {
+      return invalid("messages: missing field `role`");
+    }
+    std::string content;
+    const auto c = message.FindMember("content");
+    if (c != message.MemberEnd() && !append_content(content, c->value)) {
+      return invalid("messages.content: invalid type");
+    }
+    append_chat_message(req.prompt, view(role->value), content);
+    if (view(role->value) == "user") ++req.user_turns;
+  }
+  req.prompt.append(kChatGenerationPrompt);
+  return std::nullopt;
+}
+
+// completions' "prompt" and embeddings' "input": a string, token ids, or an array of either.
+std::optional<ApiError> read_text_inputs(const rapidjson::Value& body, const char* field,
+                                         ApiRequest& req) {
+  const auto input = body.FindMember(field);
+  if (input == body.MemberEnd()) return invalid(std::string("missing field `") + field + "`");
+  const auto& v = input->value;
+  req.inputs = 1;
+  if (v.IsString()) {
+    req.prompt.append(view(v));
+    return std::nullopt;
+  }
+  if (!v.IsArray() || v.Empty()) return invalid(std::string(field) + ": invalid type");
+  if (v[0].IsNumber()) {
+    append_token_ids(req.prompt, v);
+    return std::nullopt;
+  }
+  req.inputs = static_cast<int64_t>(v.Size());
+  for (const auto& item : v.GetArray()) {
+    if (item.IsString()) {
+      req.prompt.append(view(item));
+    } else if (item.IsArray()) {
+      append_token_ids(req.prompt, item);
+    } else {
+      return invalid(std::string(field) + ": invalid type");
+    }
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> read_max_tokens(const rapidjson::Value& body, const Options& options,
+                                        ApiRequest& req) {
+  req.max_tokens = options.default_max_tokens;
+  for (const char* field : {"max_tokens", "max_completion_tokens"}) {
+    const auto it = body.FindMember(field);
+    if (it == body.MemberEnd() || it->value.IsNull()) continue;
+    if (!it->value.IsInt64() || it->value.GetInt64() < 1) {
+      return bad_request(std::string(field) + " must be a positive integer");
+    }
+    req.max_tokens = it->value.GetInt64();
+  }
+  return std::nullopt;
+}
+
+void read_flags(const rapidjson::Value& body, ApiRequest& req) {
+  const auto stream = body.FindMember("stream");
+  req.stream = stream != body.MemberEnd() && stream->value.IsBool() && stream->value.GetBool();
+  const auto so = body.FindMember("stream_options");
+  if (so != body.MemberEnd() && so->value.IsObject()) {
+    const auto usage = so->value.FindMember("include_usage");
+    req.include_usage =
+        usage != so->value.MemberEnd() && usage->value.IsBool() && usage->value.GetBool();
+  }
+  const auto nvext = body.FindMember("nvext");
+  if (nvext == body.MemberEnd() || !nvext->value.IsObject()) return;
+  const auto extra = nvext->value.FindMember("extra_fields");
+  if (extra == nvext->value.MemberEnd() || !extra->value.IsArray()) return;
+  for (const auto& f : extra->value.GetArray()) {
+    if (!f.IsString()) continue;
+    if (view(f) == "worker_id") req.want_worker_id = true;
+    if (view(f) == "timing") req.want_timing = true;
+  }
+}
+
+}  // namespace
+
+std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rapidjson::Value& body,
+                                                    const Options& options) {
+  if (!body.IsObject()) return invalid("invalid type: expected a JSON object");
+  const auto model = body.FindMember("model");
+  if (model == body.MemberEnd() || !model->value.IsString()) {
+    return invalid("missing field `model`");
+  }
+  if (view(model->value) != options.model) {
+    return not_found("Model not found: " + std::string(view(model->value)));
+  }
+  ApiRequest req;
+  req.endpoint = endpoint;
+  std::optional<ApiError> error;
+  switch (endpoint) {
+    case Endpoint::kChat:
+      error = read_messages(body, req);
+      break;
+    case Endpoint::kCompletions:
+      error = read_text_inputs(body, "prompt", req);
+      break;
+    case Endpoint::kEmbeddings:
+      error = read_text_inputs(body, "input", req);
+      break;
+  }
+  if (!error && endpoint != Endpoint::kEmbeddings) error = read_max_tokens(body, options, req);
+  if (error) return *error;
+  read_flags(body, req);
+  if (endpoint == Endpoint::kEmbeddings) {
+    req.stream = false;
+    req.max_tokens = 0;
+  }
+  req.prompt_tokens = count_tokens(req.prompt);
+  return req;
+}
+
+ApiError json_syntax_error(const rapidjson::Document& doc, std::string_view raw_body) {
+  size_t line = 1;
+  size_t line_start = 0;
+  const size_t offset = std::min(doc.GetErrorOffset(), raw_body.size());
+  for (size_t i = 0; i < offset; ++i) {
+    if (raw_body[i] == '\n') {
+      ++line;
+      line_start = i + 1;
+    }
+  }
+  return bad_request(std::string("Failed to parse the request body as JSON: ") +
+                     rapidjson::GetParseError_En(doc.GetParseError()) + " at line " +
+                     std::to_string(line) + " column " + std::to_string(offset - line_start + 1));
+}
+
+}  // namespace convoy::mock

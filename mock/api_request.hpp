@@ -1,0 +1,43 @@
+// OpenAI request bodies -> what the simulated engine needs (prompt bytes, output length, ...).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include <rapidjson/document.h>
+
+#include "mock/api_error.hpp"
+#include "mock/contract.hpp"
+#include "mock/options.hpp"
+
+namespace convoy::mock {
+
+enum class Endpoint { kChat, kCompletions, kEmbeddings };
+
+const char* to_string(Endpoint endpoint);
+
+struct ApiRequest {
+  Endpoint endpoint = Endpoint::kChat;
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  int64_t max_tokens = 0;      // output tokens to generate (0 for embeddings)
+  std::string prompt;          // flattened prompt bytes; tokens = ceil(bytes / 4)
+  int64_t prompt_tokens = 0;
+  int64_t inputs = 1;      // embeddings: number of inputs
+  int64_t user_turns = 0;  // chat: user messages, the turn-index fallback without a session key
+  bool want_worker_id = false;  // nvext.extra_fields contains "worker_id"
+  bool want_timing = false;     // nvext.extra_fields contains "timing"
+  SessionDirective session;
+};
+
+// Validates and reads a parsed body. The model must be `options.model` (404 otherwise, as
+// Dynamo answers); max_completion_tokens wins over max_tokens.
+std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rapidjson::Value& body,
+                                                    const Options& options);
+
+// The JSON syntax error Dynamo's frontend returns for a body that does not parse.
+ApiError json_syntax_error(const rapidjson::Document& doc, std::string_view raw_body);
+
+}  // namespace convoy::mock

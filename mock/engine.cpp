@@ -1,0 +1,380 @@
+#include "mock/engine.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+
+#include "mock/tokens.hpp"
+
+namespace convoy::mock {
+
+namespace {
+
+double to_ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
+
+}  // namespace
+
+Engine::Engine(const Options& options)
+    : options_(options), router_(options.router_mode, options.seed), fault_rng_(options.seed) {
+  workers_.reserve(static_cast<size_t>(options_.workers));
+  for (int i = 0; i < options_.workers; ++i) workers_.emplace_back(options_.kv_blocks_per_worker);
+}
+
+Clock::duration Engine::scaled_ms(double model_ms) const {
+  return std::chrono::duration_cast<Clock::duration>(
+      std::chrono::duration<double, std::milli>(model_ms / options_.speedup));
+}
+
+Clock::duration Engine::session_ttl(const std::optional<double>& timeout_s) const {
+  return scaled_ms(timeout_s.value_or(options_.default_session_timeout_s) * 1000.0);
+}
+
+void Engine::run(std::vector<std::function<void()>>& callbacks) {
+  for (auto& callback : callbacks) {
+    if (callback) callback();
+  }
+}
+
+std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const RequestMeta& meta,
+                                                 std::function<void()> on_admit,
+                                                 Clock::time_point now) {
+  auto job = std::make_shared<Job>();
+  job->endpoint = request.endpoint;
+  job->prompt_tokens = request.prompt_tokens;
+  job->max_tokens = request.max_tokens;
+  job->prompt_hashes = block_hashes(request.prompt, options_.block_size);
+  job->prompt_blocks = (request.prompt_tokens + options_.block_size - 1) / options_.block_size;
+  job->arrived_at = now;
+
+  std::lock_guard lock(mutex_);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  if (options_.error_rate > 0 && unit(fault_rng_) < options_.error_rate) {
+    stats_.count_fault(FaultKind::kError);
+    stats_.count_response(request.endpoint, 500);
+    return internal_error("injected fault: internal server error");
+  }
+
+  int worker = -1;
+  if (auto error = apply_session(request, meta, worker, now)) {
+    stats_.count_response(request.endpoint, error->status);
+    return *error;
+  }
+  if (worker < 0) worker = route(*job);
+  if (worker < 0) {
+    stats_.count_response(request.endpoint, 503);
+    return ApiError{503, "no workers available for model " + options_.model};
+  }
+  after_routing(request, meta, worker, now);
+  job->worker = worker;
+
+  job->stats_key = !meta.correlation_id.empty()          ? meta.correlation_id
+                   : !request.session.session_id.empty() ? request.session.session_id
+                                                         : meta.session_header;
+  job->turn_index = job->stats_key.empty() ? std::max<int64_t>(request.user_turns - 1, 0)
+                                           : stats_.observe_session(job->stats_key, worker);
+  if (request.stream) {
+    auto draw = [&](double rate, FaultKind kind) {
+      const bool hit = rate > 0 && unit(fault_rng_) < rate;
+      if (hit) stats_.count_fault(kind);
+      return hit;
+    };
+    job->faults.reset = draw(options_.reset_rate, FaultKind::kReset);
+    job->faults.malformed = draw(options_.malformed_rate, FaultKind::kMalformed);
+    job->faults.stall = options_.stall_ms > 0 && draw(options_.stall_rate, FaultKind::kStall);
+  }
+  stats_.count_response(request.endpoint, 200);
+  job->prompt = std::move(request.prompt);
+
+  Worker& w = workers_[static_cast<size_t>(worker)];
+  ++w.requests;
+  w.prefill_blocks += job->prompt_blocks;
+  if (w.active < options_.max_num_seqs && w.queue.empty()) {
+    admit(w, job, now);
+    return Submitted{std::move(job), true};
+  }
+  job->on_admit = std::move(on_admit);
+  w.queue.push_back(job);
+  return Submitted{std::move(job), false};
+}
+
+std::optional<ApiError> Engine::apply_session(const ApiRequest& request, const RequestMeta& meta,
+                                              int& worker, Clock::time_point now) {
+  if (options_.contract == Contract::kHeader) {
+    if (!options_.affinity_ttl_s || meta.session_header.empty()) return std::nullopt;
+    const auto pin = pins_.find(meta.session_header, now);
+    if (!pin) return std::nullopt;
+    if (workers_[static_cast<size_t>(pin->worker)].up) {
+      worker = pin->worker;
+    } else {
+      pins_.unpin(meta.session_header);
+    }
+    return std::nullopt;
+  }
+  if (options_.contract == Contract::kNone) return std::nullopt;
+
+  const auto& d = request.session;
+  if (d.action == SessionAction::kNone || d.session_id.empty()) return std::nullopt;
+  const auto pin = pins_.find(d.session_id, now);
+  if (!pin) return std::nullopt;
+  const bool up = workers_[static_cast<size_t>(pin->worker)].up;
+  if (pin->kind == PinKind::kEngine) {
+    // The engine holds the session's state: losing its worker fails the session until the
+    // client closes it or the TTL runs out.
+    if (!up) {
+      if (d.action == SessionAction::kClose) {
+        pins_.unpin(d.session_id);
+        return std::nullopt;
+      }
+      return internal_error("session " + d.session_id + " is bound to worker " +
+                            std::to_string(pin->worker) + ", which is unavailable");
+    }
+    worker = pin->worker;
+    pins_.refresh(d.session_id, now);
+    return std::nullopt;
+  }
+  // Router-only affinity: follow it while the worker lives, else forget it and re-route.
+  if (up) {
+    worker = pin->worker;
+  } else {
+    pins_.unpin(d.session_id);
+  }
+  return std::nullopt;
+}
+
+void Engine::after_routing(const ApiRequest& request, const RequestMeta& meta, int worker,
+                           Clock::time_point now) {
+  if (options_.contract == Contract::kHeader) {
+    if (options_.affinity_ttl_s && !meta.session_header.empty()) {
+      pins_.pin(meta.session_header, worker, PinKind::kHeader,
+                scaled_ms(*options_.affinity_ttl_s * 1000.0), now);
+    }
+    return;
+  }
+  const auto& d = request.session;
+  if (options_.contract == Contract::kNone || d.session_id.empty()) return;
+  switch (d.action) {
+    case SessionAction::kOpen:
+      if (options_.engine_sessions) {
+        pins_.pin(d.session_id, worker, PinKind::kEngine, session_ttl(d.timeout_s), now);
+      }
+      break;
+    case SessionAction::kBind:
+      pins_.pin(d.session_id, worker, PinKind::kRouter, session_ttl(d.timeout_s), now);
+      break;
+    case SessionAction::kClose:
+      pins_.unpin(d.session_id);
+      break;
+    case SessionAction::kBare:
+    case SessionAction::kNone:
+      break;
+  }
+}
+
+int Engine::route(const Job& job) {
+  std::vector<WorkerLoad> loads(workers_.size());
+  for (size_t i = 0; i < workers_.size(); ++i) {
+    const Worker& w = workers_[i];
+    loads[i].up = w.up;
+    loads[i].active_prefill_blocks = w.prefill_blocks;
+    loads[i].active_decode_blocks = w.decode_blocks;
+    if (options_.router_mode == RouterMode::kKv && w.up) {
+      loads[i].cached_blocks = w.cache.match(job.prompt_hashes);
+    }
+  }
+  return router_.choose(loads, job.prompt_blocks);
+}
+
+void Engine::admit(Worker& w, const JobPtr& job, Clock::time_point now) {
+  job->state = Job::State::kActive;
+  job->in_prefill = true;
+  ++w.active;
+  // Like vLLM, at least the last prompt token is always computed.
+  const int64_t usable_blocks = std::max<int64_t>(job->prompt_tokens - 1, 0) / options_.block_size;
+  const int64_t cached_blocks = std::min(w.cache.match(job->prompt_hashes), usable_blocks);
+  job->cached_tokens = cached_blocks * options_.block_size;
+  job->admitted_at = now;
+  job->prefill = scaled_ms(prefill_ms(job->prompt_tokens - job->cached_tokens));
+  job->itl = scaled_ms(options_.itl_ms);
+  stats_.record_admission(job->turn_index, job->prompt_tokens, job->cached_tokens);
+}
+
+std::vector<std::function<void()>> Engine::fill_slots(Worker& w, Clock::time_point now) {
+  std::vector<std::function<void()>> callbacks;
+  while (!shut_down_ && w.active < options_.max_num_seqs && !w.queue.empty()) {
+    JobPtr job = std::move(w.queue.front());
+    w.queue.pop_front();
+    admit(w, job, now);
+    callbacks.push_back(std::move(job->on_admit));
+    job->on_admit = nullptr;
+  }
+  return callbacks;
+}
+
+void Engine::release(const JobPtr& job) {
+  Worker& w = workers_[static_cast<size_t>(job->worker)];
+  job->state = Job::State::kDone;
+  --w.active;
+  if (job->in_prefill) {
+    w.prefill_blocks -= job->prompt_blocks;
+  } else {
+    w.decode_blocks -= job->prompt_blocks;
+  }
+}
+
+void Engine::first_token(const JobPtr& job, Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  if (job->state != Job::State::kActive || !job->in_prefill) return;
+  job->ttft_ms = to_ms(now - job->arrived_at);
+  stats_.record_ttft(job->turn_index, job->ttft_ms);
+  Worker& w = workers_[static_cast<size_t>(job->worker)];
+  job->in_prefill = false;
+  w.prefill_blocks -= job->prompt_blocks;
+  w.decode_blocks += job->prompt_blocks;
+}
+
+void Engine::complete(const JobPtr& job, double lateness_ms) {
+  // The sequence the worker holds: prompt, output, and the end-of-turn marker the chat
+  // template puts after an assistant reply (so the next turn's prompt extends it).
+  std::string sequence = job->prompt;
+  sequence.append(output_text(job->max_tokens));
+  if (job->endpoint == Endpoint::kChat) sequence.append(kChatMessageEnd);
+  const auto hashes = block_hashes(sequence, options_.block_size);
+
+  std::vector<std::function<void()>> callbacks;
+  {
+    std::lock_guard lock(mutex_);
+    if (job->state != Job::State::kActive) return;
+    Worker& w = workers_[static_cast<size_t>(job->worker)];
+    w.cache.insert(hashes);
+    stats_.record_completion(job->max_tokens, lateness_ms);
+    release(job);
+    callbacks = fill_slots(w, Clock::now());
+  }
+  run(callbacks);
+}
+
+void Engine::abandon(const JobPtr& job) {
+  std::vector<std::function<void()>> callbacks;
+  {
+    std::lock_guard lock(mutex_);
+    if (job->state == Job::State::kDone || job->worker < 0) return;
+    Worker& w = workers_[static_cast<size_t>(job->worker)];
+    if (job->state == Job::State::kQueued) {
+      const auto it = std::find(w.queue.begin(), w.queue.end(), job);
+      if (it != w.queue.end()) w.queue.erase(it);
+      w.prefill_blocks -= job->prompt_blocks;
+      job->state = Job::State::kDone;
+      job->on_admit = nullptr;
+      return;
+    }
+    release(job);
+    callbacks = fill_slots(w, Clock::now());
+  }
+  run(callbacks);
+}
+
+void Engine::count_rejection(Endpoint endpoint, int status) {
+  std::lock_guard lock(mutex_);
+  stats_.count_response(endpoint, status);
+}
+
+size_t Engine::reap(Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  return pins_.reap(now);
+}
+
+bool Engine::set_worker_up(int worker, bool up) {
+  std::lock_guard lock(mutex_);
+  if (worker < 0 || worker >= static_cast<int>(workers_.size())) return false;
+  workers_[static_cast<size_t>(worker)].up = up;
+  return true;
+}
+
+void Engine::reset() {
+  std::lock_guard lock(mutex_);
+  for (auto& w : workers_) {
+    w.cache.clear();
+    w.up = true;
+    w.requests = 0;
+  }
+  pins_.clear();
+  stats_.clear();
+  router_.reseed(options_.seed);
+  fault_rng_.seed(options_.seed);
+}
+
+void Engine::shutdown() {
+  std::lock_guard lock(mutex_);
+  shut_down_ = true;
+  for (auto& w : workers_) {
+    for (auto& job : w.queue) job->on_admit = nullptr;
+    w.queue.clear();
+  }
+}
+
+std::string Engine::sessions_json(Clock::time_point now) {
+  std::lock_guard lock(mutex_);
+  pins_.reap(now);
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("contract");
+  w.String(to_string(options_.contract));
+  w.Key("sessions");
+  w.StartArray();
+  for (const auto& view : pins_.snapshot()) {
+    w.StartObject();
+    w.Key("session_id");
+    w.String(view.session_id.data(), static_cast<rapidjson::SizeType>(view.session_id.size()));
+    w.Key("worker");
+    w.Int(view.pin.worker);
+    w.Key("kind");
+    w.String(to_string(view.pin.kind));
+    w.Key("ttl_ms");
+    w.Double(to_ms(view.pin.ttl));
+    w.Key("expires_in_ms");
+    w.Double(to_ms(view.pin.expires_at - now));
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
+namespace {
+
+template <class Workers>
+std::vector<WorkerView> views(const Workers& workers) {
+  std::vector<WorkerView> out;
+  int id = 0;
+  for (const auto& w : workers) {
+    WorkerView v;
+    v.id = id++;
+    v.up = w.up;
+    v.active = w.active;
+    v.queued = static_cast<int64_t>(w.queue.size());
+    v.cached_blocks = w.cache.size_blocks();
+    v.capacity_blocks = w.cache.capacity_blocks();
+    v.evicted_blocks = w.cache.evicted_blocks();
+    v.requests = w.requests;
+    v.prefill_blocks = w.prefill_blocks;
+    v.decode_blocks = w.decode_blocks;
+    out.push_back(v);
+  }
+  return out;
+}
+
+}  // namespace
+
+std::string Engine::stats_json() {
+  std::lock_guard lock(mutex_);
+  return stats_.json(views(workers_), static_cast<int64_t>(pins_.size()));
+}
+
+std::string Engine::metrics_text() {
+  std::lock_guard lock(mutex_);
+  return stats_.prometheus(views(workers_), options_.model);
+}
+
+}  // namespace convoy::mock

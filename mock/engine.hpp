@@ -1,0 +1,144 @@
+// The simulated Dynamo deployment behind the HTTP frontend: router, session pins, N workers
+// with prefix KV caches and FIFO admission, seeded faults, and the statistics tests read.
+//
+// Thread-safe: one mutex guards everything; every call is short. Times are real (already
+// divided by --speedup). The HTTP layer drives each request's timeline with its own timer:
+//   submit() -> [queued ... admitted: on_admit] -> prefill -> first_token() -> decode -> complete()
+// or abandon() at any point when the client goes away.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <random>
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "mock/api_error.hpp"
+#include "mock/api_request.hpp"
+#include "mock/options.hpp"
+#include "mock/pin_table.hpp"
+#include "mock/prefix_cache.hpp"
+#include "mock/router.hpp"
+#include "mock/stats.hpp"
+
+namespace convoy::mock {
+
+// Request facts taken from HTTP headers.
+struct RequestMeta {
+  std::string correlation_id;  // X-Correlation-ID
+  std::string session_header;  // X-Dynamo-Session-ID
+};
+
+// Faults drawn for one request; they trigger at token `fault_token` of the stream.
+struct Faults {
+  bool reset = false;
+  bool malformed = false;
+  bool stall = false;
+};
+
+struct Job {
+  enum class State { kQueued, kActive, kDone };
+
+  Endpoint endpoint = Endpoint::kChat;
+  std::string prompt;  // flattened prompt bytes
+  std::vector<uint64_t> prompt_hashes;
+  int64_t prompt_tokens = 0;
+  int64_t max_tokens = 0;
+  int64_t prompt_blocks = 0;  // ceil(prompt_tokens / block_size): the router's load unit
+  int worker = -1;
+  int64_t turn_index = 0;
+  std::string stats_key;  // per-session statistics key ("" = none)
+  Faults faults;
+
+  // Filled at admission.
+  int64_t cached_tokens = 0;
+  Clock::time_point arrived_at{};
+  Clock::time_point admitted_at{};
+  Clock::duration prefill{};  // real time
+  Clock::duration itl{};      // real time per output token
+  double ttft_ms = 0;         // set by first_token()
+
+  State state = State::kQueued;
+  bool in_prefill = false;
+  std::function<void()> on_admit;  // called (outside the lock) when a queued job is admitted
+};
+using JobPtr = std::shared_ptr<Job>;
+
+struct Submitted {
+  JobPtr job;
+  bool admitted = false;  // a slot was free: start now; otherwise wait for on_admit
+};
+
+class Engine {
+ public:
+  explicit Engine(const Options& options);
+
+  // Routes and enqueues a request, applying its session directive. Returns the job (admitted
+  // when a slot was free; otherwise `on_admit` fires later, on another thread perhaps) or the
+  // error to answer.
+  std::variant<Submitted, ApiError> submit(ApiRequest&& request, const RequestMeta& meta,
+                                           std::function<void()> on_admit, Clock::time_point now);
+  void first_token(const JobPtr& job, Clock::time_point now);
+  // The request finished: its prompt and output blocks enter the worker's cache.
+  // `lateness_ms`: how far behind schedule its latest token went out (event-loop health).
+  void complete(const JobPtr& job, double lateness_ms);
+  // The client went away (or a fault cut the stream): free the slot, cache nothing.
+  void abandon(const JobPtr& job);
+
+  // Errors answered before a job existed (bad JSON, wrong model, contract rejections).
+  void count_rejection(Endpoint endpoint, int status);
+  size_t reap(Clock::time_point now);
+  bool set_worker_up(int worker, bool up);
+  void reset();
+  // Drops queued jobs' callbacks so no admission fires after the event loop is gone.
+  void shutdown();
+
+  std::string sessions_json(Clock::time_point now);
+  std::string stats_json();
+  std::string metrics_text();
+
+  const Options& options() const { return options_; }
+
+ private:
+  struct Worker {
+    explicit Worker(int64_t capacity) : cache(capacity) {}
+    PrefixCache cache;
+    bool up = true;
+    int active = 0;  // admitted sequences
+    std::deque<JobPtr> queue;
+    int64_t prefill_blocks = 0;  // queued + prefilling
+    int64_t decode_blocks = 0;
+    int64_t requests = 0;
+  };
+
+  std::optional<ApiError> apply_session(const ApiRequest& request, const RequestMeta& meta,
+                                        int& worker, Clock::time_point now);
+  void after_routing(const ApiRequest& request, const RequestMeta& meta, int worker,
+                     Clock::time_point now);
+  int route(const Job& job);
+  void admit(Worker& worker, const JobPtr& job, Clock::time_point now);
+  // Admits queued jobs into free slots; returns their callbacks to run after unlocking.
+  std::vector<std::function<void()>> fill_slots(Worker& worker, Clock::time_point now);
+  void release(const JobPtr& job);
+  Clock::duration scaled_ms(double model_ms) const;
+  Clock::duration session_ttl(const std::optional<double>& timeout_s) const;
+  static void run(std::vector<std::function<void()>>& callbacks);
+
+  const Options options_;
+  std::mutex mutex_;
+  std::vector<Worker> workers_;
+  Router router_;
+  PinTable pins_;
+  std::mt19937_64 fault_rng_;
+  Stats stats_;
+  bool shut_down_ = false;
+};
+
+}  // namespace convoy::mock

@@ -1,0 +1,145 @@
+#include "mock/options.hpp"
+
+#include <CLI/CLI.hpp>
+
+#include <map>
+
+namespace convoy::mock {
+
+const char* to_string(Contract contract) {
+  switch (contract) {
+    case Contract::kNone:
+      return "none";
+    case Contract::kLegacy:
+      return "legacy";
+    case Contract::kBind:
+      return "bind";
+    case Contract::kHeader:
+      return "header";
+  }
+  return "?";
+}
+
+const char* to_string(RouterMode mode) {
+  switch (mode) {
+    case RouterMode::kKv:
+      return "kv";
+    case RouterMode::kRoundRobin:
+      return "round-robin";
+    case RouterMode::kRandom:
+      return "random";
+  }
+  return "?";
+}
+
+namespace {
+
+ParsedOptions parse(CLI::App& app, Options& opt, int& port, std::string& engine_sessions,
+                    const std::function<void()>& run_parse) {
+  ParsedOptions result;
+  try {
+    run_parse();
+  } catch (const CLI::CallForHelp&) {
+    result.message = app.help();
+    return result;
+  } catch (const CLI::ParseError& e) {
+    result.exit_code = 2;
+    result.message = std::string("convoy-mock: ") + e.what() + "\nRun with --help for usage.";
+    return result;
+  }
+  opt.port = static_cast<uint16_t>(port);
+  opt.engine_sessions = engine_sessions == "true";
+  if (opt.stall_ms > 0 && opt.stall_rate <= 0) opt.stall_ms = 0;
+  result.options = opt;
+  return result;
+}
+
+void define(CLI::App& app, Options& opt, int& port, std::string& engine_sessions) {
+  const std::map<std::string, Contract> contracts{{"none", Contract::kNone},
+                                                  {"legacy", Contract::kLegacy},
+                                                  {"bind", Contract::kBind},
+                                                  {"header", Contract::kHeader}};
+  const std::map<std::string, RouterMode> routers{{"kv", RouterMode::kKv},
+                                                  {"round-robin", RouterMode::kRoundRobin},
+                                                  {"random", RouterMode::kRandom}};
+  const auto rate = CLI::Range(0.0, 1.0);
+  app.add_option("--host", opt.host, "Address to listen on")->capture_default_str();
+  app.add_option("--port", port, "Port to listen on (0 = ephemeral)")
+      ->check(CLI::Range(0, 65535))
+      ->capture_default_str();
+  app.add_option("--threads", opt.threads, "Threads running the event loop")
+      ->check(CLI::Range(1, 256))
+      ->capture_default_str();
+  app.add_option("--model", opt.model, "Model name served at /v1/models")->capture_default_str();
+  app.add_option("--workers", opt.workers, "Simulated engine workers")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app.add_option("--block-size", opt.block_size, "Tokens per KV block")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app.add_option("--kv-blocks-per-worker", opt.kv_blocks_per_worker, "KV cache capacity in blocks")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 40))
+      ->capture_default_str();
+  app.add_option("--max-num-seqs", opt.max_num_seqs, "Concurrent sequences per worker")
+      ->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
+  app.add_option("--itl-ms", opt.itl_ms, "Decode step per output token (ms)")
+      ->check(CLI::Range(0.0, 1e7))
+      ->capture_default_str();
+  app.add_option("--speedup", opt.speedup, "Divides all simulated times")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--default-max-tokens", opt.default_max_tokens, "Output tokens when unspecified")
+      ->check(CLI::Range(1, 1 << 24))
+      ->capture_default_str();
+  app.add_option("--router-mode", opt.router_mode, "kv | round-robin | random")
+      ->transform(CLI::CheckedTransformer(routers))
+      ->default_str("kv");
+  app.add_option("--contract", opt.contract, "Session contract: none | legacy | bind | header")
+      ->transform(CLI::CheckedTransformer(contracts))
+      ->default_str("bind");
+  app.add_option("--engine-sessions", engine_sessions, "Engine keeps sessions (legacy open pins)")
+      ->check(CLI::IsMember({"true", "false"}))
+      ->capture_default_str();
+  app.add_option("--affinity-ttl-s", opt.affinity_ttl_s, "Header contract: pin idle TTL (s)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--default-session-timeout-s", opt.default_session_timeout_s,
+                 "TTL when session_control has no timeout")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  app.add_option("--reaper-period-ms", opt.reaper_period_ms, "Expired-pin sweep period (ms)")
+      ->check(CLI::Range(1.0, 3.6e6))
+      ->capture_default_str();
+  app.add_option("--seed", opt.seed, "Seed for routing ties and faults")->capture_default_str();
+  app.add_option("--error-rate", opt.error_rate, "Fraction of requests failing with 500")
+      ->check(rate);
+  app.add_option("--reset-rate", opt.reset_rate, "Fraction of streams reset mid-way")->check(rate);
+  app.add_option("--malformed-rate", opt.malformed_rate, "Fraction of streams with a bad event")
+      ->check(rate);
+  app.add_option("--stall-ms", opt.stall_ms, "Pause mid-stream for this long (real ms)")
+      ->check(CLI::Range(0.0, 3.6e6));
+  app.add_option("--stall-rate", opt.stall_rate, "Fraction of streams that stall")
+      ->check(rate)
+      ->capture_default_str();
+  app.add_option("--log-requests", opt.log_requests_path, "Append one JSON line per request");
+  app.add_flag("--quiet", opt.quiet, "No informational logging");
+}
+
+}  // namespace
+
+ParsedOptions parse_options(int argc, const char* const* argv) {
+  CLI::App app{"convoy-mock: a Dynamo-like OpenAI-compatible mock server", "convoy-mock"};
+  Options opt;
+  int port = opt.port;
+  std::string engine_sessions = "false";
+  define(app, opt, port, engine_sessions);
+  return parse(app, opt, port, engine_sessions, [&] { app.parse(argc, argv); });
+}
+
+ParsedOptions parse_options(const std::vector<std::string>& args) {
+  std::vector<const char*> argv{"convoy-mock"};
+  for (const auto& a : args) argv.push_back(a.c_str());
+  return parse_options(static_cast<int>(argv.size()), argv.data());
+}
+
+}  // namespace convoy::mock

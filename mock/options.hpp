@@ -1,0 +1,64 @@
+// convoy-mock's knobs: one struct shared by the CLI, the server and the tests.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace convoy::mock {
+
+// Which generation of Dynamo's session-routing contract the frontend speaks (issue 3, item 5).
+enum class Contract { kNone, kLegacy, kBind, kHeader };
+enum class RouterMode { kKv, kRoundRobin, kRandom };
+
+struct Options {
+  std::string host = "127.0.0.1";
+  uint16_t port = 8000;  // 0 = ephemeral; Server::start() returns the bound port
+  int threads = 1;       // threads running the one io_context
+  std::string model = "mock-model";
+
+  // Simulated engine.
+  int workers = 4;
+  int block_size = 64;  // tokens per KV block
+  int64_t kv_blocks_per_worker = 16384;
+  int max_num_seqs = 256;       // concurrent sequences per worker; the rest wait FIFO
+  double itl_ms = 5;            // decode step per output token
+  double speedup = 1;           // divides prefill, decode and session TTLs
+  int default_max_tokens = 16;  // when a request names no max_tokens
+  RouterMode router_mode = RouterMode::kKv;
+
+  // Session routing.
+  Contract contract = Contract::kBind;
+  bool engine_sessions = false;            // legacy `open` pins only when the engine has sessions
+  std::optional<double> affinity_ttl_s;    // header contract: idle TTL of X-Dynamo-Session-ID pins
+  double default_session_timeout_s = 300;  // when session_control carries no timeout
+  double reaper_period_ms = 1000;          // real time (not divided by speedup)
+
+  // Faults, drawn per request from one generator seeded with `seed`.
+  uint64_t seed = 0;
+  double error_rate = 0;      // 500 before any work
+  double reset_rate = 0;      // TCP reset mid-stream
+  double malformed_rate = 0;  // one invalid JSON event mid-stream
+  double stall_ms = 0;        // real-time pause mid-stream (0 = off)
+  double stall_rate = 1;      // fraction of streams that stall when stall_ms > 0
+
+  std::string log_requests_path;  // empty = off; one JSON line per request
+  bool quiet = false;             // no informational logging on stderr
+};
+
+// The result of parsing argv: options, or a message and the exit code to leave with
+// (0 for --help/--version, 2 for bad flags).
+struct ParsedOptions {
+  std::optional<Options> options;
+  int exit_code = 0;
+  std::string message;
+};
+
+ParsedOptions parse_options(int argc, const char* const* argv);
+ParsedOptions parse_options(const std::vector<std::string>& args);  // args exclude argv[0]
+
+const char* to_string(Contract contract);
+const char* to_string(RouterMode mode);
+
+}  // namespace convoy::mock

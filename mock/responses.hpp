@@ -1,0 +1,47 @@
+// OpenAI response bodies and SSE events, as Dynamo's frontend writes them.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "mock/api_request.hpp"
+
+namespace convoy::mock {
+
+// What one response reports besides its tokens.
+struct ResponseInfo {
+  std::string id;       // "chatcmpl-N" / "cmpl-N" / "embd-N"
+  int64_t created = 0;  // unix seconds
+  std::string_view model;
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = 0;
+  // nvext observability (nvext.extra_fields)
+  bool with_worker_id = false;
+  bool with_timing = false;
+  int worker = 0;
+  double ttft_ms = 0;
+  double queue_ms = 0;
+  double prefill_ms = 0;
+};
+
+// One SSE event ("data: {...}\n\n") carrying output token `index` of `info.completion_tokens`.
+// The first chat chunk carries the role; the last carries finish_reason "length"; the
+// first also carries nvext when asked for.
+std::string token_event(Endpoint endpoint, const ResponseInfo& info, int64_t index);
+// The usage chunk ("choices": []) sent when stream_options.include_usage.
+std::string usage_event(Endpoint endpoint, const ResponseInfo& info);
+inline constexpr std::string_view kDoneEvent = "data: [DONE]\n\n";
+// An event whose data is not valid JSON (fault injection).
+inline constexpr std::string_view kMalformedEvent =
+    "data: {\"id\":\"chatcmpl-broken\",\"choices\":[{\n\n";
+
+// Whole non-streaming bodies.
+std::string chat_response(const ResponseInfo& info);
+std::string completion_response(const ResponseInfo& info);
+std::string embeddings_response(const ResponseInfo& info, int64_t inputs, uint64_t seed);
+
+std::string models_response(std::string_view model, int64_t created);
+
+}  // namespace convoy::mock

@@ -1,0 +1,80 @@
+// What the mock observed, for GET /mock/stats and GET /metrics. Not thread-safe on its own:
+// the Engine holds its lock around every call.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "mock/api_request.hpp"
+
+namespace convoy::mock {
+
+// A worker as the statistics show it.
+struct WorkerView {
+  int id = 0;
+  bool up = true;
+  int active = 0;
+  int64_t queued = 0;
+  int64_t cached_blocks = 0;
+  int64_t capacity_blocks = 0;
+  int64_t evicted_blocks = 0;
+  int64_t requests = 0;
+  int64_t prefill_blocks = 0;
+  int64_t decode_blocks = 0;
+};
+
+enum class FaultKind { kError, kReset, kMalformed, kStall };
+
+class Stats {
+ public:
+  static constexpr int64_t kMaxTurnIndex = 63;  // later turns share the last row
+
+  void count_response(Endpoint endpoint, int status);
+  // Per-session bookkeeping; returns the request's turn index within the session.
+  int64_t observe_session(const std::string& key, int worker);
+  void record_admission(int64_t turn_index, int64_t prompt_tokens, int64_t cached_tokens);
+  void record_ttft(int64_t turn_index, double ttft_ms);
+  void record_completion(int64_t completion_tokens, double lateness_ms);
+  void count_fault(FaultKind kind);
+  void clear();
+
+  // `live_pins`: session pins held right now (not swept first, so tests can watch the reaper).
+  std::string json(const std::vector<WorkerView>& workers, int64_t live_pins) const;
+  std::string prometheus(const std::vector<WorkerView>& workers, const std::string& model) const;
+
+ private:
+  struct TurnRow {
+    int64_t admitted = 0;
+    int64_t prompt_tokens = 0;
+    int64_t cached_tokens = 0;
+    int64_t ttft_count = 0;
+    double ttft_sum_ms = 0;
+    double ttft_min_ms = 0;
+    double ttft_max_ms = 0;
+  };
+  struct SessionRow {
+    int64_t requests = 0;
+    int64_t switches = 0;
+    int last_worker = -1;
+    std::vector<int> workers;  // in order of first visit
+  };
+
+  std::map<std::pair<int, int>, int64_t> responses_;  // (endpoint, status) -> count
+  std::vector<TurnRow> turns_;
+  std::unordered_map<std::string, SessionRow> sessions_;
+  int64_t prompt_tokens_ = 0;
+  int64_t cached_tokens_ = 0;
+  int64_t completion_tokens_ = 0;
+  int64_t completions_ = 0;
+  double lateness_sum_ms_ = 0;  // per request: its worst token lateness
+  double lateness_max_ms_ = 0;
+  std::vector<int64_t> ttft_buckets_;  // Prometheus cumulative counts, see kTtftBucketsS
+  double ttft_sum_s_ = 0;
+  int64_t ttft_count_ = 0;
+  int64_t faults_[4] = {0, 0, 0, 0};
+};
+
+}  // namespace convoy::mock

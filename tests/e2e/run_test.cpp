@@ -1,0 +1,175 @@
+// End to end: the real convoy, convoy-worker and convoy-mock binaries, on loopback.
+#include <doctest/doctest.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include "e2e/subprocess.hpp"
+
+namespace fs = std::filesystem;
+using convoy::test::bin;
+using convoy::test::src;
+using convoy::test::Subprocess;
+
+namespace {
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path dir = fs::temp_directory_path() / ("convoy-e2e-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+rapidjson::Document read_json(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  rapidjson::Document doc;
+  doc.Parse(ss.str().c_str());
+  return doc;
+}
+
+std::vector<rapidjson::Document> read_jsonl(const fs::path& path) {
+  std::vector<rapidjson::Document> out;
+  std::ifstream in(path);
+  std::string line;
+  while (std::getline(in, line)) {
+    rapidjson::Document d;
+    d.Parse(line.c_str());
+    REQUIRE_FALSE(d.HasParseError());
+    out.push_back(std::move(d));
+  }
+  return out;
+}
+
+std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> extra) {
+  std::vector<std::string> argv = {bin("controller/convoy"), "run", src("configs/quickstart.yaml"),
+                                   "-o", out.string(), "--quiet"};
+  argv.insert(argv.end(), extra.begin(), extra.end());
+  return argv;
+}
+
+bool process_alive(int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0; }
+
+}  // namespace
+
+TEST_CASE("convoy run against the bundled mock writes a complete summary") {
+  fs::path out = fresh_dir("quickstart");
+  Subprocess run(run_args(out, {"--set", "dataset.conversations=12", "--set", "mock.speedup=20",
+                                "--set", "workers.local=2"}));
+  auto rc = run.wait(120);
+  INFO(run.output());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 0);
+  CHECK(run.output().find("Time to First Token") != std::string::npos);
+
+  auto summary = read_json(out / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  REQUIRE(summary.HasMember("time_to_first_token"));
+  const auto& ttft = summary["time_to_first_token"];
+  for (const char* key : {"unit", "avg", "min", "max", "p1", "p5", "p10", "p25", "p50", "p75",
+                          "p90", "p95", "p99", "std", "count", "sum"}) {
+    CHECK_MESSAGE(ttft.HasMember(key), key);
+  }
+  CHECK(ttft["count"].GetInt64() > 0);
+  CHECK(summary["error_request_count"]["avg"].GetDouble() == 0);
+  REQUIRE(summary.HasMember("workers"));
+  REQUIRE(summary["workers"].Size() == 2);
+  for (const auto& w : summary["workers"].GetArray()) {
+    CHECK(w["legacy_open_sessions"].GetInt64() == 0);
+    CHECK(w["records"].GetInt64() > 0);
+  }
+  CHECK(std::string(summary["verdict"]["status"].GetString()) != "fail");
+
+  // Every conversation stays on one worker from its first turn to its last.
+  auto records = read_jsonl(out / "records.jsonl");
+  CHECK(static_cast<int64_t>(records.size()) == ttft["count"].GetInt64());
+  std::map<std::string, std::set<std::string>> workers_of;
+  std::set<std::string> request_ids;
+  for (const auto& r : records) {
+    workers_of[r["x_correlation_id"].GetString()].insert(r["worker_id"].GetString());
+    request_ids.insert(r["x_request_id"].GetString());
+  }
+  CHECK(workers_of.size() == 12);
+  for (const auto& [id, ws] : workers_of) CHECK_MESSAGE(ws.size() == 1, id);
+  CHECK(request_ids.size() == records.size());
+  fs::remove_all(out);
+}
+
+TEST_CASE("bad configuration exits 2 naming the file, line and key, and sends nothing") {
+  fs::path dir = fresh_dir("badconfig");
+  fs::create_directories(dir);
+  fs::path cfg = dir / "bad.yaml";
+  std::ofstream(cfg) << "name: bad\nload:\n  mode: concurrency\n  concurency: 4\n";
+  fs::path out = dir / "out";
+  Subprocess run({bin("controller/convoy"), "run", cfg.string(), "-o", out.string()});
+  auto rc = run.wait(30);
+  INFO(run.output());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 2);
+  CHECK(run.output().find("bad.yaml:4") != std::string::npos);
+  CHECK(run.output().find("concurency") != std::string::npos);
+  CHECK(run.output().find("did you mean") != std::string::npos);
+  CHECK_FALSE(fs::exists(out));
+
+  SUBCASE("validate prints the resolved config of a good file") {
+    Subprocess v({bin("controller/convoy"), "validate", src("configs/quickstart.yaml")});
+    auto vrc = v.wait(30);
+    REQUIRE(vrc.has_value());
+    CHECK(*vrc == 0);
+    CHECK(v.output().find("session_routing:") != std::string::npos);
+  }
+  SUBCASE("the legacy alias without the routing flag is an error") {
+    Subprocess v({bin("controller/convoy"), "validate", src("configs/quickstart.yaml"),
+                  "--use-legacy-dynamo-session-control"});
+    auto vrc = v.wait(30);
+    REQUIRE(vrc.has_value());
+    CHECK(*vrc == 2);
+    CHECK(v.output().find("--use-dynamo-conv-aware-routing") != std::string::npos);
+  }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("an unreachable target fails fast with exit 3") {
+  fs::path out = fresh_dir("unreachable");
+  // Port 1 on loopback: nothing listens there.
+  Subprocess run(run_args(out, {"--set", "target.url=http://127.0.0.1:1"}));
+  auto rc = run.wait(60);
+  INFO(run.output());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 3);
+  CHECK(run.output().find("unreachable") != std::string::npos);
+  fs::remove_all(out);
+}
+
+TEST_CASE("Ctrl-C stops the run, writes partial results and leaves no process behind") {
+  fs::path out = fresh_dir("sigint");
+  // Slow streams so the run is certainly mid-flight when interrupted.
+  Subprocess run(run_args(out, {"--set", "dataset.conversations=400", "--set", "mock.itl_ms=20",
+                                "--set", "load.grace_s=2", "--set", "workers.local=2", "--verbose"}));
+  REQUIRE(run.wait_for_output("measuring", 60));
+  // Wait until records are flowing.
+  bool flowing = false;
+  for (int i = 0; i < 400 && !flowing; ++i) {
+    flowing = fs::exists(out / "records.jsonl") && fs::file_size(out / "records.jsonl") > 0;
+    if (!flowing) run.wait_for_output("\x01never", 0.05);
+  }
+  CHECK(flowing);
+  run.signal(SIGINT);
+  auto rc = run.wait(60);
+  INFO(run.output());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 130);
+  auto summary = read_json(out / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  CHECK(summary["run"]["interrupted"].GetBool());
+  REQUIRE(summary.HasMember("workers"));
+  for (const auto& w : summary["workers"].GetArray()) {
+    CHECK_FALSE(process_alive(w["pid"].GetInt64()));
+  }
+  fs::remove_all(out);
+}

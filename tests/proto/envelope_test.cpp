@@ -1,0 +1,175 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "proto/envelope.hpp"
+
+using namespace convoy::proto;
+
+namespace {
+
+template <class T>
+T round_trip(const T& msg) {
+  std::string bytes = encode(msg);
+  std::string error;
+  auto decoded = decode(bytes.data(), bytes.size(), &error);
+  REQUIRE_MESSAGE(decoded.has_value(), error);
+  CHECK(decoded->version == kProtocolVersion);
+  CHECK(decoded->type == TypeOf<T>::value);
+  auto out = decoded->template as<T>();
+  REQUIRE(out.has_value());
+  return *out;
+}
+
+Record sample_record() {
+  Record r;
+  r.x_request_id = "req-1";
+  r.x_correlation_id = "c0ffee00-0000-4000-8000-000000000001";
+  r.conversation_id = "conv-7";
+  r.conversation_index = 7;
+  r.turn_index = 2;
+  r.final_turn = true;
+  r.phase = Phase::kWarmup;
+  r.intended_ns = 1;
+  r.sent_ns = 2;
+  r.first_byte_ns = 3;
+  r.first_token_ns = 4;
+  r.second_token_ns = 5;
+  r.last_token_ns = 6;
+  r.end_ns = 7;
+  r.chunk_gaps_ns = {10, 20, 30};
+  r.input_tokens = 128;
+  r.output_tokens = 32;
+  r.cached_tokens = 64;
+  r.usage_from_server = true;
+  r.http_status = 400;
+  r.error = {ErrorKind::kHttpStatus, 400, "Bad Request", "unknown variant `bind`"};
+  r.session_control = R"({"session_id":"x","action":"bind","timeout":300})";
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("every message survives a round trip") {
+  SUBCASE("hello") {
+    Hello h{kProtocolVersion, "w1", "host-a", 1234};
+    auto out = round_trip(h);
+    CHECK(out.worker_id == "w1");
+    CHECK(out.host == "host-a");
+    CHECK(out.pid == 1234);
+  }
+  SUBCASE("welcome") {
+    Welcome w;
+    w.run_id = "run";
+    w.results_endpoint = "tcp://127.0.0.1:5000";
+    w.settings.url = "http://127.0.0.1:8000";
+    w.settings.headers = {{"X-A", "1"}, {"X-B", "2"}};
+    w.settings.session_routing_mode = "legacy";
+    w.settings.session_timeout_s = 77;
+    w.settings.cancel_fraction = 0.25;
+    auto out = round_trip(w);
+    CHECK(out.results_endpoint == w.results_endpoint);
+    CHECK(out.settings.headers == w.settings.headers);
+    CHECK(out.settings.session_routing_mode == "legacy");
+    CHECK(out.settings.session_timeout_s == 77);
+    CHECK(out.settings.cancel_fraction == doctest::Approx(0.25));
+  }
+  SUBCASE("reject, stop, bye") {
+    CHECK(round_trip(Reject{"version"}).reason == "version");
+    CHECK(round_trip(Stop{true}).cancel);
+    auto bye = round_trip(Bye{"w1", "done", 0});
+    CHECK(bye.worker_id == "w1");
+    CHECK(bye.reason == "done");
+  }
+  SUBCASE("ping and pong") {
+    CHECK(round_trip(Ping{9, -5}).controller_send_ns == -5);
+    auto p = round_trip(Pong{9, 1, 2, 3});
+    CHECK(p.seq == 9);
+    CHECK(p.worker_recv_ns == 2);
+    CHECK(p.worker_send_ns == 3);
+  }
+  SUBCASE("heartbeat") {
+    Heartbeat hb{5, 6, 7, 8, 42.5, 1 << 20};
+    auto out = round_trip(hb);
+    CHECK(out.legacy_open_sessions == 8);
+    CHECK(out.cpu_percent == doctest::Approx(42.5));
+  }
+  SUBCASE("assign") {
+    Conversation c;
+    c.index = 3;
+    c.correlation_id = "id";
+    c.phase = Phase::kWarmup;
+    c.start_ns = 123456789;
+    c.turns = {Turn{"hello", "", 16, 2, 0, R"({"nvext":{}})", ""}, Turn{"again", "", 8, 2, 50, "", "r"}};
+    Assign a{{c, c}};
+    auto out = round_trip(a);
+    REQUIRE(out.conversations.size() == 2);
+    CHECK(out.conversations[1].turns[1].delay_ms == doctest::Approx(50));
+    CHECK(out.conversations[0].turns[0].extra_json == R"({"nvext":{}})");
+    CHECK(out.conversations[0].phase == Phase::kWarmup);
+  }
+  SUBCASE("results") {
+    Results res{"w2", {sample_record()}, {ConversationEnd{7, EndReason::kAborted}}};
+    auto out = round_trip(res);
+    REQUIRE(out.records.size() == 1);
+    const Record& r = out.records[0];
+    CHECK(r.chunk_gaps_ns == std::vector<int64_t>{10, 20, 30});
+    CHECK(r.error.kind == ErrorKind::kHttpStatus);
+    CHECK(r.error.message == "unknown variant `bind`");
+    CHECK(r.cached_tokens == 64);
+    CHECK(r.final_turn);
+    CHECK(r.phase == Phase::kWarmup);
+    CHECK(out.ended[0].reason == EndReason::kAborted);
+  }
+}
+
+TEST_CASE("decode rejects garbage, truncation and oversized input") {
+  std::string error;
+  SUBCASE("random bytes") {
+    std::string junk = "\xc1\xff\x00garbage";
+    CHECK_FALSE(decode(junk.data(), junk.size(), &error).has_value());
+    CHECK_FALSE(error.empty());
+  }
+  SUBCASE("empty") { CHECK_FALSE(decode("", 0, &error).has_value()); }
+  SUBCASE("truncated at every length") {
+    std::string bytes = encode(Results{"w", {sample_record()}, {}});
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      CHECK_FALSE(decode(bytes.data(), n, &error).has_value());
+    }
+  }
+  SUBCASE("oversized") {
+    std::string bytes = encode(Hello{});
+    CHECK_FALSE(decode(bytes.data(), bytes.size(), &error, bytes.size() - 1).has_value());
+    CHECK(error.find("exceeds") != std::string::npos);
+  }
+  SUBCASE("not an envelope") {
+    msgpack::sbuffer buf;
+    msgpack::pack(buf, std::vector<int>{1, 2, 3});
+    CHECK_FALSE(decode(buf.data(), buf.size(), &error).has_value());
+  }
+  SUBCASE("unknown type") {
+    msgpack::sbuffer body;
+    msgpack::pack(body, Bye{});
+    std::string bytes = encode_raw(static_cast<MsgType>(200), body, kProtocolVersion);
+    CHECK_FALSE(decode(bytes.data(), bytes.size(), &error).has_value());
+    CHECK(error.find("unknown message type") != std::string::npos);
+  }
+  SUBCASE("trailing bytes") {
+    std::string bytes = encode(Bye{"w", "x", 0}) + "z";
+    CHECK_FALSE(decode(bytes.data(), bytes.size(), &error).has_value());
+  }
+  SUBCASE("body of the wrong shape converts to nullopt, not a crash") {
+    msgpack::sbuffer body;
+    msgpack::pack(body, std::string("not a map"));
+    std::string bytes = encode_raw(MsgType::kResults, body, kProtocolVersion);
+    auto d = decode(bytes.data(), bytes.size(), &error);
+    REQUIRE(d.has_value());
+    CHECK_FALSE(d->as<Results>().has_value());
+  }
+  SUBCASE("a newer protocol version is visible to the caller") {
+    std::string bytes = encode(Hello{}, kProtocolVersion + 1);
+    auto d = decode(bytes.data(), bytes.size(), &error);
+    REQUIRE(d.has_value());
+    CHECK(d->version == kProtocolVersion + 1);
+  }
+}

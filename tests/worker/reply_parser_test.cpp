@@ -1,0 +1,115 @@
+#include "worker/reply_parser.hpp"
+
+#include <doctest/doctest.h>
+
+#include <string>
+
+using namespace convoy::worker;
+
+TEST_CASE("reply parser: streamed events") {
+  std::string text;
+  SUBCASE("chat content appends; empty content is not a token") {
+    auto c =
+        parse_stream_event(R"({"choices":[{"index":0,"delta":{"role":"assistant","content":""}}]})",
+                           Endpoint::kChat, text);
+    CHECK(c.valid_json);
+    CHECK_FALSE(c.has_content);
+    c = parse_stream_event(R"({"choices":[{"index":0,"delta":{"content":"hé"}}]})", Endpoint::kChat,
+                           text);
+    CHECK(c.has_content);
+    CHECK(text == "hé");
+  }
+  SUBCASE("only choice 0 goes into the text; any choice is a token") {
+    const auto c = parse_stream_event(R"({"choices":[{"index":1,"delta":{"content":"x"}}]})",
+                                      Endpoint::kChat, text);
+    CHECK(c.has_content);
+    CHECK(text.empty());
+  }
+  SUBCASE("vLLM's reasoning field counts as content for timing") {
+    const auto c =
+        parse_stream_event(R"({"choices":[{"delta":{"reasoning":"hmm"}}]})", Endpoint::kChat, text);
+    CHECK(c.has_content);
+    CHECK(text.empty());
+  }
+  SUBCASE("usage chunk with choices: [] and cached tokens, or null details") {
+    auto c = parse_stream_event(
+        R"({"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3,"prompt_tokens_details":{"cached_tokens":5}}})",
+        Endpoint::kChat, text);
+    CHECK(c.usage.present);
+    CHECK(c.usage.prompt_tokens == 7);
+    CHECK(c.usage.completion_tokens == 3);
+    CHECK(c.usage.cached_tokens == 5);
+    c = parse_stream_event(
+        R"({"choices":[],"usage":{"prompt_tokens":7,"prompt_tokens_details":null}})",
+        Endpoint::kChat, text);
+    CHECK(c.usage.cached_tokens == -1);
+    c = parse_stream_event(R"({"choices":[],"usage":null})", Endpoint::kChat, text);
+    CHECK_FALSE(c.usage.present);
+  }
+  SUBCASE("errors inside data") {
+    auto c = parse_stream_event(R"({"error":{"message":"m","type":"t","code":"c"}})",
+                                Endpoint::kChat, text);
+    CHECK(c.error.present);
+    CHECK(c.error.message == "m");
+    CHECK(c.error.type == "t");
+    c = parse_stream_event(
+        R"({"object":"error","message":"vllm","type":"BadRequestError","code":400})",
+        Endpoint::kChat, text);
+    CHECK(c.error.present);
+    CHECK(c.error.code == 400);
+    c = parse_stream_event(R"({"error":"plain"})", Endpoint::kChat, text);
+    CHECK(c.error.message == "plain");
+    c = parse_stream_event(R"({"error":null,"choices":[]})", Endpoint::kChat, text);
+    CHECK_FALSE(c.error.present);
+  }
+  SUBCASE("not JSON, or JSON with trailing bytes") {
+    CHECK_FALSE(parse_stream_event("{\"choices\":", Endpoint::kChat, text).valid_json);
+    CHECK_FALSE(parse_stream_event("{} x", Endpoint::kChat, text).valid_json);
+    CHECK_FALSE(parse_stream_event(std::string(100000, '['), Endpoint::kChat, text).valid_json);
+  }
+}
+
+TEST_CASE("reply parser: error bodies") {
+  SUBCASE("OpenAI, with a string code used as the type when there is none") {
+    const auto e = parse_error_body(R"({"error":{"message":"bad key","code":"invalid_api_key"}})");
+    CHECK(e.message == "bad key");
+    CHECK(e.type == "invalid_api_key");
+  }
+  SUBCASE("Dynamo") {
+    const auto e = parse_error_body(R"({"message":"busy","type":"Overloaded","code":529})");
+    CHECK(e.message == "busy");
+    CHECK(e.type == "Overloaded");
+    CHECK(e.code == 529);
+  }
+  SUBCASE("FastAPI detail") {
+    CHECK(parse_error_body(R"({"detail":"Not Found"})").message == "Not Found");
+    CHECK(parse_error_body(R"({"detail":[{"loc":["body"]}]})").message == R"([{"loc":["body"]}])");
+  }
+  SUBCASE("raw text, trimmed on a character boundary") {
+    CHECK(parse_error_body("  upstream connect error \n").message == "upstream connect error");
+    CHECK(parse_error_body(std::string(2000, 'z')).message.size() == kMaxErrorMessageBytes);
+    CHECK(trim_message("ab\xC3\xA9", 3) == "ab");
+    CHECK(trim_message("abc\xC3\xA9", 5) == "abc\xC3\xA9");
+  }
+}
+
+TEST_CASE("reply parser: whole bodies") {
+  std::string text;
+  SUBCASE("completions text") {
+    const auto c =
+        parse_reply_body(R"({"choices":[{"index":0,"text":"42"}],"usage":{"completion_tokens":1}})",
+                         Endpoint::kCompletions, text);
+    CHECK(c.has_content);
+    CHECK(text == "42");
+    CHECK(c.usage.completion_tokens == 1);
+  }
+  SUBCASE("embeddings") {
+    const auto c =
+        parse_reply_body(R"({"data":[{"embedding":[1]},{"embedding":[2]},{"embedding":[3]}]})",
+                         Endpoint::kEmbeddings, text);
+    CHECK(c.items == 3);
+  }
+  CHECK(endpoint_from_name("completions") == Endpoint::kCompletions);
+  CHECK(endpoint_from_name("embeddings") == Endpoint::kEmbeddings);
+  CHECK(endpoint_from_name("chat") == Endpoint::kChat);
+}

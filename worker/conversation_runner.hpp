@@ -1,0 +1,80 @@
+// Runs whole conversations on one worker: turn pacing on the event loop's timers, history,
+// the session-routing overlay, and one record per request.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <random>
+#include <string>
+#include <unordered_map>
+
+#include "proto/messages.hpp"
+#include "worker/event_loop.hpp"
+#include "worker/http_client.hpp"
+#include "worker/request_builder.hpp"
+#include "worker/session_routing.hpp"
+
+namespace convoy::worker {
+
+struct RunnerSink {
+  std::function<void(proto::Record&&)> on_record;
+  std::function<void(const proto::ConversationEnd&)> on_end;
+};
+
+// The path of an endpoint under the target url ("/v1/chat/completions" ...). A url that already
+// ends in /v1 is not given a second one.
+std::string endpoint_url(const std::string& base_url, const std::string& endpoint);
+
+// Whether cancellation injection picks this request: a pure function of the seed and the
+// request's place in the dataset, so reruns cancel the same requests.
+bool cancel_injected(uint64_t seed, uint64_t conversation_index, uint32_t turn_index,
+                     double fraction);
+
+class ConversationRunner {
+ public:
+  ConversationRunner(EventLoop& loop, HttpClient& http, proto::WorkerSettings settings,
+                     std::string worker_id, RunnerSink sink);
+  ~ConversationRunner();
+  ConversationRunner(const ConversationRunner&) = delete;
+  ConversationRunner& operator=(const ConversationRunner&) = delete;
+
+  // Takes ownership of a conversation; its first turn starts at conversation.start_ns (this
+  // worker's steady clock) or now, whichever is later.
+  void assign(proto::Conversation conversation);
+
+  // Start nothing new: conversations not yet started end as cancelled now; those with a request
+  // in flight end when it completes.
+  void stop_starting();
+  // Cancel every transfer; every conversation ends (cancelled).
+  void cancel_all();
+
+  size_t active_conversations() const { return active_.size(); }
+  size_t in_flight_requests() const;
+  size_t legacy_open_sessions() const { return router_.legacy_open_count(); }
+
+ private:
+  struct Active;
+
+  void schedule_turn(Active& a, int64_t intended_ns);
+  void send_turn(uint64_t index);
+  void on_response(uint64_t index, HttpResponse&& response);
+  void finish(uint64_t index, proto::EndReason reason);
+  std::string new_request_id();
+
+  EventLoop& loop_;
+  HttpClient& http_;
+  proto::WorkerSettings settings_;
+  std::string worker_id_;
+  RunnerSink sink_;
+  SessionRouter router_;
+  std::unique_ptr<RequestBuilder> builder_;
+  bool warned_non_object_ = false;
+  std::string url_;
+  std::vector<std::string> base_headers_;
+  bool stopping_ = false;
+  std::mt19937_64 request_id_rng_;
+  std::unordered_map<uint64_t, std::unique_ptr<Active>> active_;  // by conversation index
+};
+
+}  // namespace convoy::worker

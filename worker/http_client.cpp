@@ -1,0 +1,586 @@
+#include "worker/http_client.hpp"
+
+#include <curl/curl.h>
+#include <sys/epoll.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <string_view>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+
+#include "worker/curl_handles.hpp"
+#include "worker/reply_parser.hpp"
+#include "worker/sse_parser.hpp"
+
+namespace convoy::worker {
+
+namespace {
+
+using proto::ErrorKind;
+
+constexpr size_t kMaxErrorBodyBytes = 64u << 10;  // of a non-2xx reply: enough for its message
+constexpr size_t kMaxBodyBytes = 256u << 20;      // a whole non-streaming reply
+constexpr size_t kEasyPoolSize = 256;             // idle easy handles kept for reuse
+constexpr long kMaxConnections = 20000;
+
+void curl_global_once() {
+  // libcurl 7.84+ initialises thread-safely; a function-local static makes it once per process.
+  static const CURLcode rc = curl_global_init(CURL_GLOBAL_DEFAULT);
+  (void)rc;
+}
+
+bool starts_with_nocase(std::string_view text, std::string_view prefix) {
+  if (text.size() < prefix.size()) return false;
+  for (size_t i = 0; i < prefix.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(text[i])) != prefix[i]) return false;
+  }
+  return true;
+}
+
+long ms_of_seconds(double seconds) {
+  return seconds <= 0 ? 0L : static_cast<long>(std::llround(seconds * 1000.0));
+}
+
+bool is_tls_error(CURLcode code) {
+  switch (code) {
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+    case CURLE_SSL_ENGINE_NOTFOUND:
+    case CURLE_SSL_ENGINE_SETFAILED:
+    case CURLE_SSL_CERTPROBLEM:
+    case CURLE_SSL_CIPHER:
+    case CURLE_SSL_ENGINE_INITFAILED:
+    case CURLE_USE_SSL_FAILED:
+    case CURLE_SSL_CACERT_BADFILE:
+    case CURLE_SSL_SHUTDOWN_FAILED:
+    case CURLE_SSL_CRL_BADFILE:
+    case CURLE_SSL_ISSUER_ERROR:
+    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
+    case CURLE_SSL_INVALIDCERTSTATUS:
+    case CURLE_SSL_CLIENTCERT:
+      return true;
+    default:
+      return false;
+  }
+}
+
+// Failures before the request left the client: the server never saw it, so the caller may
+// roll back session state that the request would have created.
+bool reached_server(ErrorKind kind) {
+  return kind != ErrorKind::kDns && kind != ErrorKind::kConnect && kind != ErrorKind::kTls &&
+         kind != ErrorKind::kSend;
+}
+
+}  // namespace
+
+namespace {
+
+// How the reply's bytes are read, decided at its first body byte.
+enum class BodyMode : uint8_t { kUnknown, kSse, kBody, kErrorBody };
+
+struct Transfer {
+  HttpClient::RequestId id = 0;
+  const int64_t* read_ns = nullptr;  // the client's stamp of the read being processed
+  CurlEasy easy;
+  CurlSlist headers;
+  HttpRequest request;  // owns the body curl sends from
+  HttpClient::DoneCallback done;
+  HttpResponse response;
+  Endpoint endpoint = Endpoint::kChat;
+  BodyMode mode = BodyMode::kUnknown;
+  SseParser sse;
+  std::string body;  // non-streaming reply, or the body of a non-2xx reply
+  bool saw_done = false;
+  bool attached = false;  // added to the multi handle
+  EventLoop::TimerId cancel_timer = 0;
+  char error_buffer[CURL_ERROR_SIZE] = {};
+};
+
+void set_error(HttpResponse& r, ErrorKind kind, std::string message, int64_t code = 0,
+               std::string type = {}) {
+  if (r.error.kind != ErrorKind::kNone) return;  // the first error wins
+  r.error.kind = kind;
+  r.error.code = code;
+  r.error.type = std::move(type);
+  r.error.message = std::move(message);
+}
+
+void set_server_error(HttpResponse& r, ErrorKind kind, const ServerError& e) {
+  set_error(r, kind, e.message.empty() ? "error event" : e.message, e.code, e.type);
+}
+
+void record_content(HttpResponse& r, int64_t recv_ns) {
+  if (r.first_token_ns == 0) {
+    r.first_token_ns = recv_ns;
+  } else {
+    if (r.second_token_ns == 0) r.second_token_ns = recv_ns;
+    // Events delivered by one read share its timestamp: a gap of 0 means they were coalesced.
+    r.chunk_gaps_ns.push_back(recv_ns - r.last_token_ns);
+  }
+  r.last_token_ns = recv_ns;
+  ++r.content_events;
+}
+
+void apply_usage(HttpResponse& r, const Usage& usage) {
+  if (!usage.present) return;
+  r.has_usage = true;
+  r.prompt_tokens = usage.prompt_tokens;
+  r.completion_tokens = usage.completion_tokens;
+  if (usage.cached_tokens >= 0) r.cached_tokens = usage.cached_tokens;
+}
+
+// One SSE event of a streamed reply. Returns false to abort the transfer.
+bool on_sse_event(Transfer& t, const SseEvent& event) {
+  HttpResponse& r = t.response;
+  if (t.saw_done) return true;  // nothing after [DONE] counts
+  if (event.type == "error") {
+    set_server_error(r, ErrorKind::kServerErrorEvent, parse_error_body(event.data));
+    return false;
+  }
+  if (event.data == "[DONE]") {
+    t.saw_done = true;
+    return true;
+  }
+  if (event.data.empty()) return true;
+  const ReplyChunk chunk = parse_stream_event(event.data, t.endpoint, r.reply_text);
+  if (!chunk.valid_json) {
+    set_error(r, ErrorKind::kMalformedEvent,
+              "event data is not JSON: " + trim_message(event.data, 200));
+    return false;
+  }
+  if (chunk.error.present) {
+    set_server_error(r, ErrorKind::kServerErrorEvent, chunk.error);
+    return false;
+  }
+  apply_usage(r, chunk.usage);
+  if (chunk.has_content) record_content(r, event.recv_ns);
+  return true;
+}
+
+void decide_mode(Transfer& t) {
+  long status = 0;
+  curl_easy_getinfo(t.easy.get(), CURLINFO_RESPONSE_CODE, &status);
+  t.response.http_status = status;
+  if (status < 200 || status >= 300) {
+    t.mode = BodyMode::kErrorBody;
+    return;
+  }
+  if (!t.request.streaming) {
+    t.mode = BodyMode::kBody;
+    return;
+  }
+  // A server that ignores "stream": true answers with one JSON body: read it as such.
+  const char* content_type = nullptr;
+  curl_easy_getinfo(t.easy.get(), CURLINFO_CONTENT_TYPE, &content_type);
+  const std::string_view type = content_type == nullptr ? "" : content_type;
+  const bool json = type.find("json") != std::string_view::npos;
+  t.mode = json && type.find("event-stream") == std::string_view::npos ? BodyMode::kBody
+                                                                       : BodyMode::kSse;
+}
+
+}  // namespace
+
+struct HttpClient::Impl {
+  EventLoop& loop;
+  CurlMulti multi;
+  std::unordered_map<RequestId, std::unique_ptr<Transfer>> transfers;  // attached to curl
+  std::vector<std::unique_ptr<Transfer>> finished;  // waiting for deferred delivery
+  std::vector<CurlEasy> easy_pool;
+  std::unordered_set<int> sockets;  // registered in the loop
+  EventLoop::TimerId curl_timer = 0;
+  EventLoop::TimerId deliver_timer = 0;
+  RequestId next_id = 1;
+  // Steady time of the socket read being processed: one stamp per read, shared by every
+  // event the read completes.
+  int64_t read_ns = 0;
+
+  explicit Impl(EventLoop& l) : loop(l) {}
+
+  static int on_socket(CURL*, curl_socket_t s, int what, void* userp, void*) noexcept;
+  static int on_timer(CURLM*, long timeout_ms, void* userp) noexcept;
+  static size_t on_header(char*, size_t size, size_t count, void* userp) noexcept;
+  static size_t on_write(char* ptr, size_t size, size_t count, void* userp) noexcept;
+
+  void socket_action(curl_socket_t s, int flags) {
+    read_ns = steady_now_ns();
+    int running = 0;
+    curl_multi_socket_action(multi.get(), s, flags, &running);
+    collect_done();
+  }
+
+  void on_ready(int fd, uint32_t events) {
+    int flags = 0;
+    if ((events & EPOLLIN) != 0) flags |= CURL_CSELECT_IN;
+    if ((events & EPOLLOUT) != 0) flags |= CURL_CSELECT_OUT;
+    if ((events & (EPOLLERR | EPOLLHUP)) != 0) {
+      flags |= CURL_CSELECT_ERR | CURL_CSELECT_IN | CURL_CSELECT_OUT;
+    }
+    socket_action(fd, flags);
+  }
+
+  CurlEasy take_easy() {
+    if (easy_pool.empty()) return CurlEasy();
+    CurlEasy easy = std::move(easy_pool.back());
+    easy_pool.pop_back();
+    return easy;
+  }
+
+  // Detaches the transfer from curl and the loop. Never called from inside a curl callback.
+  void release(Transfer& t) {
+    if (t.cancel_timer != 0) loop.cancel_timer(t.cancel_timer);
+    t.cancel_timer = 0;
+    if (t.attached) curl_multi_remove_handle(multi.get(), t.easy.get());
+    t.attached = false;
+    if (t.easy && easy_pool.size() < kEasyPoolSize) {
+      curl_easy_reset(t.easy.get());  // keeps the multi's connection and DNS caches
+      easy_pool.push_back(std::move(t.easy));
+    }
+  }
+
+  std::string configure(Transfer& t);
+  void complete(Transfer& t, CURLcode code);
+  void collect_done();
+  void defer(std::unique_ptr<Transfer> t);
+  void cancel(RequestId id, const char* why);
+};
+
+int HttpClient::Impl::on_socket(CURL*, curl_socket_t s, int what, void* userp, void*) noexcept {
+  auto* self = static_cast<Impl*>(userp);
+  try {
+    if (what == CURL_POLL_REMOVE) {
+      self->sockets.erase(s);
+      self->loop.remove_fd(s);
+      return 0;
+    }
+    uint32_t events = 0;
+    if ((what & CURL_POLL_IN) != 0) events |= EPOLLIN;
+    if ((what & CURL_POLL_OUT) != 0) events |= EPOLLOUT;
+    if (self->sockets.insert(s).second) {
+      self->loop.add_fd(s, events, [self, s](uint32_t ready) { self->on_ready(s, ready); });
+    } else {
+      self->loop.modify_fd(s, events);
+    }
+    return 0;
+  } catch (...) {
+    return -1;  // curl fails the transfers on this socket
+  }
+}
+
+int HttpClient::Impl::on_timer(CURLM*, long timeout_ms, void* userp) noexcept {
+  auto* self = static_cast<Impl*>(userp);
+  try {
+    if (self->curl_timer != 0) self->loop.cancel_timer(self->curl_timer);
+    self->curl_timer = 0;
+    if (timeout_ms < 0) return 0;
+    // curl must not be re-entered from this callback: even a 0 ms timeout runs from the loop.
+    const int64_t deadline_ns = steady_now_ns() + static_cast<int64_t>(timeout_ms) * 1'000'000;
+    self->curl_timer = self->loop.add_timer(deadline_ns, [self] {
+      self->curl_timer = 0;
+      self->socket_action(CURL_SOCKET_TIMEOUT, 0);
+    });
+    return 0;
+  } catch (...) {
+    return -1;
+  }
+}
+
+size_t HttpClient::Impl::on_header(char*, size_t size, size_t count, void* userp) noexcept {
+  auto& t = *static_cast<Transfer*>(userp);
+  if (t.response.first_byte_ns == 0) t.response.first_byte_ns = *t.read_ns;
+  return size * count;
+}
+
+size_t HttpClient::Impl::on_write(char* ptr, size_t size, size_t count, void* userp) noexcept {
+  auto& t = *static_cast<Transfer*>(userp);
+  const size_t n = size * count;
+  HttpResponse& r = t.response;
+  const int64_t now = *t.read_ns;
+  if (r.first_byte_ns == 0) r.first_byte_ns = now;
+  try {
+    if (t.mode == BodyMode::kUnknown) decide_mode(t);
+    switch (t.mode) {
+      case BodyMode::kErrorBody:
+        t.body.append(
+            ptr, std::min(n, kMaxErrorBodyBytes - std::min(kMaxErrorBodyBytes, t.body.size())));
+        return n;
+      case BodyMode::kBody:
+        if (t.body.size() + n > kMaxBodyBytes) {
+          set_error(r, ErrorKind::kOther, "reply body larger than 256 MiB");
+          return 0;
+        }
+        t.body.append(ptr, n);
+        return n;
+      case BodyMode::kSse:
+      case BodyMode::kUnknown: {
+        const auto status = t.sse.feed(
+            {ptr, n}, now, [&t](const SseEvent& event) { return on_sse_event(t, event); });
+        if (status == SseParser::Status::kOverflow) {
+          set_error(r, ErrorKind::kMalformedEvent, "event larger than 16 MiB");
+        }
+        // After a malformed or error event the rest of the stream means nothing: abort.
+        return r.error.kind == ErrorKind::kNone ? n : 0;
+      }
+    }
+  } catch (...) {
+    set_error(r, ErrorKind::kOther, "out of memory while reading the reply");
+  }
+  return 0;
+}
+
+std::string HttpClient::Impl::configure(Transfer& t) {
+  CURL* h = t.easy.get();
+  if (h == nullptr) return "curl_easy_init failed";
+  const HttpRequest& req = t.request;
+  bool has_content_type = false;
+  for (const std::string& line : req.headers) {
+    has_content_type = has_content_type || starts_with_nocase(line, "content-type:");
+    if (!t.headers.append(line.c_str())) return "out of memory building headers";
+  }
+  if (!req.body.empty() && !has_content_type &&
+      !t.headers.append("Content-Type: application/json")) {
+    return "out of memory building headers";
+  }
+  if (!t.headers.append("Expect:")) return "out of memory building headers";  // no 100-continue
+
+  curl_easy_setopt(h, CURLOPT_PRIVATE, static_cast<void*>(&t));
+  if (curl_easy_setopt(h, CURLOPT_URL, req.url.c_str()) != CURLE_OK) return "bad url";
+  curl_easy_setopt(h, CURLOPT_PROTOCOLS_STR, "http,https");
+  curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+  curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
+  curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ms_of_seconds(req.connect_timeout_s));
+  curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms_of_seconds(req.request_timeout_s));
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, t.headers.get());
+  curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t.error_buffer);
+  curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &Impl::on_header);
+  curl_easy_setopt(h, CURLOPT_HEADERDATA, static_cast<void*>(&t));
+  curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &Impl::on_write);
+  curl_easy_setopt(h, CURLOPT_WRITEDATA, static_cast<void*>(&t));
+  if (req.body.empty()) {
+    curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
+  } else {
+    curl_easy_setopt(h, CURLOPT_POSTFIELDS, req.body.data());
+    curl_easy_setopt(h, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(req.body.size()));
+  }
+  if (req.http2) {
+    const bool tls = starts_with_nocase(req.url, "https:");
+    curl_easy_setopt(
+        h, CURLOPT_HTTP_VERSION,
+        tls ? long{CURL_HTTP_VERSION_2TLS} : long{CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE});
+    curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);  // multiplex onto an open connection
+  } else {
+    curl_easy_setopt(h, CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_1_1});
+  }
+  if (req.insecure) {
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYPEER, 0L);
+    curl_easy_setopt(h, CURLOPT_SSL_VERIFYHOST, 0L);
+  }
+  return {};
+}
+
+// Classifies a finished transfer. Errors recorded while reading (malformed or error events)
+// came first and win.
+void HttpClient::Impl::complete(Transfer& t, CURLcode code) {
+  HttpResponse& r = t.response;
+  r.end_ns = steady_now_ns();
+  long status = 0;
+  curl_easy_getinfo(t.easy.get(), CURLINFO_RESPONSE_CODE, &status);
+  if (status != 0) r.http_status = status;
+  curl_off_t request_bytes = 0;
+  curl_easy_getinfo(t.easy.get(), CURLINFO_REQUEST_SIZE, &request_bytes);
+  const bool got_bytes = r.first_byte_ns != 0;
+  if (code == CURLE_OK && t.mode == BodyMode::kSse) {
+    t.sse.finish(r.end_ns, [&t](const SseEvent& event) { return on_sse_event(t, event); });
+  }
+  const std::string curl_message =
+      t.error_buffer[0] != '\0' ? std::string(t.error_buffer) : curl_easy_strerror(code);
+
+  if (r.http_status != 0 && (r.http_status < 200 || r.http_status >= 300)) {
+    const ServerError e = parse_error_body(t.body);
+    set_error(r, ErrorKind::kHttpStatus,
+              e.message.empty() ? "HTTP " + std::to_string(r.http_status) : e.message,
+              r.http_status, e.type);
+  }
+  switch (code) {
+    case CURLE_OK:
+      if (t.request.streaming && t.mode != BodyMode::kBody) {
+        if (!t.saw_done)
+          set_error(r, ErrorKind::kStreamDisconnected, "stream ended without [DONE]");
+        break;
+      }
+      if (r.error.kind == ErrorKind::kNone) {
+        const ReplyChunk chunk = parse_reply_body(t.body, t.endpoint, r.reply_text);
+        if (!chunk.valid_json) {
+          set_error(r, ErrorKind::kMalformedEvent,
+                    "reply body is not JSON: " + trim_message(t.body, 200));
+        } else if (chunk.error.present) {
+          set_server_error(r, ErrorKind::kServerErrorEvent, chunk.error);
+        } else {
+          apply_usage(r, chunk.usage);
+          // A whole body arrives at once: every token is "first" at the end.
+          r.first_token_ns = r.last_token_ns = r.end_ns;
+          r.content_events = chunk.items > 0 ? chunk.items : (chunk.has_content ? 1 : 0);
+        }
+      }
+      break;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+      set_error(r, ErrorKind::kDns, curl_message);
+      break;
+    case CURLE_COULDNT_CONNECT:
+      set_error(r, ErrorKind::kConnect, curl_message);
+      break;
+    case CURLE_OPERATION_TIMEDOUT:
+      if (got_bytes) {
+        set_error(r, ErrorKind::kTimeoutMidStream, curl_message);
+      } else if (request_bytes == 0) {  // never got to send: the connect (or TLS) timed out
+        set_error(r, ErrorKind::kConnect, curl_message);
+      } else {
+        set_error(r, ErrorKind::kTimeoutBeforeFirstByte, curl_message);
+      }
+      break;
+    case CURLE_SEND_ERROR:
+      set_error(r, got_bytes ? ErrorKind::kStreamDisconnected : ErrorKind::kSend, curl_message);
+      break;
+    case CURLE_RECV_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+      set_error(
+          r, !got_bytes && request_bytes == 0 ? ErrorKind::kSend : ErrorKind::kStreamDisconnected,
+          curl_message);
+      break;
+    default:
+      set_error(r, is_tls_error(code) ? ErrorKind::kTls : ErrorKind::kOther, curl_message);
+      break;
+  }
+  r.request_reached_server = reached_server(r.error.kind);
+}
+
+void HttpClient::Impl::collect_done() {
+  std::vector<std::unique_ptr<Transfer>> done;
+  int left = 0;
+  while (CURLMsg* msg = curl_multi_info_read(multi.get(), &left)) {
+    if (msg->msg != CURLMSG_DONE) continue;
+    void* priv = nullptr;
+    curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
+    const CURLcode code = msg->data.result;
+    auto it = transfers.find(static_cast<Transfer*>(priv)->id);
+    if (it == transfers.end()) continue;
+    complete(*it->second, code);
+    release(*it->second);
+    done.push_back(std::move(it->second));
+    transfers.erase(it);
+  }
+  // Callbacks run after curl is left alone: they may start or cancel transfers.
+  for (auto& t : done) t->done(std::move(t->response));
+}
+
+void HttpClient::Impl::defer(std::unique_ptr<Transfer> t) {
+  finished.push_back(std::move(t));
+  if (deliver_timer != 0) return;
+  deliver_timer = loop.add_timer(0, [this] {
+    deliver_timer = 0;
+    std::vector<std::unique_ptr<Transfer>> batch;
+    batch.swap(finished);
+    for (auto& f : batch) f->done(std::move(f->response));
+  });
+}
+
+void HttpClient::Impl::cancel(RequestId id, const char* why) {
+  auto it = transfers.find(id);
+  if (it == transfers.end()) return;
+  std::unique_ptr<Transfer> t = std::move(it->second);
+  transfers.erase(it);
+  HttpResponse& r = t->response;
+  r.end_ns = steady_now_ns();
+  long status = 0;
+  curl_easy_getinfo(t->easy.get(), CURLINFO_RESPONSE_CODE, &status);
+  if (status != 0) r.http_status = status;
+  curl_off_t request_bytes = 0;
+  curl_easy_getinfo(t->easy.get(), CURLINFO_REQUEST_SIZE, &request_bytes);
+  set_error(r, ErrorKind::kCancelled, why);
+  r.request_reached_server = request_bytes > 0 || r.first_byte_ns != 0;
+  release(*t);
+  defer(std::move(t));
+}
+
+HttpClient::HttpClient(EventLoop& loop) : impl_(std::make_unique<Impl>(loop)) {
+  curl_global_once();
+  CURLM* m = impl_->multi.get();
+  if (m == nullptr) throw std::runtime_error("curl_multi_init failed");
+  curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, &Impl::on_socket);
+  curl_multi_setopt(m, CURLMOPT_SOCKETDATA, static_cast<void*>(impl_.get()));
+  curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, &Impl::on_timer);
+  curl_multi_setopt(m, CURLMOPT_TIMERDATA, static_cast<void*>(impl_.get()));
+  curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, kMaxConnections);
+  curl_multi_setopt(m, CURLMOPT_PIPELINING, long{CURLPIPE_MULTIPLEX});
+}
+
+HttpClient::~HttpClient() {
+  Impl& s = *impl_;
+  for (auto& [id, t] : s.transfers) s.release(*t);
+  s.transfers.clear();
+  s.finished.clear();
+  if (s.deliver_timer != 0) s.loop.cancel_timer(s.deliver_timer);
+  s.easy_pool.clear();
+  // Closing the connection cache may still call on_socket; impl_ is alive until the end.
+  s.multi.reset();
+  if (s.curl_timer != 0) s.loop.cancel_timer(s.curl_timer);
+  for (const int fd : s.sockets) s.loop.remove_fd(fd);
+}
+
+HttpClient::RequestId HttpClient::start(HttpRequest request, DoneCallback done) {
+  Impl& s = *impl_;
+  auto t = std::make_unique<Transfer>();
+  t->id = s.next_id++;
+  t->read_ns = &s.read_ns;
+  t->easy = s.take_easy();
+  t->request = std::move(request);
+  t->done = std::move(done);
+  t->endpoint = endpoint_from_name(t->request.endpoint);
+  t->response.sent_ns = steady_now_ns();
+  const RequestId id = t->id;
+  std::string failure = s.configure(*t);
+  if (failure.empty()) {
+    const CURLMcode rc = curl_multi_add_handle(s.multi.get(), t->easy.get());
+    if (rc == CURLM_OK) {
+      t->attached = true;
+    } else {
+      failure = curl_multi_strerror(rc);
+    }
+  }
+  if (!failure.empty()) {
+    t->response.end_ns = steady_now_ns();
+    set_error(t->response, ErrorKind::kOther, failure);
+    s.release(*t);
+    s.defer(std::move(t));  // `done` never runs inside start()
+    return id;
+  }
+  if (t->request.cancel_after_ms >= 0) {
+    const auto after_ns = static_cast<int64_t>(std::llround(t->request.cancel_after_ms * 1e6));
+    t->cancel_timer = s.loop.add_timer(t->response.sent_ns + after_ns, [&s, id] {
+      auto it = s.transfers.find(id);
+      if (it != s.transfers.end()) it->second->cancel_timer = 0;
+      s.cancel(id, "cancelled by the client after cancel_after_ms");
+    });
+  }
+  s.transfers.emplace(id, std::move(t));
+  return id;
+}
+
+void HttpClient::cancel(RequestId id) { impl_->cancel(id, "cancelled by the client"); }
+
+void HttpClient::cancel_all() {
+  std::vector<RequestId> ids;
+  ids.reserve(impl_->transfers.size());
+  for (const auto& [id, t] : impl_->transfers) ids.push_back(id);
+  for (const RequestId id : ids) impl_->cancel(id, "cancelled by the client");
+}
+
+size_t HttpClient::in_flight() const { return impl_->transfers.size() + impl_->finished.size(); }
+
+}  // namespace convoy::worker

@@ -1,0 +1,208 @@
+#include "worker/reply_parser.hpp"
+
+#include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace convoy::worker {
+
+namespace {
+
+using Allocator = rapidjson::MemoryPoolAllocator<>;
+using Document = rapidjson::GenericDocument<rapidjson::UTF8<>, Allocator, Allocator>;
+using Value = rapidjson::GenericValue<rapidjson::UTF8<>, Allocator>;
+
+// Stack buffers sized for a typical streamed chunk, so most events parse without touching the
+// heap; larger documents spill into pool chunks that die with the parse.
+class Parsed {
+ public:
+  explicit Parsed(std::string_view json)
+      : values_(value_buffer_, sizeof value_buffer_),
+        stack_(stack_buffer_, sizeof stack_buffer_),
+        doc_(&values_, sizeof stack_buffer_, &stack_) {
+    // Iterative: a deeply nested reply cannot overflow the worker's stack.
+    doc_.Parse<rapidjson::kParseIterativeFlag>(json.data(), json.size());
+  }
+  bool ok() const { return !doc_.HasParseError(); }
+  const Document& doc() const { return doc_; }
+
+ private:
+  alignas(16) char value_buffer_[8192];
+  alignas(16) char stack_buffer_[2048];
+  Allocator values_;
+  Allocator stack_;
+  Document doc_;
+};
+
+const Value* member(const Value& object, const char* name) {
+  if (!object.IsObject()) return nullptr;
+  auto it = object.FindMember(name);
+  return it == object.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string_view string_of(const Value* value) {
+  if (value == nullptr || !value->IsString()) return {};
+  return {value->GetString(), value->GetStringLength()};
+}
+
+int64_t int_of(const Value* value, int64_t fallback) {
+  if (value == nullptr) return fallback;
+  if (value->IsInt64()) return value->GetInt64();
+  if (value->IsUint64()) return static_cast<int64_t>(value->GetUint64());
+  if (value->IsDouble()) return static_cast<int64_t>(value->GetDouble());
+  return fallback;
+}
+
+std::string to_json(const Value& value) {
+  rapidjson::StringBuffer out;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(out);
+  value.Accept(writer);
+  return {out.GetString(), out.GetSize()};
+}
+
+Usage usage_of(const Value& root) {
+  Usage usage;
+  const Value* u = member(root, "usage");
+  if (u == nullptr || !u->IsObject()) return usage;
+  usage.present = true;
+  usage.prompt_tokens = int_of(member(*u, "prompt_tokens"), 0);
+  usage.completion_tokens = int_of(member(*u, "completion_tokens"), 0);
+  if (const Value* details = member(*u, "prompt_tokens_details")) {
+    usage.cached_tokens = int_of(member(*details, "cached_tokens"), -1);
+  }
+  return usage;
+}
+
+// Fills message/type/code from an object shaped {"message","type","code"}.
+void fields_from(const Value& object, ServerError& error) {
+  error.message = trim_message(string_of(member(object, "message")));
+  error.type = std::string(string_of(member(object, "type")));
+  const Value* code = member(object, "code");
+  error.code = int_of(code, 0);
+  if (error.type.empty()) error.type = std::string(string_of(code));
+  if (error.message.empty()) {
+    const Value* detail = member(object, "detail");  // FastAPI validation errors
+    if (detail != nullptr && detail->IsString()) {
+      error.message = trim_message(string_of(detail));
+    } else if (detail != nullptr && !detail->IsNull()) {
+      error.message = trim_message(to_json(*detail));
+    }
+  }
+}
+
+// A streamed or whole reply that is an error: {"error": {...} | "text"} or {"object": "error"}.
+ServerError error_of(const Value& root) {
+  ServerError error;
+  if (!root.IsObject()) return error;
+  const Value* e = member(root, "error");
+  if (e != nullptr && !e->IsNull() && !(e->IsBool() && !e->GetBool())) {
+    error.present = true;
+    if (e->IsObject()) {
+      fields_from(*e, error);
+    } else if (e->IsString()) {
+      error.message = trim_message(string_of(e));
+    } else {
+      error.message = trim_message(to_json(*e));
+    }
+    if (error.message.empty()) error.message = trim_message(to_json(root));
+    return error;
+  }
+  if (string_of(member(root, "object")) == "error") {
+    error.present = true;
+    fields_from(root, error);
+    if (error.message.empty()) error.message = trim_message(to_json(root));
+  }
+  return error;
+}
+
+// Visits content in each choice; appends choice 0's to `text`. `field` is where content lives
+// inside a choice (chat: "delta"/"message"; completions: the choice itself).
+bool collect_choices(const Value& root, const char* field, std::string& text) {
+  const Value* choices = member(root, "choices");
+  if (choices == nullptr || !choices->IsArray()) return false;
+  bool has_content = false;
+  for (const Value& choice : choices->GetArray()) {
+    const Value* holder = field == nullptr ? &choice : member(choice, field);
+    if (holder == nullptr || !holder->IsObject()) continue;
+    const std::string_view content =
+        string_of(member(*holder, field == nullptr ? "text" : "content"));
+    const bool first_choice = int_of(member(choice, "index"), 0) == 0;
+    if (!content.empty()) {
+      has_content = true;
+      if (first_choice) text.append(content);
+    }
+    if (field != nullptr && (!string_of(member(*holder, "reasoning_content")).empty() ||
+                             !string_of(member(*holder, "reasoning")).empty())) {
+      has_content = true;
+    }
+  }
+  return has_content;
+}
+
+ReplyChunk parse_reply(std::string_view json, Endpoint endpoint, bool streaming,
+                       std::string& text) {
+  ReplyChunk chunk;
+  const Parsed parsed(json);
+  if (!parsed.ok()) return chunk;
+  chunk.valid_json = true;
+  const Value& root = parsed.doc();
+  chunk.error = error_of(root);
+  if (chunk.error.present) return chunk;
+  chunk.usage = usage_of(root);
+  switch (endpoint) {
+    case Endpoint::kChat:
+      chunk.has_content = collect_choices(root, streaming ? "delta" : "message", text);
+      break;
+    case Endpoint::kCompletions:
+      chunk.has_content = collect_choices(root, nullptr, text);
+      break;
+    case Endpoint::kEmbeddings: {
+      const Value* data = member(root, "data");
+      if (data != nullptr && data->IsArray()) chunk.items = static_cast<int64_t>(data->Size());
+      chunk.has_content = chunk.items > 0;
+      break;
+    }
+  }
+  return chunk;
+}
+
+}  // namespace
+
+Endpoint endpoint_from_name(std::string_view name) {
+  if (name == "completions") return Endpoint::kCompletions;
+  if (name == "embeddings") return Endpoint::kEmbeddings;
+  return Endpoint::kChat;
+}
+
+ReplyChunk parse_stream_event(std::string_view data, Endpoint endpoint, std::string& text) {
+  return parse_reply(data, endpoint, true, text);
+}
+
+ReplyChunk parse_reply_body(std::string_view body, Endpoint endpoint, std::string& text) {
+  return parse_reply(body, endpoint, false, text);
+}
+
+ServerError parse_error_body(std::string_view body) {
+  ServerError error;
+  const Parsed parsed(body);
+  if (parsed.ok() && parsed.doc().IsObject()) {
+    error = error_of(parsed.doc());
+    if (!error.present) fields_from(parsed.doc(), error);
+  }
+  error.present = true;
+  if (error.message.empty()) error.message = trim_message(body);
+  return error;
+}
+
+std::string trim_message(std::string_view text, size_t max_bytes) {
+  const auto is_space = [](char c) { return c == ' ' || c == '\n' || c == '\r' || c == '\t'; };
+  while (!text.empty() && is_space(text.front())) text.remove_prefix(1);
+  while (!text.empty() && is_space(text.back())) text.remove_suffix(1);
+  if (text.size() <= max_bytes) return std::string(text);
+  size_t cut = max_bytes;
+  // Back off continuation bytes (10xxxxxx) so a multi-byte character is never split.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0U) == 0x80U) --cut;
+  return std::string(text.substr(0, cut));
+}
+
+}  // namespace convoy::worker

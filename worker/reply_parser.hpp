@@ -1,0 +1,58 @@
+// Extracts what the worker measures from OpenAI-compatible replies: streamed content, usage and
+// errors from SSE data payloads, whole non-streaming bodies, and error bodies of failed requests.
+// Pure functions over bytes (RapidJSON); no I/O, no clocks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace convoy::worker {
+
+enum class Endpoint : uint8_t { kChat, kCompletions, kEmbeddings };
+// "chat" | "completions" | "embeddings"; anything else reads as chat.
+Endpoint endpoint_from_name(std::string_view name);
+
+struct Usage {
+  bool present = false;  // the reply carried a "usage" object
+  int64_t prompt_tokens = 0;
+  int64_t completion_tokens = 0;
+  int64_t cached_tokens = -1;  // prompt_tokens_details.cached_tokens; -1: not reported
+};
+
+struct ServerError {
+  bool present = false;
+  int64_t code = 0;     // numeric "code" when the server gave one
+  std::string type;     // "type" (or a string "code" when there is no type)
+  std::string message;  // "message", or the raw text trimmed to kMaxErrorMessageBytes
+};
+
+inline constexpr size_t kMaxErrorMessageBytes = 500;
+
+struct ReplyChunk {
+  bool valid_json = false;  // false: the payload is not JSON (a malformed event or body)
+  // Non-empty content or reasoning content in any choice: a token event for timing.
+  bool has_content = false;
+  int64_t items = 0;  // embeddings: entries in data[]
+  Usage usage;
+  ServerError error;  // {"error": ...} or {"object": "error", ...}
+};
+
+// One SSE `data:` payload of a streamed reply. Appends choice 0's content (chat:
+// delta.content, completions: text) to `text`; reasoning content counts as content for timing
+// but is not appended.
+ReplyChunk parse_stream_event(std::string_view data, Endpoint endpoint, std::string& text);
+
+// A whole non-streaming body (chat: choices[0].message.content, completions: choices[0].text,
+// embeddings: data[]).
+ReplyChunk parse_reply_body(std::string_view body, Endpoint endpoint, std::string& text);
+
+// The body of a failed HTTP request, or the data of an `event: error`: OpenAI's
+// {"error":{"message","type","code"}}, Dynamo's and vLLM's {"message","type","code"},
+// FastAPI's {"detail": ...}; anything else becomes the trimmed raw text. `present` is true.
+ServerError parse_error_body(std::string_view body);
+
+// Whitespace-trimmed and cut to at most `max_bytes` on a UTF-8 character boundary.
+std::string trim_message(std::string_view text, size_t max_bytes = kMaxErrorMessageBytes);
+
+}  // namespace convoy::worker

@@ -1,0 +1,353 @@
+#include "worker/request_builder.hpp"
+
+#include <rapidjson/error/en.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <string_view>
+#include <utility>
+
+namespace convoy::worker {
+
+namespace {
+
+using rapidjson::Document;
+using rapidjson::SizeType;
+using rapidjson::Value;
+using Allocator = Document::AllocatorType;
+using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+Value string_value(std::string_view text, Allocator& a) {
+  return Value(text.data(), static_cast<SizeType>(text.size()), a);
+}
+
+std::string_view view(const Value& v) { return {v.GetString(), v.GetStringLength()}; }
+
+const char* type_name(const Value& v) {
+  switch (v.GetType()) {
+    case rapidjson::kNullType:
+      return "null";
+    case rapidjson::kFalseType:
+    case rapidjson::kTrueType:
+      return "a boolean";
+    case rapidjson::kObjectType:
+      return "an object";
+    case rapidjson::kArrayType:
+      return "an array";
+    case rapidjson::kStringType:
+      return "a string";
+    case rapidjson::kNumberType:
+      return "a number";
+  }
+  return "unknown";
+}
+
+// Parses `text` with `a` as allocator, so the result can be moved into a body that uses `a`.
+// Returns "" on success, else the parse error.
+std::string parse_into(const std::string& text, Allocator& a, Value* out) {
+  Document doc(&a);
+  doc.Parse(text.data(), text.size());
+  if (doc.HasParseError()) {
+    return std::string(rapidjson::GetParseError_En(doc.GetParseError())) + " at offset " +
+           std::to_string(doc.GetErrorOffset());
+  }
+  *out = std::move(static_cast<Value&>(doc));
+  return "";
+}
+
+Value message(std::string_view role, std::string_view content, Allocator& a) {
+  Value m(rapidjson::kObjectType);
+  m.AddMember("role", string_value(role, a), a);
+  m.AddMember("content", string_value(content, a), a);
+  return m;
+}
+
+// The text of a message's content: a string, or the "text" parts of a content-part array.
+void append_content_text(const Value& content, std::string* out) {
+  if (content.IsString()) {
+    out->append(view(content));
+    return;
+  }
+  if (!content.IsArray()) return;
+  for (const auto& part : content.GetArray()) {
+    if (!part.IsObject()) continue;
+    auto text = part.FindMember("text");
+    if (text != part.MemberEnd() && text->value.IsString()) out->append(view(text->value));
+  }
+}
+
+void append_line(std::string_view text, std::string* out) {
+  if (text.empty()) return;
+  if (!out->empty()) out->push_back('\n');
+  out->append(text);
+}
+
+// completions: system, history and the new text (or messages) as one plain-text prompt. Each
+// turn's prompt starts with the previous turn's prompt, so prefix caching sees the shared part.
+std::string flatten_prompt(const std::string& system_prompt,
+                           const std::vector<ChatMessage>& history, const std::string& user_text,
+                           const Value* messages) {
+  std::string prompt;
+  append_line(system_prompt, &prompt);
+  for (const auto& m : history) append_line(m.content, &prompt);
+  if (messages == nullptr) {
+    append_line(user_text, &prompt);
+    return prompt;
+  }
+  for (const auto& m : messages->GetArray()) {
+    auto content = m.FindMember("content");
+    if (content == m.MemberEnd()) continue;
+    std::string text;
+    append_content_text(content->value, &text);
+    append_line(text, &prompt);
+  }
+  return prompt;
+}
+
+void write_key(JsonWriter& w, const Value& name) {
+  w.Key(name.GetString(), name.GetStringLength());
+}
+
+// nvext with the overlay's session_control merged in. convoy owns session_id, action and
+// timeout: they are set as computed, or removed when this request does not carry them (a close
+// has no timeout, a bare legacy request has neither). Every other key is kept.
+Document merged_nvext(const Value* existing, const SessionControl& control) {
+  Document nvext;
+  if (existing != nullptr && existing->IsObject()) {
+    nvext.CopyFrom(*existing, nvext.GetAllocator());
+  } else {
+    nvext.SetObject();
+  }
+  Allocator& a = nvext.GetAllocator();
+  auto sc = nvext.FindMember("session_control");
+  if (sc == nvext.MemberEnd()) {
+    nvext.AddMember("session_control", Value(rapidjson::kObjectType), a);
+    sc = nvext.FindMember("session_control");
+  } else if (!sc->value.IsObject()) {
+    sc->value.SetObject();
+  }
+  Value& obj = sc->value;
+  auto set = [&](const char* key, Value v) {
+    auto it = obj.FindMember(key);
+    if (it != obj.MemberEnd()) {
+      it->value = std::move(v);
+    } else {
+      obj.AddMember(Value(rapidjson::StringRef(key)), std::move(v), a);
+    }
+  };
+  set("session_id", string_value(control.session_id, a));
+  if (control.action.empty()) {
+    obj.EraseMember("action");
+  } else {
+    set("action", string_value(control.action, a));
+  }
+  if (control.timeout_s) {
+    set("timeout", Value(*control.timeout_s));
+  } else {
+    obj.EraseMember("timeout");
+  }
+  return nvext;
+}
+
+std::string to_string(const Value& v) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  v.Accept(w);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace
+
+std::string validate_messages_json(const Value& messages) {
+  if (!messages.IsArray())
+    return std::string("messages_json must be an array, got ") + type_name(messages);
+  SizeType i = 0;
+  for (const auto& m : messages.GetArray()) {
+    const std::string where = "messages_json[" + std::to_string(i++) + "]";
+    if (!m.IsObject()) return where + " must be an object, got " + type_name(m);
+    auto role = m.FindMember("role");
+    if (role == m.MemberEnd()) return where + " has no \"role\"";
+    if (!role->value.IsString())
+      return where + ".role must be a string, got " + type_name(role->value);
+    std::string_view r = view(role->value);
+    if (r != "system" && r != "user" && r != "assistant" && r != "tool") {
+      return where + ".role is \"" + std::string(r) +
+             "\"; expected system, user, assistant or tool";
+    }
+  }
+  return "";
+}
+
+void merge_json_object(Value& dst, const Value& src, Allocator& allocator) {
+  for (const auto& member : src.GetObject()) {
+    auto it = dst.FindMember(member.name);
+    if (it == dst.MemberEnd()) {
+      dst.AddMember(Value(member.name, allocator), Value(member.value, allocator), allocator);
+    } else if (it->value.IsObject() && member.value.IsObject()) {
+      merge_json_object(it->value, member.value, allocator);
+    } else {
+      it->value.CopyFrom(member.value, allocator);
+    }
+  }
+}
+
+RequestBuilder::RequestBuilder(const proto::WorkerSettings& settings)
+    : model_(settings.model),
+      streaming_(settings.streaming),
+      include_usage_(settings.use_server_token_counts),
+      max_completion_tokens_(settings.max_completion_tokens) {
+  if (settings.endpoint == "chat") {
+    endpoint_ = Endpoint::kChat;
+  } else if (settings.endpoint == "completions") {
+    endpoint_ = Endpoint::kCompletions;
+  } else if (settings.endpoint == "embeddings") {
+    endpoint_ = Endpoint::kEmbeddings;
+  } else {
+    throw RequestFormatError("target.endpoint: unknown endpoint \"" + settings.endpoint +
+                             "\" (expected chat, completions or embeddings)");
+  }
+  const std::string& extra = settings.extra_body_json.empty() ? "{}" : settings.extra_body_json;
+  extra_body_.Parse(extra.data(), extra.size());
+  if (extra_body_.HasParseError()) {
+    throw RequestFormatError(std::string("target.extra_body is not valid JSON: ") +
+                             rapidjson::GetParseError_En(extra_body_.GetParseError()) +
+                             " at offset " + std::to_string(extra_body_.GetErrorOffset()));
+  }
+  if (!extra_body_.IsObject()) {
+    throw RequestFormatError(std::string("target.extra_body must be a JSON object, got ") +
+                             type_name(extra_body_));
+  }
+}
+
+bool RequestBuilder::try_format(const std::string& system_prompt,
+                                const std::vector<ChatMessage>& history, const proto::Turn& turn,
+                                Document* out, std::string* error) const {
+  auto fail = [&](std::string message) {
+    if (error) *error = std::move(message);
+    return false;
+  };
+  Document body(rapidjson::kObjectType);
+  Allocator& a = body.GetAllocator();
+
+  Value messages;  // the turn's messages_json, parsed and validated
+  if (!turn.messages_json.empty()) {
+    std::string parse_error = parse_into(turn.messages_json, a, &messages);
+    if (!parse_error.empty()) return fail("turn messages_json is not valid JSON: " + parse_error);
+    std::string invalid = validate_messages_json(messages);
+    if (!invalid.empty()) return fail("turn " + invalid);
+  }
+  Value turn_extra;
+  if (!turn.extra_json.empty()) {
+    std::string parse_error = parse_into(turn.extra_json, a, &turn_extra);
+    if (!parse_error.empty()) return fail("turn extra_json is not valid JSON: " + parse_error);
+    if (!turn_extra.IsObject()) {
+      return fail(std::string("turn extra_json must be a JSON object, got ") +
+                  type_name(turn_extra));
+    }
+  }
+  const Value* turn_messages = messages.IsArray() ? &messages : nullptr;
+
+  body.AddMember("model", string_value(model_, a), a);
+  switch (endpoint_) {
+    case Endpoint::kChat: {
+      Value list(rapidjson::kArrayType);
+      list.Reserve(static_cast<SizeType>(history.size() + 2), a);
+      if (!system_prompt.empty()) list.PushBack(message("system", system_prompt, a), a);
+      for (const auto& m : history) list.PushBack(message(m.role, m.content, a), a);
+      if (turn_messages != nullptr) {
+        for (auto& m : messages.GetArray()) list.PushBack(std::move(m), a);
+      } else {
+        list.PushBack(message("user", turn.user_text, a), a);
+      }
+      body.AddMember("messages", std::move(list), a);
+      break;
+    }
+    case Endpoint::kCompletions:
+      body.AddMember(
+          "prompt",
+          string_value(flatten_prompt(system_prompt, history, turn.user_text, turn_messages), a),
+          a);
+      break;
+    case Endpoint::kEmbeddings: {
+      std::string input = turn.user_text;
+      if (input.empty() && turn_messages != nullptr) {
+        input = flatten_prompt("", {}, "", turn_messages);
+      }
+      body.AddMember("input", string_value(input, a), a);
+      break;
+    }
+  }
+  if (endpoint_ != Endpoint::kEmbeddings) {
+    if (turn.max_tokens > 0) {
+      const char* key = endpoint_ == Endpoint::kChat && max_completion_tokens_
+                            ? "max_completion_tokens"
+                            : "max_tokens";
+      body.AddMember(rapidjson::StringRef(key), Value(turn.max_tokens), a);
+    }
+    body.AddMember("stream", Value(streaming_), a);
+    if (streaming_ && include_usage_) {
+      Value options(rapidjson::kObjectType);
+      options.AddMember("include_usage", Value(true), a);
+      body.AddMember("stream_options", std::move(options), a);
+    }
+  }
+  merge_json_object(body, extra_body_, a);
+  if (turn_extra.IsObject()) merge_json_object(body, turn_extra, a);
+  *out = std::move(body);
+  return true;
+}
+
+Document RequestBuilder::format(const std::string& system_prompt,
+                                const std::vector<ChatMessage>& history,
+                                const proto::Turn& turn) const {
+  Document body;
+  std::string error;
+  if (!try_format(system_prompt, history, turn, &body, &error)) throw RequestFormatError(error);
+  return body;
+}
+
+Document format_body(const proto::WorkerSettings& s, const std::string& system_prompt,
+                     const std::vector<ChatMessage>& history, const proto::Turn& turn) {
+  return RequestBuilder(s).format(system_prompt, history, turn);
+}
+
+std::string serialize_request(const Value& body, const SessionOverlay& overlay,
+                              std::string* warning, std::string* session_control_as_sent) {
+  if (session_control_as_sent) session_control_as_sent->clear();
+  if (!overlay.session_control) return to_string(body);
+  if (!body.IsObject()) {
+    if (warning) {
+      *warning = std::string("request body is ") + type_name(body) +
+                 ", not a JSON object: session routing (nvext.session_control) was not applied";
+    }
+    return to_string(body);
+  }
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  std::string sent;
+  auto write_nvext = [&](const Value* existing) {
+    Document nvext = merged_nvext(existing, *overlay.session_control);
+    nvext.Accept(w);
+    if (sent.empty()) sent = to_string(nvext["session_control"]);
+  };
+  bool wrote_nvext = false;
+  w.StartObject();
+  for (const auto& member : body.GetObject()) {
+    write_key(w, member.name);
+    if (view(member.name) == "nvext") {
+      write_nvext(&member.value);
+      wrote_nvext = true;
+    } else {
+      member.value.Accept(w);
+    }
+  }
+  if (!wrote_nvext) {
+    w.Key("nvext");
+    write_nvext(nullptr);
+  }
+  w.EndObject();
+  if (session_control_as_sent) *session_control_as_sent = std::move(sent);
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace convoy::worker

@@ -1,0 +1,123 @@
+#include "worker/session_routing.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+namespace convoy::worker {
+
+namespace {
+
+std::string to_json(const SessionControl& control) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
+  writer.StartObject();
+  writer.Key("session_id");
+  writer.String(control.session_id.data(),
+                static_cast<rapidjson::SizeType>(control.session_id.size()));
+  if (!control.action.empty()) {
+    writer.Key("action");
+    writer.String(control.action.data(), static_cast<rapidjson::SizeType>(control.action.size()));
+  }
+  if (control.timeout_s) {
+    writer.Key("timeout");
+    writer.Int64(*control.timeout_s);
+  }
+  writer.EndObject();
+  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+SessionOverlay with_control(const std::string& id, const char* action,
+                            std::optional<int64_t> timeout_s) {
+  SessionOverlay overlay;
+  overlay.session_control = SessionControl{id, action, timeout_s};
+  overlay.session_control_json = to_json(*overlay.session_control);
+  return overlay;
+}
+
+}  // namespace
+
+std::optional<SessionRoutingMode> parse_routing_mode(std::string_view text) {
+  if (text == "off") return SessionRoutingMode::kOff;
+  if (text == "bind") return SessionRoutingMode::kBind;
+  if (text == "legacy") return SessionRoutingMode::kLegacy;
+  if (text == "header") return SessionRoutingMode::kHeader;
+  return std::nullopt;
+}
+
+std::optional<SessionRoutingSettings> session_routing_settings(const proto::WorkerSettings& s,
+                                                               std::string* error) {
+  auto fail = [&](std::string message) -> std::optional<SessionRoutingSettings> {
+    if (error) *error = std::move(message);
+    return std::nullopt;
+  };
+  SessionRoutingSettings out;
+  auto mode = parse_routing_mode(s.session_routing_mode);
+  if (!mode) {
+    return fail("session_routing.mode: unknown mode \"" + s.session_routing_mode +
+                "\" (expected off, bind, legacy or header)");
+  }
+  out.mode = *mode;
+  if (s.session_timeout_s <= 0) {
+    return fail("session_routing.timeout_s: must be a whole number of seconds > 0, got " +
+                std::to_string(s.session_timeout_s));
+  }
+  out.timeout_s = s.session_timeout_s;
+  if (out.mode == SessionRoutingMode::kHeader && s.session_header_name.empty()) {
+    return fail("session_routing.header_name: must not be empty in header mode");
+  }
+  out.header_name = s.session_header_name;
+  return out;
+}
+
+SessionOverlay plan_session_overlay(const SessionRoutingSettings& settings,
+                                    const std::string& correlation_id, bool final_turn,
+                                    bool first_request_on_this_worker_for_session) {
+  switch (settings.mode) {
+    case SessionRoutingMode::kOff:
+      return {};
+    case SessionRoutingMode::kHeader: {
+      SessionOverlay overlay;
+      overlay.headers.emplace_back(settings.header_name, correlation_id);
+      return overlay;
+    }
+    case SessionRoutingMode::kBind:
+      if (final_turn) return with_control(correlation_id, "close", std::nullopt);
+      return with_control(correlation_id, "bind", settings.timeout_s);
+    case SessionRoutingMode::kLegacy:
+      if (final_turn) return with_control(correlation_id, "close", std::nullopt);
+      if (first_request_on_this_worker_for_session) {
+        return with_control(correlation_id, "open", settings.timeout_s);
+      }
+      return with_control(correlation_id, "", std::nullopt);
+  }
+  return {};
+}
+
+SessionOverlay SessionRouter::prepare(const std::string& correlation_id, bool final_turn) {
+  if (settings_.mode != SessionRoutingMode::kLegacy) {
+    return plan_session_overlay(settings_, correlation_id, final_turn, false);
+  }
+  SessionOverlay overlay = plan_session_overlay(settings_, correlation_id, final_turn,
+                                                tracker_.should_open(correlation_id));
+  if (final_turn) {
+    tracker_.remove_on_final(correlation_id);
+  } else if (overlay.opens_session()) {
+    tracker_.mark_opened(correlation_id);
+  }
+  return overlay;
+}
+
+void SessionRouter::on_failed_before_server(const std::string& correlation_id,
+                                            const SessionOverlay& sent) {
+  if (sent.opens_session()) tracker_.rollback(correlation_id);
+}
+
+void SessionRouter::on_conversation_end(const std::string& correlation_id,
+                                        bool completed_normally) {
+  // A normal end already removed the id when close was prepared; discarding again is a no-op.
+  // Every other end (cancelled, aborted, stopped, re-homed) must drop it here.
+  static_cast<void>(completed_normally);
+  tracker_.discard(correlation_id);
+}
+
+}  // namespace convoy::worker

@@ -1,0 +1,121 @@
+// Dynamo conversation-aware routing (DESIGN.md §5): what each request of a conversation carries
+// in nvext.session_control or in a header, and the per-worker legacy open-tracking set.
+//
+// The session id is the conversation's correlation id, identical on every turn. The policy is a
+// pure function of the mode, the turn's position and whether this worker already opened the
+// session; SessionRouter adds the open-tracking state the worker needs around it.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "common/config.hpp"
+#include "proto/messages.hpp"
+
+namespace convoy::worker {
+
+// The worker's view of session_routing.*; defaults come from common/config.hpp.
+struct SessionRoutingSettings {
+  SessionRoutingMode mode = SessionRoutingConfig{}.mode;
+  int64_t timeout_s = SessionRoutingConfig{}.timeout_s;  // whole seconds, > 0
+  std::string header_name = SessionRoutingConfig{}.header_name;
+};
+
+// Reads session_routing_mode / session_timeout_s / session_header_name from the Welcome
+// settings. Returns nullopt and sets *error for an unknown mode, a timeout <= 0 or an empty
+// header name in header mode.
+std::optional<SessionRoutingSettings> session_routing_settings(const proto::WorkerSettings& s,
+                                                               std::string* error);
+// "off" | "bind" | "legacy" | "header"; nullopt otherwise.
+std::optional<SessionRoutingMode> parse_routing_mode(std::string_view text);
+
+// One nvext.session_control object. `action` "" is legacy's bare {"session_id":ID}.
+struct SessionControl {
+  std::string session_id;
+  std::string action;                // "bind" | "open" | "close" | ""
+  std::optional<int64_t> timeout_s;  // sent as "timeout" (bind and open only)
+};
+
+// What one request adds on top of its formatted body.
+struct SessionOverlay {
+  std::optional<SessionControl> session_control;  // put under nvext.session_control
+  std::string session_control_json;               // the object above as JSON; "" when none
+  std::vector<std::pair<std::string, std::string>> headers;  // extra HTTP headers (name, value)
+
+  bool empty() const { return !session_control && headers.empty(); }
+  // True when this request carries legacy's "open" (the set was added to for it).
+  bool opens_session() const { return session_control && session_control->action == "open"; }
+};
+
+// The pure policy (issue 6 items 3-5):
+//   off:    nothing.
+//   bind:   non-final {"session_id":ID,"action":"bind","timeout":T}; final
+//           {"session_id":ID,"action":"close"}. A single-turn conversation sends only close.
+//   legacy: the first request this worker sends for the conversation
+//           {"session_id":ID,"action":"open","timeout":T} (whatever its turn index); later
+//           non-final requests {"session_id":ID}; the final one {"session_id":ID,"action":"close"}.
+//           When the first request is also the final one (single-turn conversations, or a
+//           mid-conversation start at the last turn) only close is sent: an open would pin a
+//           session that is released by the very same request.
+//   header: no body field; the header `header_name: ID` on every request.
+SessionOverlay plan_session_overlay(const SessionRoutingSettings& settings,
+                                    const std::string& correlation_id, bool final_turn,
+                                    bool first_request_on_this_worker_for_session);
+
+// The per-worker legacy open-tracking set (issue 6 item 7). It holds only the conversations this
+// worker has opened and not yet ended, so its size is bounded by the conversations in flight.
+// Every removal is idempotent and a no-op for unknown ids.
+class LegacyOpenTracker {
+ public:
+  // True when the next request for `id` must carry open (this worker has not opened it).
+  bool should_open(const std::string& id) const { return open_.count(id) == 0; }
+  // The request carrying open is about to be sent.
+  void mark_opened(const std::string& id) { open_.insert(id); }
+  // That request failed before the server could have received it (dns, connect, send): the
+  // session was never opened, so the next request for `id` opens again.
+  void rollback(const std::string& id) { open_.erase(id); }
+  // The final turn (close) was sent.
+  void remove_on_final(const std::string& id) { open_.erase(id); }
+  // The conversation ended any other way on this worker: cancellation, abort after an error, run
+  // stop, worker shutdown, re-homing.
+  void discard(const std::string& id) { open_.erase(id); }
+  // Everything goes (worker shutdown).
+  void clear() { open_.clear(); }
+  size_t size() const { return open_.size(); }
+
+ private:
+  std::unordered_set<std::string> open_;
+};
+
+// Tracker + policy, as the worker uses them for every request of every conversation.
+class SessionRouter {
+ public:
+  explicit SessionRouter(SessionRoutingSettings settings) : settings_(std::move(settings)) {}
+
+  // The overlay for the next request of `correlation_id`. In legacy mode a returned open marks
+  // the session opened and a final turn removes it from the set (close is being sent).
+  SessionOverlay prepare(const std::string& correlation_id, bool final_turn);
+  // The request built with `sent` failed before the server could have received it (dns,
+  // connect or send failure): an open it carried is rolled back so the next turn opens again.
+  void on_failed_before_server(const std::string& correlation_id, const SessionOverlay& sent);
+  // The conversation left this worker (completed, cancelled, aborted, stopped, re-homed).
+  // Idempotent; after it the set no longer holds `correlation_id`.
+  void on_conversation_end(const std::string& correlation_id, bool completed_normally);
+  // Worker shutdown or run stop: forget every open session.
+  void clear() { tracker_.clear(); }
+
+  // The size of the legacy open-tracking set (heartbeats, summary.json).
+  size_t legacy_open_count() const { return tracker_.size(); }
+  const SessionRoutingSettings& settings() const { return settings_; }
+
+ private:
+  SessionRoutingSettings settings_;
+  LegacyOpenTracker tracker_;
+};
+
+}  // namespace convoy::worker

@@ -1,0 +1,326 @@
+#include "worker/worker.hpp"
+
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <zmq.hpp>
+
+#include "common/log.hpp"
+#include "common/zmq_util.hpp"
+#include "proto/envelope.hpp"
+#include "worker/conversation_runner.hpp"
+#include "worker/proc_stats.hpp"
+
+namespace convoy::worker {
+
+namespace {
+
+constexpr int64_t kNsPerSec = 1'000'000'000;
+constexpr int64_t kHeartbeatPeriodNs = kNsPerSec;
+constexpr int64_t kFlushDelayNs = 10'000'000;  // a batch waits at most this long
+constexpr size_t kMaxBatchRecords = 512;
+constexpr int64_t kShutdownDrainNs = 5 * kNsPerSec;
+
+// The self-pipe for signals: the handler only writes to an eventfd.
+std::atomic<int> g_signal_fd{-1};
+
+std::string hostname() {
+  char buf[256] = {};
+  if (::gethostname(buf, sizeof buf - 1) != 0) return "unknown";
+  return buf;
+}
+
+}  // namespace
+
+struct Worker::Impl {
+  WorkerOptions options;
+  std::string host = hostname();
+  EventLoop loop;
+  zmq::context_t ctx{1};
+  zmq::socket_t control{ctx, zmq::socket_type::dealer};
+  zmq::socket_t results{ctx, zmq::socket_type::push};
+  int signal_fd = -1;
+
+  std::unique_ptr<HttpClient> http;
+  std::unique_ptr<ConversationRunner> runner;
+  bool welcomed = false;
+  bool shutting_down = false;
+  int exit_code = 0;
+  int64_t started_ns = steady_now_ns();
+  int64_t last_heard_ns = 0;
+  int64_t shutdown_deadline_ns = 0;
+
+  proto::Results batch;
+  EventLoop::TimerId flush_timer = 0;
+  EventLoop::TimerId retry_timer = 0;
+  std::vector<std::string> unsent;  // encoded batches the PUSH socket would not take yet
+  CpuMeter cpu;
+
+  explicit Impl(WorkerOptions o) : options(std::move(o)) {
+    if (options.id.empty()) options.id = host + "-" + std::to_string(::getpid());
+    batch.worker_id = options.id;
+  }
+
+  ~Impl() {
+    if (signal_fd >= 0) {
+      g_signal_fd = -1;
+      ::close(signal_fd);
+    }
+  }
+
+  // --- control socket ---
+
+  template <class T>
+  void send_control(const T& msg) {
+    std::string bytes = proto::encode(msg);
+    // DEALER queues while disconnected; a full queue drops (the heartbeat after it retries).
+    (void)control.send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+    drain_control();  // a send can consume the edge of ZMQ_FD: re-check for input
+  }
+
+  bool draining_ = false;
+  void drain_control() {
+    if (draining_) return;
+    draining_ = true;
+    drain_socket(control, [&](zmq::message_t& msg) { on_control(msg); });
+    draining_ = false;
+  }
+
+  void on_control(zmq::message_t& msg) {
+    last_heard_ns = steady_now_ns();
+    std::string error;
+    auto d = proto::decode(msg.data(), msg.size(), &error);
+    if (!d) {
+      log_warn("dropped a malformed control message: ", error);
+      return;
+    }
+    switch (d->type) {
+      case proto::MsgType::kWelcome:
+        if (auto w = d->as<proto::Welcome>()) on_welcome(*w);
+        break;
+      case proto::MsgType::kReject:
+        if (auto r = d->as<proto::Reject>()) {
+          log_error("the controller refused this worker: ", r->reason);
+          exit_code = 2;
+          loop.stop();
+        }
+        break;
+      case proto::MsgType::kPing:
+        if (auto p = d->as<proto::Ping>()) {
+          proto::Pong pong{p->seq, p->controller_send_ns, last_heard_ns, 0};
+          pong.worker_send_ns = steady_now_ns();
+          send_control(pong);
+        }
+        break;
+      case proto::MsgType::kHeartbeat:
+        break;  // last_heard_ns is all it is for
+      case proto::MsgType::kAssign:
+        if (auto a = d->as<proto::Assign>()) {
+          if (!runner) break;
+          for (auto& c : a->conversations) runner->assign(std::move(c));
+        }
+        break;
+      case proto::MsgType::kStop:
+        if (auto s = d->as<proto::Stop>()) on_stop(s->cancel);
+        break;
+      default:
+        log_warn("dropped an unexpected ", proto::to_string(d->type), " message");
+    }
+  }
+
+  void on_welcome(const proto::Welcome& w) {
+    if (welcomed) return;
+    welcomed = true;
+    set_log_prefix("convoy-worker " + options.id);
+    try {
+      configure_socket(results);
+      results.connect(w.results_endpoint);
+      http = std::make_unique<HttpClient>(loop);
+      RunnerSink sink{[this](proto::Record&& r) { on_record(std::move(r)); },
+                      [this](const proto::ConversationEnd& e) { on_end(e); }};
+      runner = std::make_unique<ConversationRunner>(loop, *http, w.settings, options.id,
+                                                    std::move(sink));
+    } catch (const std::exception& e) {
+      log_error("cannot start the run: ", e.what());
+      exit_code = 2;
+      loop.stop();
+      return;
+    }
+    if (w.settings.insecure) log_warn("TLS certificate verification is OFF (target.insecure)");
+    log_info("joined run ", w.run_id, " (target ", w.settings.url, ")");
+    send_heartbeat();
+  }
+
+  void on_stop(bool cancel) {
+    if (!runner) {
+      begin_shutdown();
+      return;
+    }
+    if (cancel) {
+      begin_shutdown();
+    } else {
+      runner->stop_starting();
+    }
+  }
+
+  // Cancel everything, wait (bounded) for the cancelled transfers' records, flush, say bye.
+  void begin_shutdown() {
+    if (shutting_down) return;
+    shutting_down = true;
+    shutdown_deadline_ns = steady_now_ns() + kShutdownDrainNs;
+    if (runner) runner->cancel_all();
+    maybe_finish();
+  }
+
+  void maybe_finish() {
+    if (!shutting_down) return;
+    bool idle = !runner || (runner->active_conversations() == 0 && http->in_flight() == 0);
+    if (!idle && steady_now_ns() < shutdown_deadline_ns) {
+      loop.add_timer(steady_now_ns() + 5'000'000, [this] { maybe_finish(); });
+      return;
+    }
+    flush();
+    // Bye travels on the results socket, after every batch, so nothing is counted missing.
+    if (welcomed) {
+      proto::Bye bye{options.id, exit_code == 0 ? "done" : "stopped", 0};
+      if (runner) bye.legacy_open_sessions = static_cast<int64_t>(runner->legacy_open_sessions());
+      std::string bytes = proto::encode(bye);
+      unsent.push_back(std::move(bytes));
+      send_unsent(/*blocking=*/true);
+    }
+    loop.stop();
+  }
+
+  // --- results ---
+
+  void on_record(proto::Record&& r) {
+    batch.records.push_back(std::move(r));
+    if (batch.records.size() >= kMaxBatchRecords) {
+      flush();
+    } else {
+      arm_flush();
+    }
+  }
+
+  void on_end(const proto::ConversationEnd& e) {
+    batch.ended.push_back(e);
+    arm_flush();
+    if (shutting_down) maybe_finish();
+  }
+
+  void arm_flush() {
+    if (flush_timer) return;
+    flush_timer = loop.add_timer(steady_now_ns() + kFlushDelayNs, [this] {
+      flush_timer = 0;
+      flush();
+    });
+  }
+
+  void flush() {
+    if (flush_timer) {
+      loop.cancel_timer(flush_timer);
+      flush_timer = 0;
+    }
+    if (batch.records.empty() && batch.ended.empty()) return;
+    unsent.push_back(proto::encode(batch));
+    batch.records.clear();
+    batch.ended.clear();
+    send_unsent(false);
+  }
+
+  void send_unsent(bool blocking) {
+    size_t sent = 0;
+    for (; sent < unsent.size(); ++sent) {
+      auto flags = blocking ? zmq::send_flags::none : zmq::send_flags::dontwait;
+      if (!results.send(zmq::buffer(unsent[sent]), flags)) break;  // high-water mark: retry
+    }
+    unsent.erase(unsent.begin(), unsent.begin() + static_cast<ptrdiff_t>(sent));
+    if (!unsent.empty() && !retry_timer) {
+      retry_timer = loop.add_timer(steady_now_ns() + kFlushDelayNs, [this] {
+        retry_timer = 0;
+        send_unsent(false);
+      });
+    }
+  }
+
+  // --- liveness ---
+
+  void send_heartbeat() {
+    proto::Heartbeat hb;
+    int64_t now = steady_now_ns();
+    hb.sent_ns = now;
+    if (runner) {
+      hb.in_flight_requests = static_cast<int64_t>(runner->in_flight_requests());
+      hb.active_conversations = static_cast<int64_t>(runner->active_conversations());
+      hb.legacy_open_sessions = static_cast<int64_t>(runner->legacy_open_sessions());
+    }
+    hb.cpu_percent = cpu.sample(now);
+    hb.rss_bytes = resident_bytes();
+    send_control(hb);
+  }
+
+  void on_tick() {
+    int64_t now = steady_now_ns();
+    if (!welcomed) {
+      if (now - started_ns > static_cast<int64_t>(options.first_contact_timeout_s * 1e9)) {
+        log_error("no answer from the controller at ", options.connect, " after ",
+                  options.first_contact_timeout_s, " s; exiting");
+        exit_code = 3;
+        loop.stop();
+        return;
+      }
+      // Say hello again: a controller that started after us never saw the first one.
+      send_control(proto::Hello{proto::kProtocolVersion, options.id, host, ::getpid()});
+    } else {
+      if (now - last_heard_ns > static_cast<int64_t>(options.controller_silence_s * 1e9) &&
+          !shutting_down) {
+        log_error("no word from the controller for ", options.controller_silence_s,
+                  " s: cancelling every transfer and exiting");
+        exit_code = 3;
+        begin_shutdown();
+      }
+      send_heartbeat();
+    }
+    loop.add_timer(now + kHeartbeatPeriodNs, [this] { on_tick(); });
+  }
+
+  int run() {
+    configure_socket(control, 500);
+    control.set(zmq::sockopt::routing_id, options.id);
+    control.connect(options.connect);
+    loop.add_fd(control.get(zmq::sockopt::fd), EPOLLIN, [this](uint32_t) { drain_control(); });
+
+    signal_fd = ::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    g_signal_fd = signal_fd;
+    loop.add_fd(signal_fd, EPOLLIN, [this](uint32_t) {
+      uint64_t v;
+      [[maybe_unused]] auto n = ::read(signal_fd, &v, sizeof v);
+      log_info("signal received: cancelling and exiting");
+      if (exit_code == 0) exit_code = 130;
+      begin_shutdown();
+    });
+
+    send_control(proto::Hello{proto::kProtocolVersion, options.id, host, ::getpid()});
+    loop.add_timer(steady_now_ns() + kHeartbeatPeriodNs, [this] { on_tick(); });
+    loop.run();
+    runner.reset();
+    http.reset();
+    return exit_code;
+  }
+};
+
+Worker::Worker(WorkerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Worker::~Worker() = default;
+
+int Worker::run() { return impl_->run(); }
+
+void Worker::request_stop_from_signal() {
+  int fd = g_signal_fd.load();
+  if (fd < 0) return;
+  uint64_t one = 1;
+  [[maybe_unused]] auto n = ::write(fd, &one, sizeof one);
+}
+
+}  // namespace convoy::worker
