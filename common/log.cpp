@@ -14,10 +14,14 @@ std::string g_prefix = "convoy";
 
 const char* level_name(LogLevel level) {
   switch (level) {
-    case LogLevel::kDebug: return "debug";
-    case LogLevel::kInfo: return "info";
-    case LogLevel::kWarn: return "warning";
-    case LogLevel::kError: return "error";
+    case LogLevel::kDebug:
+      return "debug";
+    case LogLevel::kInfo:
+      return "info";
+    case LogLevel::kWarn:
+      return "warning";
+    case LogLevel::kError:
+      return "error";
   }
   return "?";
 }

@@ -11,8 +11,6 @@ void configure_socket(zmq::socket_t& socket, int linger_ms) {
   socket.set(zmq::sockopt::linger, linger_ms);
 }
 
-std::string last_endpoint(zmq::socket_t& socket) {
-  return socket.get(zmq::sockopt::last_endpoint);
-}
+std::string last_endpoint(zmq::socket_t& socket) { return socket.get(zmq::sockopt::last_endpoint); }
 
 }  // namespace convoy

@@ -20,8 +20,7 @@ std::string last_endpoint(zmq::socket_t& socket);
 template <class OnMessage>
 size_t drain_socket(zmq::socket_t& socket, OnMessage&& on_message, size_t max_messages = 100000) {
   size_t n = 0;
-  while (n < max_messages &&
-         (socket.get(zmq::sockopt::events) & ZMQ_POLLIN)) {
+  while (n < max_messages && (socket.get(zmq::sockopt::events) & ZMQ_POLLIN)) {
     zmq::message_t msg;
     if (!socket.recv(msg, zmq::recv_flags::dontwait)) break;
     ++n;

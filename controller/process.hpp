@@ -25,8 +25,8 @@ class ChildProcess {
   ChildProcess& operator=(const ChildProcess&) = delete;
 
   pid_t pid() const { return pid_; }
-  int stdout_fd() const { return stdout_fd_; }  // -1 unless captured
-  bool running();                               // reaps it when it has exited
+  int stdout_fd() const { return stdout_fd_; }                // -1 unless captured
+  bool running();                                             // reaps it when it has exited
   std::optional<int> exit_status() const { return status_; }  // exit code, or 128+signal
 
   // Reads one line from the captured stdout, waiting at most timeout_ms. nullopt on timeout/EOF.

@@ -48,8 +48,8 @@ void Progress::print(int64_t now_ns, size_t in_flight_conversations) {
   }
   std::fprintf(stderr,
                "%s[%7.1fs] conversations %s  requests %s  %.1f req/s  errors %lld  in flight %zu%s",
-               tty_ ? "\r\033[K" : "", elapsed_s, conv, req, rps,
-               static_cast<long long>(errors_), in_flight_conversations, tty_ ? "" : "\n");
+               tty_ ? "\r\033[K" : "", elapsed_s, conv, req, rps, static_cast<long long>(errors_),
+               in_flight_conversations, tty_ ? "" : "\n");
   std::fflush(stderr);
   line_open_ = tty_;
 }

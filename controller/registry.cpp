@@ -6,12 +6,18 @@ namespace convoy::controller {
 
 const char* to_string(WorkerState s) {
   switch (s) {
-    case WorkerState::kConnecting: return "connecting";
-    case WorkerState::kReady: return "ready";
-    case WorkerState::kRunning: return "running";
-    case WorkerState::kStopping: return "stopping";
-    case WorkerState::kLost: return "lost";
-    case WorkerState::kDone: return "done";
+    case WorkerState::kConnecting:
+      return "connecting";
+    case WorkerState::kReady:
+      return "ready";
+    case WorkerState::kRunning:
+      return "running";
+    case WorkerState::kStopping:
+      return "stopping";
+    case WorkerState::kLost:
+      return "lost";
+    case WorkerState::kDone:
+      return "done";
   }
   return "?";
 }
@@ -64,16 +70,15 @@ bool WorkerRegistry::on_pong(const std::string& id, const proto::Pong& pong, int
   WorkerInfo* w = find(id);
   if (!w) return false;
   on_seen(id, now_ns);
-  ClockSample s = clock_sample(pong.controller_send_ns, pong.worker_recv_ns, pong.worker_send_ns,
-                               now_ns);
+  ClockSample s =
+      clock_sample(pong.controller_send_ns, pong.worker_recv_ns, pong.worker_send_ns, now_ns);
   if (s.rtt_ns < 0) return false;  // impossible: a reordered or forged pong
   w->samples.push_back(s);
   if (w->samples.size() > 2 * kClockPings) w->samples.erase(w->samples.begin());
   // The minimum round trip has the least queueing noise, so its offset is the best estimate.
-  w->best = *std::min_element(w->samples.begin(), w->samples.end(),
-                              [](const ClockSample& a, const ClockSample& b) {
-                                return a.rtt_ns < b.rtt_ns;
-                              });
+  w->best = *std::min_element(
+      w->samples.begin(), w->samples.end(),
+      [](const ClockSample& a, const ClockSample& b) { return a.rtt_ns < b.rtt_ns; });
   if (w->state == WorkerState::kConnecting && w->samples.size() >= kClockPings) {
     w->state = WorkerState::kReady;
     return true;
@@ -108,13 +113,12 @@ const WorkerInfo* WorkerRegistry::find(const std::string& id) const {
 }
 
 size_t WorkerRegistry::count(WorkerState state) const {
-  return static_cast<size_t>(std::count_if(workers_.begin(), workers_.end(),
-                                           [&](const auto& kv) { return kv.second.state == state; }));
+  return static_cast<size_t>(std::count_if(
+      workers_.begin(), workers_.end(), [&](const auto& kv) { return kv.second.state == state; }));
 }
 
 size_t WorkerRegistry::live_count() const {
-  return count(WorkerState::kReady) + count(WorkerState::kRunning) +
-         count(WorkerState::kStopping);
+  return count(WorkerState::kReady) + count(WorkerState::kRunning) + count(WorkerState::kStopping);
 }
 
 }  // namespace convoy::controller

@@ -36,8 +36,8 @@ struct WorkerInfo {
   WorkerState state = WorkerState::kConnecting;
   int64_t last_seen_ns = 0;
   int64_t joined_ns = 0;
-  std::vector<ClockSample> samples;     // the latest few; the min-RTT one is the estimate
-  std::optional<ClockSample> best;      // min-RTT sample
+  std::vector<ClockSample> samples;  // the latest few; the min-RTT one is the estimate
+  std::optional<ClockSample> best;   // min-RTT sample
   proto::Heartbeat last_heartbeat;
   double max_cpu_percent = 0;
   int64_t max_rss_bytes = 0;

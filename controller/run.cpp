@@ -247,9 +247,9 @@ void Run::start_local_workers() {
   std::string exe = find_executable("convoy-worker");
   for (int i = 0; i < config_.workers.local; ++i) {
     std::string id = "local-" + std::to_string(i);
-    workers_.push_back(ChildProcess::spawn({exe, "--connect", control_endpoint_, "--id", id,
-                                            "--wait-s", "30"},
-                                           /*capture_stdout=*/false));
+    workers_.push_back(
+        ChildProcess::spawn({exe, "--connect", control_endpoint_, "--id", id, "--wait-s", "30"},
+                            /*capture_stdout=*/false));
   }
 }
 
@@ -440,8 +440,8 @@ void Run::on_worker_lost(const std::string& worker_id, int64_t now) {
     return true;
   });
   facts_.lost_workers.push_back(worker_id);
-  log_error("worker ", worker_id, " lost (no heartbeat for ", kMissedHeartbeats, " s): ",
-            lost.size(), " conversation(s) in flight lost, ", rehome.size(), " re-homed");
+  log_error("worker ", worker_id, " lost (no heartbeat for ", kMissedHeartbeats,
+            " s): ", lost.size(), " conversation(s) in flight lost, ", rehome.size(), " re-homed");
   flush_assignments();
   if (sharder_.empty() && phase_ != RunPhase::kStarting && phase_ != RunPhase::kDone) {
     incomplete_ = true;
@@ -498,8 +498,8 @@ void Run::schedule(int64_t now) {
   if (phase_ == RunPhase::kWarmup || phase_ == RunPhase::kMeasure) {
     if (scheduler_) {
       for (const Dispatch& d : scheduler_->due(now, kLookaheadNs)) {
-        proto::Phase p = phase_ == RunPhase::kWarmup ? proto::Phase::kWarmup
-                                                     : proto::Phase::kMeasure;
+        proto::Phase p =
+            phase_ == RunPhase::kWarmup ? proto::Phase::kWarmup : proto::Phase::kMeasure;
         assign(seq_base_ + d.seq, d.intended_ns, p);
         if (p == proto::Phase::kMeasure) facts_.intended_starts_ns.add(d.intended_ns);
       }
@@ -511,7 +511,8 @@ void Run::schedule(int64_t now) {
       return;
     }
     if (phase_ == RunPhase::kMeasure) {
-      if (load.duration_s && now - measure_start_ns_ >= static_cast<int64_t>(*load.duration_s * 1e9)) {
+      if (load.duration_s &&
+          now - measure_start_ns_ >= static_cast<int64_t>(*load.duration_s * 1e9)) {
         begin_drain(now, "duration reached");
       } else if (load.requests && measure_requests_ >= *load.requests) {
         begin_drain(now, "request count reached");
@@ -524,13 +525,12 @@ void Run::schedule(int64_t now) {
     if (outstanding_.empty() || now >= drain_deadline_ns_) begin_stopping(now);
   }
   if (phase_ == RunPhase::kStopping) {
-    bool all_gone = std::all_of(registry_.workers().begin(), registry_.workers().end(),
-                                [](const auto& kv) {
-                                  return kv.second.state == WorkerState::kLost ||
-                                         kv.second.state == WorkerState::kDone;
-                                });
-    bool children_gone = std::none_of(workers_.begin(), workers_.end(),
-                                      [](ChildProcess& c) { return c.running(); });
+    bool all_gone =
+        std::all_of(registry_.workers().begin(), registry_.workers().end(), [](const auto& kv) {
+          return kv.second.state == WorkerState::kLost || kv.second.state == WorkerState::kDone;
+        });
+    bool children_gone =
+        std::none_of(workers_.begin(), workers_.end(), [](ChildProcess& c) { return c.running(); });
     if ((outstanding_.empty() && (options_.controller_only || children_gone)) ||
         (all_gone && children_gone) || now >= stop_deadline_ns_) {
       phase_ = RunPhase::kDone;
@@ -709,8 +709,8 @@ int Run::finish() {
       facts_.unfinished_conversations.push_back(conversation_for(index).correlation_id);
     }
   }
-  ReportInputs in{config_, url_, out_dir_, registry_, metrics_->snapshot(), facts_,
-                  interrupted_, incomplete_, incomplete_reason_};
+  ReportInputs in{config_, url_,         out_dir_,    registry_,         metrics_->snapshot(),
+                  facts_,  interrupted_, incomplete_, incomplete_reason_};
   int code = write_run_report(in);
   if (interrupted_) return kExitInterrupted;
   if (incomplete_) return kExitIncomplete;

@@ -215,8 +215,8 @@ Verdict judge_run(const ReportInputs& in) {
         v.ks_p_value = ks_p_value(v.ks_statistic, gaps.size());
         if (v.ks_p_value < kKsAlpha) {
           warn("inter-arrival times do not match the configured " +
-               std::string(to_string(c.load.arrival)) + " process (KS p=" +
-               std::to_string(v.ks_p_value) + ")");
+               std::string(to_string(c.load.arrival)) +
+               " process (KS p=" + std::to_string(v.ks_p_value) + ")");
         }
       }
     }

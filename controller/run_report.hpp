@@ -40,7 +40,7 @@ struct RunFacts {
   int64_t later_turn_prompt_tokens = 0;
   int64_t later_turn_cached_tokens = 0;
   int64_t later_turn_requests_reporting_cached = 0;
-  bool any_response = false;          // some request got an HTTP status
+  bool any_response = false;  // some request got an HTTP status
   int64_t connect_errors = 0;
 
   void add(const proto::Record& r);
@@ -57,8 +57,7 @@ struct Verdict {
 
 // Kolmogorov-Smirnov statistic of inter-arrival gaps (ns) against the configured process
 // (exponential for poisson, gamma for gamma); -1 for constant arrivals or fewer than 20 gaps.
-double ks_statistic(std::vector<int64_t> gaps_ns, Arrival arrival, double rate_per_s,
-                    double shape);
+double ks_statistic(std::vector<int64_t> gaps_ns, Arrival arrival, double rate_per_s, double shape);
 // Asymptotic p-value of a KS statistic d over n samples.
 double ks_p_value(double d, size_t n);
 

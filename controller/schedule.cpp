@@ -48,9 +48,7 @@ Scheduler::Scheduler(const LoadConfig& load, LoadMode mode, uint64_t seed,
   }
 }
 
-bool Scheduler::exhausted() const {
-  return stopped_ || (total_ && next_seq_ >= *total_);
-}
+bool Scheduler::exhausted() const { return stopped_ || (total_ && next_seq_ >= *total_); }
 
 int64_t Scheduler::intended_for_next(int64_t now_ns) {
   (void)now_ns;

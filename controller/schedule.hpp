@@ -47,7 +47,7 @@ class Scheduler {
   void on_end(int64_t now_ns);  // one dispatched conversation ended: its slot frees
   void stop() { stopped_ = true; }
 
-  bool exhausted() const;               // stopped, or every conversation dispatched
+  bool exhausted() const;  // stopped, or every conversation dispatched
   int64_t in_flight() const { return in_flight_; }
   uint64_t dispatched() const { return next_seq_; }
   // The next intended start not yet dispatched (rate/trace), for the loop's wake-up.

@@ -26,7 +26,8 @@ std::optional<UrlParts> parse_http_url(const std::string& url) {
     return std::nullopt;
   }
   size_t end = url.find('/', rest);
-  std::string authority = url.substr(rest, end == std::string::npos ? std::string::npos : end - rest);
+  std::string authority =
+      url.substr(rest, end == std::string::npos ? std::string::npos : end - rest);
   if (auto at = authority.rfind('@'); at != std::string::npos) authority.erase(0, at + 1);
   std::string port_text;
   if (!authority.empty() && authority[0] == '[') {

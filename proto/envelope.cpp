@@ -31,8 +31,7 @@ std::string encode_raw(MsgType type, const msgpack::sbuffer& body, uint32_t vers
   return std::string(out.data(), out.size());
 }
 
-std::optional<Decoded> decode(const void* data, size_t size, std::string* error,
-                              size_t max_bytes) {
+std::optional<Decoded> decode(const void* data, size_t size, std::string* error, size_t max_bytes) {
   auto fail = [&](std::string msg) -> std::optional<Decoded> {
     if (error) *error = std::move(msg);
     return std::nullopt;
@@ -44,8 +43,8 @@ std::optional<Decoded> decode(const void* data, size_t size, std::string* error,
   Decoded d;
   try {
     size_t off = 0;
-    d.handle = msgpack::unpack(static_cast<const char*>(data), size, off, nullptr, nullptr,
-                               limits());
+    d.handle =
+        msgpack::unpack(static_cast<const char*>(data), size, off, nullptr, nullptr, limits());
     if (off != size) return fail("trailing bytes after the envelope");
   } catch (const std::exception& e) {
     return fail(std::string("undecodable message: ") + e.what());
@@ -78,35 +77,58 @@ std::optional<Decoded> decode(const void* data, size_t size, std::string* error,
 
 std::string_view to_string(MsgType type) {
   switch (type) {
-    case MsgType::kHello: return "hello";
-    case MsgType::kWelcome: return "welcome";
-    case MsgType::kReject: return "reject";
-    case MsgType::kPing: return "ping";
-    case MsgType::kPong: return "pong";
-    case MsgType::kHeartbeat: return "heartbeat";
-    case MsgType::kAssign: return "assign";
-    case MsgType::kStop: return "stop";
-    case MsgType::kResults: return "results";
-    case MsgType::kBye: return "bye";
+    case MsgType::kHello:
+      return "hello";
+    case MsgType::kWelcome:
+      return "welcome";
+    case MsgType::kReject:
+      return "reject";
+    case MsgType::kPing:
+      return "ping";
+    case MsgType::kPong:
+      return "pong";
+    case MsgType::kHeartbeat:
+      return "heartbeat";
+    case MsgType::kAssign:
+      return "assign";
+    case MsgType::kStop:
+      return "stop";
+    case MsgType::kResults:
+      return "results";
+    case MsgType::kBye:
+      return "bye";
   }
   return "unknown";
 }
 
 std::string_view to_string(ErrorKind kind) {
   switch (kind) {
-    case ErrorKind::kNone: return "none";
-    case ErrorKind::kDns: return "dns";
-    case ErrorKind::kConnect: return "connect";
-    case ErrorKind::kTls: return "tls";
-    case ErrorKind::kSend: return "send";
-    case ErrorKind::kHttpStatus: return "http_status";
-    case ErrorKind::kTimeoutBeforeFirstByte: return "timeout_before_first_byte";
-    case ErrorKind::kTimeoutMidStream: return "timeout_mid_stream";
-    case ErrorKind::kStreamDisconnected: return "stream_disconnected";
-    case ErrorKind::kMalformedEvent: return "malformed_event";
-    case ErrorKind::kServerErrorEvent: return "server_error_event";
-    case ErrorKind::kCancelled: return "cancelled";
-    case ErrorKind::kOther: return "other";
+    case ErrorKind::kNone:
+      return "none";
+    case ErrorKind::kDns:
+      return "dns";
+    case ErrorKind::kConnect:
+      return "connect";
+    case ErrorKind::kTls:
+      return "tls";
+    case ErrorKind::kSend:
+      return "send";
+    case ErrorKind::kHttpStatus:
+      return "http_status";
+    case ErrorKind::kTimeoutBeforeFirstByte:
+      return "timeout_before_first_byte";
+    case ErrorKind::kTimeoutMidStream:
+      return "timeout_mid_stream";
+    case ErrorKind::kStreamDisconnected:
+      return "stream_disconnected";
+    case ErrorKind::kMalformedEvent:
+      return "malformed_event";
+    case ErrorKind::kServerErrorEvent:
+      return "server_error_event";
+    case ErrorKind::kCancelled:
+      return "cancelled";
+    case ErrorKind::kOther:
+      return "other";
   }
   return "unknown";
 }

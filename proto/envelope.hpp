@@ -11,9 +11,9 @@ namespace convoy::proto {
 
 template <class T>
 struct TypeOf;
-#define CONVOY_PROTO_TYPE(T, K) \
-  template <>                   \
-  struct TypeOf<T> {            \
+#define CONVOY_PROTO_TYPE(T, K)                  \
+  template <>                                    \
+  struct TypeOf<T> {                             \
     static constexpr MsgType value = MsgType::K; \
   }
 CONVOY_PROTO_TYPE(Hello, kHello);

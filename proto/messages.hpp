@@ -17,16 +17,16 @@ inline constexpr uint32_t kProtocolVersion = 1;
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
 
 enum class MsgType : uint8_t {
-  kHello = 1,   // worker -> controller: who I am
-  kWelcome,     // controller -> worker: run settings, where to push results
-  kReject,      // controller -> worker: refused (version mismatch, ...); worker exits
-  kPing,        // controller -> worker: clock offset probe
-  kPong,        // worker -> controller
-  kHeartbeat,   // both ways, every second
-  kAssign,      // controller -> worker: conversations to run
-  kStop,        // controller -> worker: stop starting; cancel in-flight when `cancel`
-  kResults,     // worker -> controller (PUSH): records and conversation ends
-  kBye,         // worker -> controller: leaving; everything it had is flushed
+  kHello = 1,  // worker -> controller: who I am
+  kWelcome,    // controller -> worker: run settings, where to push results
+  kReject,     // controller -> worker: refused (version mismatch, ...); worker exits
+  kPing,       // controller -> worker: clock offset probe
+  kPong,       // worker -> controller
+  kHeartbeat,  // both ways, every second
+  kAssign,     // controller -> worker: conversations to run
+  kStop,       // controller -> worker: stop starting; cancel in-flight when `cancel`
+  kResults,    // worker -> controller (PUSH): records and conversation ends
+  kBye,        // worker -> controller: leaving; everything it had is flushed
 };
 
 enum class Phase : uint8_t { kWarmup = 0, kMeasure = 1 };
@@ -107,25 +107,25 @@ struct Heartbeat {
 
 // One turn of a conversation as the dataset defines it. The worker formats the request body.
 struct Turn {
-  std::string user_text;          // the new user message (chat) or prompt text (completions)
-  std::string messages_json;      // optional: a JSON array of messages replacing user_text
-  int64_t max_tokens = 0;         // 0 = do not send
-  int64_t input_tokens_est = 0;   // the dataset's estimate of user_text's tokens
-  double delay_ms = 0;            // think time before this turn (after the previous ends)
-  std::string extra_json;         // optional JSON object merged into this turn's body
-  std::string recorded_reply;     // history: recorded
+  std::string user_text;         // the new user message (chat) or prompt text (completions)
+  std::string messages_json;     // optional: a JSON array of messages replacing user_text
+  int64_t max_tokens = 0;        // 0 = do not send
+  int64_t input_tokens_est = 0;  // the dataset's estimate of user_text's tokens
+  double delay_ms = 0;           // think time before this turn (after the previous ends)
+  std::string extra_json;        // optional JSON object merged into this turn's body
+  std::string recorded_reply;    // history: recorded
   MSGPACK_DEFINE_MAP(user_text, messages_json, max_tokens, input_tokens_est, delay_ms, extra_json,
                      recorded_reply)
 };
 
 struct Conversation {
-  uint64_t index = 0;             // position in the dataset (seeded draws derive from it)
-  std::string conversation_id;    // dataset id
-  std::string correlation_id;     // X-Correlation-ID; Dynamo's session id
+  uint64_t index = 0;           // position in the dataset (seeded draws derive from it)
+  std::string conversation_id;  // dataset id
+  std::string correlation_id;   // X-Correlation-ID; Dynamo's session id
   Phase phase = Phase::kMeasure;
-  int64_t start_ns = 0;           // intended start of turn 0, on the RECEIVING worker's steady
-                                  // clock (the controller applies the clock offset)
-  uint32_t first_turn = 0;        // start mid-conversation (trace replay)
+  int64_t start_ns = 0;     // intended start of turn 0, on the RECEIVING worker's steady
+                            // clock (the controller applies the clock offset)
+  uint32_t first_turn = 0;  // start mid-conversation (trace replay)
   std::string system_prompt;
   std::vector<Turn> turns;
   MSGPACK_DEFINE_MAP(index, conversation_id, correlation_id, phase, start_ns, first_turn,
@@ -169,9 +169,9 @@ std::string_view to_string(ErrorKind kind);
 
 struct RecordError {
   ErrorKind kind = ErrorKind::kNone;
-  int64_t code = 0;      // HTTP status or server error code
-  std::string type;      // server error type, when given
-  std::string message;   // server message or curl's
+  int64_t code = 0;     // HTTP status or server error code
+  std::string type;     // server error type, when given
+  std::string message;  // server message or curl's
   MSGPACK_DEFINE_MAP(kind, code, type, message)
 };
 

@@ -19,26 +19,30 @@ struct CurlSlistDeleter {
 };
 }  // namespace detail
 
-// One easy handle. Empty when curl_easy_init failed (check with `bool`).
+// One easy handle. Default-constructed empty; create() is empty when curl_easy_init failed.
 class CurlEasy {
  public:
-  CurlEasy() : handle_(curl_easy_init()) {}
+  CurlEasy() = default;
+  static CurlEasy create() { return CurlEasy(curl_easy_init()); }
   CURL* get() const noexcept { return handle_.get(); }
   explicit operator bool() const noexcept { return handle_ != nullptr; }
 
  private:
+  explicit CurlEasy(CURL* handle) : handle_(handle) {}
   std::unique_ptr<CURL, detail::CurlEasyDeleter> handle_;
 };
 
 // One multi handle. Easy handles must be removed from it before it is destroyed.
 class CurlMulti {
  public:
-  CurlMulti() : handle_(curl_multi_init()) {}
+  CurlMulti() = default;
+  static CurlMulti create() { return CurlMulti(curl_multi_init()); }
   CURLM* get() const noexcept { return handle_.get(); }
   explicit operator bool() const noexcept { return handle_ != nullptr; }
   void reset() noexcept { handle_.reset(); }
 
  private:
+  explicit CurlMulti(CURLM* handle) : handle_(handle) {}
   std::unique_ptr<CURLM, detail::CurlMultiDeleter> handle_;
 };
 

@@ -185,7 +185,7 @@ void decide_mode(Transfer& t) {
 
 struct HttpClient::Impl {
   EventLoop& loop;
-  CurlMulti multi;
+  CurlMulti multi = CurlMulti::create();
   std::unordered_map<RequestId, std::unique_ptr<Transfer>> transfers;  // attached to curl
   std::vector<std::unique_ptr<Transfer>> finished;  // waiting for deferred delivery
   std::vector<CurlEasy> easy_pool;
@@ -222,7 +222,7 @@ struct HttpClient::Impl {
   }
 
   CurlEasy take_easy() {
-    if (easy_pool.empty()) return CurlEasy();
+    if (easy_pool.empty()) return CurlEasy::create();
     CurlEasy easy = std::move(easy_pool.back());
     easy_pool.pop_back();
     return easy;

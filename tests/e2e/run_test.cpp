@@ -1,7 +1,10 @@
 // End to end: the real convoy, convoy-worker and convoy-mock binaries, on loopback.
+#include <arpa/inet.h>
 #include <doctest/doctest.h>
+#include <netinet/in.h>
 #include <rapidjson/document.h>
 #include <signal.h>
+#include <sys/socket.h>
 
 #include <filesystem>
 #include <fstream>
@@ -19,7 +22,8 @@ using convoy::test::Subprocess;
 namespace {
 
 fs::path fresh_dir(const std::string& name) {
-  fs::path dir = fs::temp_directory_path() / ("convoy-e2e-" + name + "-" + std::to_string(::getpid()));
+  fs::path dir =
+      fs::temp_directory_path() / ("convoy-e2e-" + name + "-" + std::to_string(::getpid()));
   fs::remove_all(dir);
   return dir;
 }
@@ -47,10 +51,27 @@ std::vector<rapidjson::Document> read_jsonl(const fs::path& path) {
 }
 
 std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {bin("controller/convoy"), "run", src("configs/quickstart.yaml"),
-                                   "-o", out.string(), "--quiet"};
+  std::vector<std::string> argv = {bin("controller/convoy"),
+                                   "run",
+                                   src("configs/quickstart.yaml"),
+                                   "-o",
+                                   out.string(),
+                                   "--quiet"};
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
+}
+
+// A loopback port nothing listens on: bound, read, closed.
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
 }
 
 bool process_alive(int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0; }
@@ -136,8 +157,8 @@ TEST_CASE("bad configuration exits 2 naming the file, line and key, and sends no
 
 TEST_CASE("an unreachable target fails fast with exit 3") {
   fs::path out = fresh_dir("unreachable");
-  // Port 1 on loopback: nothing listens there.
-  Subprocess run(run_args(out, {"--set", "target.url=http://127.0.0.1:1"}));
+  std::string url = "target.url=http://127.0.0.1:" + std::to_string(free_port());
+  Subprocess run(run_args(out, {"--set", url}));
   auto rc = run.wait(60);
   INFO(run.output());
   REQUIRE(rc.has_value());
@@ -149,8 +170,9 @@ TEST_CASE("an unreachable target fails fast with exit 3") {
 TEST_CASE("Ctrl-C stops the run, writes partial results and leaves no process behind") {
   fs::path out = fresh_dir("sigint");
   // Slow streams so the run is certainly mid-flight when interrupted.
-  Subprocess run(run_args(out, {"--set", "dataset.conversations=400", "--set", "mock.itl_ms=20",
-                                "--set", "load.grace_s=2", "--set", "workers.local=2", "--verbose"}));
+  Subprocess run(
+      run_args(out, {"--set", "dataset.conversations=400", "--set", "mock.itl_ms=20", "--set",
+                     "load.grace_s=2", "--set", "workers.local=2", "--verbose"}));
   REQUIRE(run.wait_for_output("measuring", 60));
   // Wait until records are flowing.
   bool flowing = false;

@@ -95,7 +95,11 @@ class Subprocess {
   std::optional<int> status_;
 };
 
-inline std::string bin(const std::string& rel) { return std::string(CONVOY_BINARY_DIR) + "/" + rel; }
-inline std::string src(const std::string& rel) { return std::string(CONVOY_SOURCE_DIR) + "/" + rel; }
+inline std::string bin(const std::string& rel) {
+  return std::string(CONVOY_BINARY_DIR) + "/" + rel;
+}
+inline std::string src(const std::string& rel) {
+  return std::string(CONVOY_SOURCE_DIR) + "/" + rel;
+}
 
 }  // namespace convoy::test

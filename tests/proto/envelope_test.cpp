@@ -100,7 +100,8 @@ TEST_CASE("every message survives a round trip") {
     c.correlation_id = "id";
     c.phase = Phase::kWarmup;
     c.start_ns = 123456789;
-    c.turns = {Turn{"hello", "", 16, 2, 0, R"({"nvext":{}})", ""}, Turn{"again", "", 8, 2, 50, "", "r"}};
+    c.turns = {Turn{"hello", "", 16, 2, 0, R"({"nvext":{}})", ""},
+               Turn{"again", "", 8, 2, 50, "", "r"}};
     Assign a{{c, c}};
     auto out = round_trip(a);
     REQUIRE(out.conversations.size() == 2);

@@ -1,0 +1,307 @@
+#include "controller/report_html.hpp"
+
+#include <doctest/doctest.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace {
+
+namespace fs = std::filesystem;
+using convoy::Config;
+using convoy::controller::MetricsAggregator;
+using convoy::controller::MetricsSnapshot;
+using convoy::controller::report_html;
+using convoy::controller::SummaryExtras;
+using convoy::controller::write_report_html;
+using convoy::proto::ErrorKind;
+using convoy::proto::Record;
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kS = 1'000'000'000;
+constexpr const char* kScriptMessage = "bad gateway <script>alert('x')</script> & more";
+
+// A fresh directory under the system temp dir, removed at scope exit.
+class TempDir {
+ public:
+  TempDir() {
+    std::string pattern = (fs::temp_directory_path() / "convoy-report-XXXXXX").string();
+    REQUIRE(mkdtemp(pattern.data()) != nullptr);
+    path_ = pattern;
+  }
+  ~TempDir() {
+    std::error_code ignored;
+    fs::remove_all(path_, ignored);
+  }
+  const fs::path& path() const { return path_; }
+
+ private:
+  fs::path path_;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream out;
+  out << in.rdbuf();
+  return out.str();
+}
+
+size_t count_of(const std::string& text, const std::string& needle) {
+  size_t n = 0;
+  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
+    ++n;
+  }
+  return n;
+}
+
+// A streamed request of conversation `conv`, turn `turn`, sent at `at`.
+Record ok_record(int64_t at, uint32_t conv, uint32_t turn, int64_t ttft_ms, int64_t osl) {
+  Record r;
+  r.x_request_id = "rid-" + std::to_string(at);
+  r.x_correlation_id = "cid-" + std::to_string(conv);
+  r.conversation_id = "conv-" + std::to_string(conv);
+  r.conversation_index = conv;
+  r.turn_index = turn;
+  r.intended_ns = at;
+  r.sent_ns = at + kMs / 2;
+  r.first_byte_ns = r.sent_ns + (ttft_ms - 1) * kMs;
+  r.first_token_ns = r.sent_ns + ttft_ms * kMs;
+  r.second_token_ns = r.first_token_ns + 8 * kMs;
+  r.last_token_ns = r.first_token_ns + (osl - 1) * 8 * kMs;
+  r.end_ns = r.last_token_ns + kMs;
+  for (int64_t i = 1; i < osl; ++i) r.chunk_gaps_ns.push_back(8 * kMs);
+  r.input_tokens = 200 + 150 * turn;
+  r.output_tokens = osl;
+  r.cached_tokens = 150 * turn;
+  r.usage_from_server = true;
+  r.http_status = 200;
+  return r;
+}
+
+Record error_record(int64_t at, int64_t status, const std::string& message, uint32_t conv) {
+  Record r;
+  r.x_request_id = "rid-err-" + std::to_string(at);
+  r.x_correlation_id = "cid-" + std::to_string(conv);
+  r.intended_ns = at;
+  r.sent_ns = at;
+  r.end_ns = at + 3 * kMs;
+  r.http_status = status;
+  r.error.kind = ErrorKind::kHttpStatus;
+  r.error.code = status;
+  r.error.message = message;
+  return r;
+}
+
+// Twelve seconds of a multi-turn run: TTFT grows with the turn index, a few errors, one of
+// them carrying markup in its message.
+MetricsSnapshot realistic_snapshot() {
+  Config config;
+  config.slo["time_to_first_token"] = 120;
+  MetricsAggregator agg(config);
+  agg.set_origin_ns(kS);
+  uint32_t conv = 0;
+  for (int64_t t = kS; t < 13 * kS; t += 50 * kMs, ++conv) {
+    for (uint32_t turn = 0; turn < 4; ++turn) {
+      const int64_t ttft_ms = 40 + 15 * turn + (conv * 7919 % 60);
+      agg.add(ok_record(t + turn * 200 * kMs, conv, turn, ttft_ms, 20 + conv % 30));
+    }
+  }
+  for (uint32_t i = 0; i < 4; ++i) {
+    agg.add(error_record(3 * kS + i * kS, 502, kScriptMessage, 9000 + i));
+  }
+  agg.add(error_record(5 * kS, 429, "rate limited", 9100));
+  return agg.snapshot();
+}
+
+SummaryExtras realistic_extras() {
+  SummaryExtras e;
+  e.run_json = R"({"name":"multi-turn \"demo\"","target_url":"http://127.0.0.1:8000",)"
+               R"("start":"2024-05-01T10:00:00Z","end":"2024-05-01T10:00:13Z",)"
+               R"("convoy_version":"0.1.0","interrupted":false,"incomplete":false})";
+  e.workers_json =
+      R"([{"worker_id":"w-0","host":"node-a","state":"done","records":900,)"
+      R"("clock_offset_ns":-125000,"max_cpu_percent":91.5,"max_rss_bytes":52428800,)"
+      R"("legacy_open_sessions":0},{"worker_id":"w-1","host":"node-b","state":"lost",)"
+      R"("records":58,"clock_offset_ns":2000000,"max_cpu_percent":40,"max_rss_bytes":41943040,)"
+      R"("legacy_open_sessions":3}])";
+  e.insights_json =
+      R"([{"id":"prefix_cache_miss","severity":"warning","title":"Later turns miss the cache",)"
+      R"("problem":"Later turns reported 0 cached tokens.","likely_causes":["routing off"],)"
+      R"("investigate":["check the router <logs>"],"fixes":["set session_routing.mode: bind"],)"
+      R"("affected_requests":720,"example_correlation_ids":["cid-1","cid-2"]}])";
+  e.verdict_json =
+      R"({"status":"warn","reasons":["worker w-0 peaked at 91% CPU","worker w-1 was lost"],)"
+      R"("intended_rate_per_s":20,"achieved_rate_per_s":19.6,"ks_statistic":0.04,)"
+      R"("ks_p_value":0.31})";
+  return e;
+}
+
+// Structural sanity: every element the page opens is closed.
+void check_balanced(const std::string& html) {
+  for (const char* tag : {"section", "svg", "table", "figure", "ul", "div", "header", "main"}) {
+    CAPTURE(tag);
+    CHECK(count_of(html, std::string("<") + tag + " ") +
+              count_of(html, std::string("<") + tag + ">") ==
+          count_of(html, std::string("</") + tag + ">"));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("report.html shows every section of a realistic run") {
+  const MetricsSnapshot snapshot = realistic_snapshot();
+  const std::string html = report_html(snapshot, realistic_extras());
+
+  SUBCASE("a complete document with every section") {
+    CHECK(html.rfind("<!DOCTYPE html>", 0) == 0);
+    CHECK(html.find("</html>") != std::string::npos);
+    for (const char* id : {"verdict", "summary", "distributions", "over-time", "ttft-by-turn",
+                           "errors", "insights", "workers"}) {
+      CAPTURE(id);
+      CHECK(html.find(std::string("id=\"") + id + "\"") != std::string::npos);
+    }
+    check_balanced(html);
+  }
+  SUBCASE("the header names the run, target, times and verdict with its reasons") {
+    CHECK(html.find("multi-turn &quot;demo&quot;") != std::string::npos);
+    CHECK(html.find("http://127.0.0.1:8000") != std::string::npos);
+    CHECK(html.find("2024-05-01T10:00:00Z") != std::string::npos);
+    CHECK(html.find("2024-05-01T10:00:13Z") != std::string::npos);
+    CHECK(html.find("class=\"badge warn\">warn<") != std::string::npos);
+    CHECK(html.find("worker w-0 peaked at 91% CPU") != std::string::npos);
+    CHECK(html.find("worker w-1 was lost") != std::string::npos);
+    CHECK(html.find("achieved 19.60") != std::string::npos);
+  }
+  SUBCASE("the summary table lists every metric") {
+    REQUIRE(snapshot.metrics.size() > 10);
+    for (const auto& m : snapshot.metrics) {
+      CAPTURE(m.tag);
+      CHECK(html.find("title=\"" + m.tag + "\">" + m.header + "<") != std::string::npos);
+    }
+    for (const char* column : {"avg", "min", "max", "p50", "p90", "p99", "unit"}) {
+      CHECK(html.find(std::string("<th>") + column + "</th>") != std::string::npos ||
+            html.find(std::string(">") + column + "</th>") != std::string::npos);
+    }
+  }
+  SUBCASE("charts: three distributions, three over-time lines, TTFT by turn") {
+    REQUIRE(snapshot.distributions.size() == 3);
+    CHECK(count_of(html, "<svg ") == 7);
+    CHECK(html.find("aria-label=\"Time to first token distribution\"") != std::string::npos);
+    CHECK(html.find("aria-label=\"Inter-token latency distribution\"") != std::string::npos);
+    CHECK(html.find("aria-label=\"Request latency distribution\"") != std::string::npos);
+    CHECK(count_of(html, "<polyline ") == 4);  // requests, errors, tokens, TTFT
+    CHECK(html.find("aria-label=\"TTFT by turn index\"") != std::string::npos);
+    CHECK(count_of(html, "class=\"bar s2\"") == 4);  // p90 bars, one per turn
+  }
+  SUBCASE("errors, insights and workers tables") {
+    CHECK(html.find("rate limited") != std::string::npos);
+    CHECK(html.find("cid-9000") != std::string::npos);
+    CHECK(html.find("Later turns miss the cache") != std::string::npos);
+    CHECK(html.find("set session_routing.mode: bind") != std::string::npos);
+    CHECK(html.find("check the router &lt;logs&gt;") != std::string::npos);
+    CHECK(html.find("node-b") != std::string::npos);
+    CHECK(html.find(">91.50<") != std::string::npos);   // max CPU %
+    CHECK(html.find(">-0.125<") != std::string::npos);  // clock offset in ms
+  }
+}
+
+TEST_CASE("report.html escapes every piece of data") {
+  const std::string html = report_html(realistic_snapshot(), realistic_extras());
+  CHECK(html.find("<script") == std::string::npos);
+  CHECK(html.find("bad gateway &lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt; &amp; more") !=
+        std::string::npos);
+  CHECK(html.find("<logs>") == std::string::npos);
+}
+
+TEST_CASE("report.html loads nothing from the network") {
+  const std::string html = report_html(realistic_snapshot(), realistic_extras());
+  SUBCASE("no resource attribute, link, import or url()") {
+    CHECK(html.find("src=") == std::string::npos);
+    CHECK(html.find("<link") == std::string::npos);
+    CHECK(html.find("@import") == std::string::npos);
+    CHECK(html.find("url(") == std::string::npos);
+    CHECK(html.find("<iframe") == std::string::npos);
+    CHECK(html.find("<img") == std::string::npos);
+  }
+  SUBCASE("every href is a fragment of the page itself") {
+    const std::regex href(R"re(href\s*=\s*["']?([^"'\s>]*))re", std::regex::icase);
+    size_t hrefs = 0;
+    for (auto it = std::sregex_iterator(html.begin(), html.end(), href);
+         it != std::sregex_iterator(); ++it, ++hrefs) {
+      CAPTURE((*it)[1].str());
+      CHECK((*it)[1].str().rfind('#', 0) == 0);
+    }
+    CHECK(hrefs > 0);
+  }
+  SUBCASE("the only http URL is the target's, shown as text") {
+    CHECK(count_of(html, "http://") == 1);
+    CHECK(count_of(html, "https://") == 0);
+    CHECK(html.find("<dd>http://127.0.0.1:8000</dd>") != std::string::npos);
+  }
+  SUBCASE("a content security policy forbids any fetch") {
+    CHECK(html.find("Content-Security-Policy") != std::string::npos);
+    CHECK(html.find("default-src 'none'") != std::string::npos);
+  }
+}
+
+TEST_CASE("report.html without data") {
+  Config config;
+  SUBCASE("an empty snapshot and empty extras") {
+    MetricsAggregator agg(config);
+    const std::string html = report_html(agg.snapshot(), SummaryExtras{});
+    CHECK(html.find("</html>") != std::string::npos);
+    CHECK(html.find("No measured request completed.") != std::string::npos);
+    CHECK(html.find("No failed requests.") != std::string::npos);
+    CHECK(html.find("No worker information.") != std::string::npos);
+    CHECK(html.find("class=\"badge unknown\"") != std::string::npos);
+    CHECK(count_of(html, "<svg ") == 0);
+    check_balanced(html);
+  }
+  SUBCASE("every request failed") {
+    MetricsAggregator agg(config);
+    for (uint32_t i = 0; i < 5; ++i) agg.add(error_record(kS + i * kMs, 500, "boom", i));
+    SummaryExtras extras;
+    extras.verdict_json = R"({"status":"fail","reasons":["error rate 100% exceeds 10%"]})";
+    const std::string html = report_html(agg.snapshot(), extras);
+    CHECK(html.find("No successful requests") != std::string::npos);
+    CHECK(html.find("class=\"badge fail\">fail<") != std::string::npos);
+    CHECK(html.find("error rate 100% exceeds 10%") != std::string::npos);
+    CHECK(html.find(">boom<") != std::string::npos);
+    CHECK(count_of(html, "<svg ") == 2);  // request and token throughput over time
+    check_balanced(html);
+  }
+  SUBCASE("extras that are not JSON are shown as missing, not thrown") {
+    MetricsAggregator agg(config);
+    SummaryExtras extras;
+    extras.run_json = "{not json";
+    extras.workers_json = "nope";
+    extras.insights_json = "{}";
+    extras.verdict_json = "[]";
+    std::string html;
+    CHECK_NOTHROW(html = report_html(agg.snapshot(), extras));
+    CHECK(html.find("No insight") != std::string::npos);
+  }
+}
+
+TEST_CASE("write_report_html writes the page atomically") {
+  TempDir dir;
+  const fs::path path = dir.path() / "report.html";
+  const MetricsSnapshot snapshot = realistic_snapshot();
+  const SummaryExtras extras = realistic_extras();
+  write_report_html(path, snapshot, extras);
+  CHECK(read_file(path) == report_html(snapshot, extras));
+  size_t files = 0;
+  for (const auto& entry : fs::directory_iterator(dir.path())) {
+    CAPTURE(entry.path().string());
+    ++files;
+  }
+  CHECK(files == 1);  // no temporary left beside it
+  CHECK_THROWS(write_report_html(dir.path() / "missing" / "report.html", snapshot, extras));
+}
