@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <zmq.hpp>
 
+#include "common/curve.hpp"
 #include "common/log.hpp"
 #include "common/zmq_util.hpp"
 #include "controller/dataset.hpp"
@@ -134,6 +135,7 @@ class Run {
   std::optional<ChildProcess> mock_;
   std::vector<ChildProcess> workers_;
   zmq::context_t ctx_{1};
+  std::optional<ZapAuthenticator> zap_;  // before the sockets: destroyed after them
   zmq::socket_t router_{ctx_, zmq::socket_type::router};
   zmq::socket_t pull_{ctx_, zmq::socket_type::pull};
   std::string control_endpoint_;
@@ -227,6 +229,20 @@ void Run::start_mock() {
 void Run::bind_sockets() {
   configure_socket(router_);
   configure_socket(pull_);
+  const std::string& listen = config_.workers.listen;
+  if (config_.workers.curve_keys) {
+    // Only workers holding an authorized key get in; the ZAP handler logs the others.
+    const std::filesystem::path dir = *config_.workers.curve_keys;
+    CurveKeyPair server = read_curve_key_file((dir / "controller.key").string());
+    zap_.emplace(ctx_, read_authorized_keys((dir / "authorized_workers").string()));
+    make_curve_server(router_, server);
+    make_curve_server(pull_, server);
+  } else if (listen.rfind("tcp://", 0) == 0 && listen.rfind("tcp://127.", 0) != 0 &&
+             listen.rfind("tcp://localhost:", 0) != 0 && listen.rfind("tcp://[::1]", 0) != 0) {
+    log_warn("workers.listen ", listen,
+             " is not a loopback address and workers.curve_keys is not set: any host that "
+             "reaches it can join the run (see `convoy keygen`)");
+  }
   router_.set(zmq::sockopt::router_mandatory, 0);
   router_.bind(config_.workers.listen);
   control_endpoint_ = last_endpoint(router_);
@@ -245,11 +261,29 @@ void Run::bind_sockets() {
 void Run::start_local_workers() {
   if (options_.controller_only) return;
   std::string exe = find_executable("convoy-worker");
+  // With CURVE, local workers use the key pairs from `convoy keygen` in turn.
+  std::vector<std::string> worker_keys;
+  if (config_.workers.curve_keys) {
+    const std::filesystem::path dir = *config_.workers.curve_keys;
+    for (int i = 0; std::filesystem::exists(dir / ("worker-" + std::to_string(i) + ".key")); ++i) {
+      worker_keys.push_back((dir / ("worker-" + std::to_string(i) + ".key")).string());
+    }
+    if (worker_keys.empty()) {
+      throw ConfigError("workers.curve_keys: no worker-N.key files in " + dir.string());
+    }
+  }
   for (int i = 0; i < config_.workers.local; ++i) {
-    std::string id = "local-" + std::to_string(i);
-    workers_.push_back(
-        ChildProcess::spawn({exe, "--connect", control_endpoint_, "--id", id, "--wait-s", "30"},
-                            /*capture_stdout=*/false));
+    std::vector<std::string> argv = {
+        exe,        "--connect", control_endpoint_, "--id", "local-" + std::to_string(i),
+        "--wait-s", "30"};
+    if (!worker_keys.empty()) {
+      argv.push_back("--curve-server-key");
+      argv.push_back(
+          (std::filesystem::path(*config_.workers.curve_keys) / "controller.pub").string());
+      argv.push_back("--curve-key");
+      argv.push_back(worker_keys[static_cast<size_t>(i) % worker_keys.size()]);
+    }
+    workers_.push_back(ChildProcess::spawn(argv, /*capture_stdout=*/false));
   }
 }
 

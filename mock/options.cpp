@@ -2,7 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include <map>
+#include <functional>
 
 namespace convoy::mock {
 
@@ -34,7 +34,15 @@ const char* to_string(RouterMode mode) {
 
 namespace {
 
-ParsedOptions parse(CLI::App& app, Options& opt, int& port, std::string& engine_sessions,
+// Flags read as text and mapped after parsing (clearer messages than CLI11's transformers).
+struct Names {
+  int port = 8000;
+  std::string contract = "bind";
+  std::string router = "kv";
+  std::string engine_sessions = "false";
+};
+
+ParsedOptions parse(CLI::App& app, Options& opt, const Names& names,
                     const std::function<void()>& run_parse) {
   ParsedOptions result;
   try {
@@ -47,24 +55,24 @@ ParsedOptions parse(CLI::App& app, Options& opt, int& port, std::string& engine_
     result.message = std::string("convoy-mock: ") + e.what() + "\nRun with --help for usage.";
     return result;
   }
-  opt.port = static_cast<uint16_t>(port);
-  opt.engine_sessions = engine_sessions == "true";
+  opt.port = static_cast<uint16_t>(names.port);
+  opt.engine_sessions = names.engine_sessions == "true";
+  opt.contract = names.contract == "none"     ? Contract::kNone
+                 : names.contract == "legacy" ? Contract::kLegacy
+                 : names.contract == "header" ? Contract::kHeader
+                                              : Contract::kBind;
+  opt.router_mode = names.router == "round-robin" ? RouterMode::kRoundRobin
+                    : names.router == "random"    ? RouterMode::kRandom
+                                                  : RouterMode::kKv;
   if (opt.stall_ms > 0 && opt.stall_rate <= 0) opt.stall_ms = 0;
   result.options = opt;
   return result;
 }
 
-void define(CLI::App& app, Options& opt, int& port, std::string& engine_sessions) {
-  const std::map<std::string, Contract> contracts{{"none", Contract::kNone},
-                                                  {"legacy", Contract::kLegacy},
-                                                  {"bind", Contract::kBind},
-                                                  {"header", Contract::kHeader}};
-  const std::map<std::string, RouterMode> routers{{"kv", RouterMode::kKv},
-                                                  {"round-robin", RouterMode::kRoundRobin},
-                                                  {"random", RouterMode::kRandom}};
+void define(CLI::App& app, Options& opt, Names& names) {
   const auto rate = CLI::Range(0.0, 1.0);
   app.add_option("--host", opt.host, "Address to listen on")->capture_default_str();
-  app.add_option("--port", port, "Port to listen on (0 = ephemeral)")
+  app.add_option("--port", names.port, "Port to listen on (0 = ephemeral)")
       ->check(CLI::Range(0, 65535))
       ->capture_default_str();
   app.add_option("--threads", opt.threads, "Threads running the event loop")
@@ -92,13 +100,14 @@ void define(CLI::App& app, Options& opt, int& port, std::string& engine_sessions
   app.add_option("--default-max-tokens", opt.default_max_tokens, "Output tokens when unspecified")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
-  app.add_option("--router-mode", opt.router_mode, "kv | round-robin | random")
-      ->transform(CLI::CheckedTransformer(routers))
-      ->default_str("kv");
-  app.add_option("--contract", opt.contract, "Session contract: none | legacy | bind | header")
-      ->transform(CLI::CheckedTransformer(contracts))
-      ->default_str("bind");
-  app.add_option("--engine-sessions", engine_sessions, "Engine keeps sessions (legacy open pins)")
+  app.add_option("--router-mode", names.router, "kv | round-robin | random")
+      ->check(CLI::IsMember({"kv", "round-robin", "random"}))
+      ->capture_default_str();
+  app.add_option("--contract", names.contract, "Session contract: none | legacy | bind | header")
+      ->check(CLI::IsMember({"none", "legacy", "bind", "header"}))
+      ->capture_default_str();
+  app.add_option("--engine-sessions", names.engine_sessions,
+                 "Engine keeps sessions (legacy open pins)")
       ->check(CLI::IsMember({"true", "false"}))
       ->capture_default_str();
   app.add_option("--affinity-ttl-s", opt.affinity_ttl_s, "Header contract: pin idle TTL (s)")
@@ -122,7 +131,6 @@ void define(CLI::App& app, Options& opt, int& port, std::string& engine_sessions
       ->check(rate)
       ->capture_default_str();
   app.add_option("--log-requests", opt.log_requests_path, "Append one JSON line per request");
-  app.add_flag("--quiet", opt.quiet, "No informational logging");
 }
 
 }  // namespace
@@ -130,10 +138,9 @@ void define(CLI::App& app, Options& opt, int& port, std::string& engine_sessions
 ParsedOptions parse_options(int argc, const char* const* argv) {
   CLI::App app{"convoy-mock: a Dynamo-like OpenAI-compatible mock server", "convoy-mock"};
   Options opt;
-  int port = opt.port;
-  std::string engine_sessions = "false";
-  define(app, opt, port, engine_sessions);
-  return parse(app, opt, port, engine_sessions, [&] { app.parse(argc, argv); });
+  Names names;
+  define(app, opt, names);
+  return parse(app, opt, names, [&] { app.parse(argc, argv); });
 }
 
 ParsedOptions parse_options(const std::vector<std::string>& args) {

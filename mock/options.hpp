@@ -44,7 +44,6 @@ struct Options {
   double stall_rate = 1;      // fraction of streams that stall when stall_ms > 0
 
   std::string log_requests_path;  // empty = off; one JSON line per request
-  bool quiet = false;             // no informational logging on stderr
 };
 
 // The result of parsing argv: options, or a message and the exit code to leave with

@@ -1,4 +1,6 @@
 // convoy-worker: one worker process; joins a controller from any host.
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstring>
 #include <iostream>
@@ -12,6 +14,7 @@ void on_signal(int) { convoy::worker::Worker::request_stop_from_signal(); }
 
 constexpr const char* kUsage =
     "usage: convoy-worker --connect tcp://HOST:PORT [--id NAME] [--wait-s SECONDS] [--verbose]\n"
+    "                     [--curve-server-key controller.pub --curve-key worker-N.key]\n"
     "  Joins the convoy controller at --connect, runs the conversations it assigns, streams\n"
     "  records back. Exits when the run ends, or 5 s after the controller goes silent.\n"
     "  The API key is read from this process's environment (target.api_key_env).\n";
@@ -34,6 +37,10 @@ int main(int argc, char** argv) {
       options.id = value();
     } else if (arg == "--wait-s") {
       options.first_contact_timeout_s = std::stod(value());
+    } else if (arg == "--curve-server-key") {
+      options.curve_server_key = value();
+    } else if (arg == "--curve-key") {
+      options.curve_key = value();
     } else if (arg == "--verbose") {
       convoy::set_log_level(convoy::LogLevel::kDebug);
     } else if (arg == "-h" || arg == "--help") {
@@ -44,11 +51,20 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
+  if (options.curve_server_key.empty() != options.curve_key.empty()) {
+    std::cerr << "convoy-worker: --curve-server-key and --curve-key go together\n" << kUsage;
+    return 2;
+  }
   if (options.connect.empty()) {
     std::cerr << "convoy-worker: --connect is required\n" << kUsage;
     return 2;
   }
   convoy::set_log_prefix("convoy-worker");
+  // Thousands of concurrent streams need thousands of descriptors: take the hard limit.
+  if (rlimit rl{}; ::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    rl.rlim_cur = rl.rlim_max;
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
   std::signal(SIGINT, on_signal);
   std::signal(SIGTERM, on_signal);
   std::signal(SIGPIPE, SIG_IGN);

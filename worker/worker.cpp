@@ -7,6 +7,7 @@
 #include <atomic>
 #include <zmq.hpp>
 
+#include "common/curve.hpp"
 #include "common/log.hpp"
 #include "common/zmq_util.hpp"
 #include "proto/envelope.hpp"
@@ -33,6 +34,19 @@ std::string hostname() {
 }
 
 }  // namespace
+
+std::string reachable_endpoint(const std::string& advertised, const std::string& connect) {
+  // A controller listening on a wildcard advertises tcp://0.0.0.0:PORT (or tcp://*:PORT):
+  // reach it on the host this worker already reaches the controller at.
+  for (const char* wildcard : {"tcp://0.0.0.0:", "tcp://*:", "tcp://[::]:"}) {
+    std::string w = wildcard;
+    if (advertised.rfind(w, 0) != 0 || connect.rfind("tcp://", 0) != 0) continue;
+    size_t colon = connect.rfind(':');
+    if (colon == std::string::npos || colon < 6) return advertised;
+    return connect.substr(0, colon + 1) + advertised.substr(w.size());
+  }
+  return advertised;
+}
 
 struct Worker::Impl {
   WorkerOptions options;
@@ -68,6 +82,12 @@ struct Worker::Impl {
       g_signal_fd = -1;
       ::close(signal_fd);
     }
+  }
+
+  void apply_curve(zmq::socket_t& socket) {
+    if (options.curve_server_key.empty()) return;
+    CurveKeyPair client = read_curve_key_file(options.curve_key);
+    make_curve_client(socket, client, read_curve_key_file(options.curve_server_key).public_z85);
   }
 
   // --- control socket ---
@@ -136,7 +156,8 @@ struct Worker::Impl {
     set_log_prefix("convoy-worker " + options.id);
     try {
       configure_socket(results);
-      results.connect(w.results_endpoint);
+      apply_curve(results);
+      results.connect(reachable_endpoint(w.results_endpoint, options.connect));
       http = std::make_unique<HttpClient>(loop);
       RunnerSink sink{[this](proto::Record&& r) { on_record(std::move(r)); },
                       [this](const proto::ConversationEnd& e) { on_end(e); }};
@@ -289,6 +310,7 @@ struct Worker::Impl {
   int run() {
     configure_socket(control, 500);
     control.set(zmq::sockopt::routing_id, options.id);
+    apply_curve(control);
     control.connect(options.connect);
     loop.add_fd(control.get(zmq::sockopt::fd), EPOLLIN, [this](uint32_t) { drain_control(); });
 

@@ -13,7 +13,13 @@ struct WorkerOptions {
   std::string id;                       // worker id; default "<host>-<pid>"
   double first_contact_timeout_s = 60;  // how long to wait for the controller's welcome
   double controller_silence_s = 5;      // then cancel everything and exit: no orphan load
+  std::string curve_server_key;         // controller.pub from `convoy keygen` ("" = no CURVE)
+  std::string curve_key;                // this worker's worker-N.key
 };
+
+// The results endpoint to connect to: `advertised` with a wildcard host replaced by the host of
+// `connect` (the controller address this worker was given).
+std::string reachable_endpoint(const std::string& advertised, const std::string& connect);
 
 class Worker {
  public:

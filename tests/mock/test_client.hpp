@@ -50,7 +50,6 @@ class Client {
 inline Options test_options() {
   Options o;
   o.port = 0;
-  o.quiet = true;
   return o;
 }
 

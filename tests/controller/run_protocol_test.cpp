@@ -1,0 +1,443 @@
+// The real controller run loop (run_benchmark on a thread) against fake workers that speak the
+// wire protocol: registration, version checks, sharding, results, malformed input, worker loss.
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <rapidjson/document.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <thread>
+
+#include "common/log.hpp"
+#include "controller/fake_worker.hpp"
+#include "controller/run.hpp"
+#include "controller/sharding.hpp"
+
+namespace fs = std::filesystem;
+namespace proto = convoy::proto;
+using convoy::test::FakeWorker;
+using convoy::test::pump;
+
+namespace {
+
+// A loopback TCP listener that never accepts: enough for the controller's reachability probe.
+class Listener {
+ public:
+  Listener() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd_, 16) == 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~Listener() { ::close(fd_); }
+  Listener(const Listener&) = delete;
+  Listener& operator=(const Listener&) = delete;
+  int port() const { return port_; }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+// A loopback port that was free a moment ago: bound to port 0, read, closed.
+int free_port() {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+  socklen_t len = sizeof addr;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
+  ::close(fd);
+  return ntohs(addr.sin_port);
+}
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("convoy-proto-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+rapidjson::Document read_json(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  rapidjson::Document doc;
+  doc.Parse(ss.str().c_str());
+  return doc;
+}
+
+// correlation id -> worker ids of its records.
+std::map<std::string, std::set<std::string>> record_workers(const fs::path& path,
+                                                            size_t* lines = nullptr) {
+  std::map<std::string, std::set<std::string>> out;
+  std::ifstream in(path);
+  std::string line;
+  size_t n = 0;
+  while (std::getline(in, line)) {
+    rapidjson::Document d;
+    d.Parse(line.c_str());
+    REQUIRE_FALSE(d.HasParseError());
+    out[d["x_correlation_id"].GetString()].insert(d["worker_id"].GetString());
+    ++n;
+  }
+  if (lines) *lines = n;
+  return out;
+}
+
+std::set<std::string> string_set(const rapidjson::Value& array) {
+  std::set<std::string> out;
+  for (const auto& v : array.GetArray()) out.insert(v.GetString());
+  return out;
+}
+
+// Captures this process's stderr (where the log goes) into a file while alive.
+class StderrCapture {
+ public:
+  explicit StderrCapture(fs::path path) : path_(std::move(path)) {
+    std::fflush(stderr);
+    saved_ = ::dup(STDERR_FILENO);
+    int fd = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    ::dup2(fd, STDERR_FILENO);
+    ::close(fd);
+  }
+  ~StderrCapture() { restore(); }
+  StderrCapture(const StderrCapture&) = delete;
+  StderrCapture& operator=(const StderrCapture&) = delete;
+  std::string text() {
+    restore();
+    std::ifstream in(path_);
+    std::stringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+  }
+
+ private:
+  void restore() {
+    if (saved_ < 0) return;
+    std::fflush(stderr);
+    ::dup2(saved_, STDERR_FILENO);
+    ::close(saved_);
+    saved_ = -1;
+  }
+  fs::path path_;
+  int saved_ = -1;
+};
+
+// One controller run (`convoy controller` semantics) on its own thread.
+class ControllerRun {
+ public:
+  ControllerRun(const std::string& name, int expect_workers, const std::string& extra_yaml)
+      : out_(fresh_dir(name)) {
+    endpoint_ = "tcp://127.0.0.1:" + std::to_string(free_port());
+    std::string yaml = "name: " + name +
+                       "\n"
+                       "seed: 7\n"
+                       "target:\n"
+                       "  url: http://127.0.0.1:" +
+                       std::to_string(target_.port()) +
+                       "\n"
+                       "workers:\n"
+                       "  local: 0\n"
+                       "  listen: " +
+                       endpoint_ +
+                       "\n"
+                       "  ready_timeout_s: 20\n"
+                       "  expect: " +
+                       std::to_string(expect_workers) + "\n" + extra_yaml;
+    convoy::controller::RunOptions options;
+    options.config = convoy::parse_config(yaml, name + ".yaml");
+    options.output_dir = out_.string();
+    options.controller_only = true;
+    options.quiet = true;
+    options_ = std::move(options);
+    thread_ = std::thread([this] {
+      try {
+        rc_ = convoy::controller::run_benchmark(options_);
+      } catch (const std::exception& e) {
+        error_ = e.what();
+        rc_ = -1;
+      }
+      done_ = true;
+    });
+  }
+  ~ControllerRun() {
+    if (thread_.joinable()) thread_.join();
+    fs::remove_all(out_);
+  }
+  ControllerRun(const ControllerRun&) = delete;
+  ControllerRun& operator=(const ControllerRun&) = delete;
+
+  const std::string& endpoint() const { return endpoint_; }
+  const fs::path& out() const { return out_; }
+  bool done() const { return done_; }
+  // The exit code once the run ended (the thread is joined).
+  int rc() {
+    REQUIRE(done_);
+    thread_.join();
+    INFO(error_);
+    CHECK(error_.empty());
+    return rc_;
+  }
+
+ private:
+  Listener target_;
+  fs::path out_;
+  std::string endpoint_;
+  convoy::controller::RunOptions options_;
+  std::thread thread_;
+  std::atomic<bool> done_{false};
+  int rc_ = -1;
+  std::string error_;
+};
+
+// A small synthetic dataset with a fixed number of turns per conversation.
+std::string dataset_yaml(int conversations, int turns) {
+  std::string t = std::to_string(turns);
+  return "dataset:\n"
+         "  type: synthetic\n"
+         "  conversations: " +
+         std::to_string(conversations) +
+         "\n"
+         "  turns: {mean: " +
+         t + ", stddev: 0, min: " + t + ", max: " + t +
+         "}\n"
+         "  input_tokens: {mean: 16, stddev: 0}\n"
+         "  output_tokens: {mean: 4, stddev: 0}\n";
+}
+
+}  // namespace
+
+TEST_CASE("controller protocol: a worker of another protocol version is refused") {
+  ControllerRun run("version", 2,
+                    dataset_yaml(6, 2) + "load: {mode: concurrency, concurrency: 2}\n");
+  zmq::context_t ctx;
+  FakeWorker a(ctx, run.endpoint(), "good-a");
+  FakeWorker b(ctx, run.endpoint(), "good-b");
+  const uint32_t other = proto::kProtocolVersion + 1;
+  FakeWorker old(ctx, run.endpoint(), "other-version", other);
+  for (FakeWorker* w : {&old, &a, &b}) w->hello();
+
+  REQUIRE(pump({&a, &b, &old}, 30, [&] { return run.done(); }));
+  CHECK(run.rc() == 0);
+
+  REQUIRE(old.rejected);
+  INFO(old.reject_reason);
+  CHECK(old.reject_reason.find("version " + std::to_string(other)) != std::string::npos);
+  CHECK(old.reject_reason.find("version " + std::to_string(proto::kProtocolVersion)) !=
+        std::string::npos);
+  CHECK_FALSE(old.welcomed);
+  CHECK(old.assigned.empty());
+
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  std::set<std::string> ids;
+  for (const auto& w : summary["workers"].GetArray()) ids.insert(w["worker_id"].GetString());
+  CHECK(ids == std::set<std::string>{"good-a", "good-b"});
+  CHECK(a.completed + b.completed == 6);
+}
+
+TEST_CASE("controller protocol: conversations are sharded whole and results land in outputs") {
+  constexpr int kConversations = 30;
+  constexpr int kTurns = 3;
+  ControllerRun run(
+      "sharded", 3,
+      dataset_yaml(kConversations, kTurns) + "load: {mode: concurrency, concurrency: 6}\n");
+  zmq::context_t ctx;
+  FakeWorker w0(ctx, run.endpoint(), "fake-0");
+  FakeWorker w1(ctx, run.endpoint(), "fake-1");
+  FakeWorker w2(ctx, run.endpoint(), "fake-2");
+  std::vector<FakeWorker*> all = {&w0, &w1, &w2};
+  for (FakeWorker* w : all) {
+    w->heartbeat_legacy_open_sessions = 5;  // the Bye (0) must win over the last heartbeat
+    w->hello();
+  }
+  REQUIRE(pump(all, 30, [&] { return run.done(); }));
+  CHECK(run.rc() == 0);
+
+  // Each conversation went to exactly one worker: the rendezvous choice over the three.
+  convoy::controller::Sharder sharder;
+  for (FakeWorker* w : all) sharder.add_worker(w->id());
+  std::map<std::string, std::string> owner;
+  for (FakeWorker* w : all) {
+    CHECK(w->welcomed);
+    CHECK(w->bye_sent);
+    CHECK(w->unexpected.empty());
+    for (const auto& c : w->assigned) {
+      CHECK_MESSAGE(owner.emplace(c.correlation_id, w->id()).second,
+                    c.correlation_id << " assigned twice");
+      CHECK(sharder.pick(c.correlation_id) == w->id());
+      CHECK(c.turns.size() == kTurns);
+    }
+  }
+  CHECK(owner.size() == kConversations);
+
+  size_t lines = 0;
+  auto by_conversation = record_workers(run.out() / "records.jsonl", &lines);
+  CHECK(lines == kConversations * kTurns);
+  CHECK(by_conversation.size() == kConversations);
+  for (const auto& [id, workers] : by_conversation) {
+    REQUIRE(workers.size() == 1);
+    CHECK(*workers.begin() == owner[id]);
+  }
+
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  CHECK(summary["time_to_first_token"]["count"].GetInt64() == kConversations * kTurns);
+  CHECK(summary["error_request_count"]["avg"].GetDouble() == 0);
+  CHECK(summary["run"]["lost_workers"].Size() == 0);
+  CHECK(summary["run"]["lost_conversation_count"].GetInt64() == 0);
+  CHECK_FALSE(summary["run"]["incomplete"].GetBool());
+  REQUIRE(summary["workers"].Size() == 3);
+  int64_t records = 0;
+  for (const auto& w : summary["workers"].GetArray()) {
+    INFO(w["worker_id"].GetString());
+    CHECK(std::string(w["state"].GetString()) == "done");  // its Bye was received
+    CHECK(w["legacy_open_sessions"].GetInt64() == 0);
+    CHECK(w["clock_rtt_ns"].GetInt64() >= 0);
+    records += w["records"].GetInt64();
+  }
+  CHECK(records == kConversations * kTurns);
+}
+
+TEST_CASE("controller protocol: malformed messages are logged and dropped, never fatal") {
+  fs::path log_path =
+      fs::temp_directory_path() / ("convoy-proto-malformed-" + std::to_string(::getpid()) + ".log");
+  StderrCapture capture(log_path);
+  ControllerRun run("malformed", 1,
+                    dataset_yaml(8, 2) + "load: {mode: concurrency, concurrency: 4}\n");
+  zmq::context_t ctx;
+  FakeWorker w(ctx, run.endpoint(), "noisy");
+  // Before registering: garbage, an unknown type, and a known type with the wrong body.
+  w.send_raw_control("\xc1\xc1 definitely not msgpack");
+  msgpack::sbuffer body;
+  msgpack::pack(body, 12345);
+  w.send_raw_control(proto::encode_raw(static_cast<proto::MsgType>(99), body, 1));
+  w.send_raw_control(proto::encode_raw(proto::MsgType::kHello, body, proto::kProtocolVersion));
+  w.hello();
+  REQUIRE(pump({&w}, 30, [&] { return w.welcomed; }));
+  // After registering: garbage on both sockets, and a message only a controller sends.
+  w.send_raw_control(std::string(64, '\xff'));
+  w.send_raw_results("garbage on the results socket");
+  w.send_raw_results(proto::encode(proto::Ping{1, 2}));
+  w.send_control(proto::Assign{});
+
+  REQUIRE(pump({&w}, 30, [&] { return run.done(); }));
+  int rc = run.rc();
+  std::string log = capture.text();
+  INFO(log);
+  CHECK(rc == 0);
+  CHECK(w.completed == 8);
+  CHECK(log.find("dropped a malformed message from noisy") != std::string::npos);
+  CHECK(log.find("unknown message type 99") != std::string::npos);
+  CHECK(log.find("dropped a malformed result batch") != std::string::npos);
+  CHECK(log.find("dropped an unexpected ping on the results socket") != std::string::npos);
+  CHECK(log.find("dropped an unexpected assign from noisy") != std::string::npos);
+  size_t lines = 0;
+  record_workers(run.out() / "records.jsonl", &lines);
+  CHECK(lines == 16);
+  fs::remove(log_path);
+}
+
+TEST_CASE("controller protocol: a silent worker is lost, its unstarted work re-homed") {
+  // 300 conversations/s, 100 ms lookahead: each worker always holds some conversations that
+  // are not due yet, so when one hangs some of its share is re-homed and some is lost.
+  ControllerRun run("loss", 3,
+                    dataset_yaml(40, 2) +
+                        "load: {mode: rate, rate: 300, arrival: constant,"
+                        " concurrency: 100000, duration_s: 5, grace_s: 2}\n");
+  zmq::context_t ctx;
+  FakeWorker a(ctx, run.endpoint(), "survivor-a");
+  FakeWorker b(ctx, run.endpoint(), "survivor-b");
+  FakeWorker hung(ctx, run.endpoint(), "hangs");
+  hung.silent_after_completed = 3;
+  std::vector<FakeWorker*> all = {&a, &b, &hung};
+  for (FakeWorker* w : all) w->hello();
+  REQUIRE(pump(all, 40, [&] { return run.done(); }));
+  CHECK(run.rc() == 0);
+
+  REQUIRE(hung.silent);
+  REQUIRE(hung.left_in_flight_id.has_value());
+  CHECK(hung.completed == 3);
+
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  const auto& r = summary["run"];
+  CHECK(string_set(r["lost_workers"]) == std::set<std::string>{"hangs"});
+  std::set<std::string> lost = string_set(r["lost_conversations"]);
+  CHECK(r["lost_conversation_count"].GetInt64() == static_cast<int64_t>(lost.size()));
+  CHECK(lost.count(*hung.left_in_flight_id) == 1);
+
+  std::set<std::string> survivor_ids;
+  for (FakeWorker* w : {&a, &b}) {
+    for (const auto& c : w->assigned) survivor_ids.insert(c.correlation_id);
+  }
+  // Everything the hung worker was given is exactly one of: completed by it, re-homed to a
+  // survivor (never started, so never reported lost), or lost.
+  std::set<std::string> rehomed;
+  for (const auto& c : hung.assigned) {
+    const std::string& id = c.correlation_id;
+    const bool done_here = hung.completed_ids.count(id) > 0;
+    const bool moved = survivor_ids.count(id) > 0;
+    const bool was_lost = lost.count(id) > 0;
+    CHECK_MESSAGE(int{done_here} + int{moved} + int{was_lost} == 1, id);
+    if (moved) rehomed.insert(id);
+  }
+  CHECK_FALSE(rehomed.empty());
+  for (const auto& id : lost) CHECK_MESSAGE(survivor_ids.count(id) == 0, id);
+
+  // Records: a conversation's turns all come from one worker; a re-homed one only from its
+  // survivor, a lost one only from the hung worker.
+  auto by_conversation = record_workers(run.out() / "records.jsonl");
+  for (const auto& [id, workers] : by_conversation) {
+    CHECK_MESSAGE(workers.size() == 1, id);
+    if (rehomed.count(id)) CHECK(workers.count("hangs") == 0);
+    if (lost.count(id)) CHECK(workers == std::set<std::string>{"hangs"});
+  }
+  for (const auto& id : rehomed) CHECK_MESSAGE(by_conversation.count(id) == 1, id);
+}
+
+TEST_CASE("controller protocol: all workers lost ends the run with exit 3 and a summary") {
+  ControllerRun run("all-lost", 2,
+                    dataset_yaml(50, 2) + "load: {mode: concurrency, concurrency: 4}\n");
+  zmq::context_t ctx;
+  FakeWorker a(ctx, run.endpoint(), "doomed-a");
+  FakeWorker b(ctx, run.endpoint(), "doomed-b");
+  a.silent_after_completed = 1;
+  b.silent_after_completed = 1;
+  for (FakeWorker* w : {&a, &b}) w->hello();
+  REQUIRE(pump({&a, &b}, 30, [&] { return run.done(); }));
+  CHECK(run.rc() == 3);
+
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  const auto& r = summary["run"];
+  CHECK(r["incomplete"].GetBool());
+  CHECK(std::string(r["incomplete_reason"].GetString()).find("all workers lost") !=
+        std::string::npos);
+  CHECK(string_set(r["lost_workers"]) == std::set<std::string>{"doomed-a", "doomed-b"});
+  std::set<std::string> lost = string_set(r["lost_conversations"]);
+  for (FakeWorker* w : {&a, &b}) {
+    if (w->left_in_flight_id) CHECK(lost.count(*w->left_in_flight_id) == 1);
+  }
+  size_t lines = 0;
+  record_workers(run.out() / "records.jsonl", &lines);
+  CHECK(lines >= 2 * 2);  // one conversation each, two turns  // the conversations completed before
+                          // the hang are all there
+  CHECK(summary["time_to_first_token"]["count"].GetInt64() == static_cast<int64_t>(lines));
+}

@@ -1,0 +1,271 @@
+// End to end, real binaries: a worker SIGKILLed mid-run is declared lost and the run completes
+// without splitting any conversation across workers; a worker whose controller goes silent
+// cancels its transfers and exits by itself.
+#include <arpa/inet.h>
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <rapidjson/document.h>
+#include <signal.h>
+#include <sys/socket.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <zmq.hpp>
+
+#include "common/zmq_util.hpp"
+#include "e2e/subprocess.hpp"
+#include "proto/envelope.hpp"
+
+namespace fs = std::filesystem;
+namespace proto = convoy::proto;
+using convoy::test::bin;
+using convoy::test::src;
+using convoy::test::Subprocess;
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+fs::path fresh_dir(const std::string& name) {
+  fs::path dir =
+      fs::temp_directory_path() / ("convoy-e2e-" + name + "-" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The direct children of `pid` (every thread's children list).
+std::set<pid_t> children_of(pid_t pid) {
+  std::set<pid_t> out;
+  std::error_code ec;
+  for (const auto& task : fs::directory_iterator("/proc/" + std::to_string(pid) + "/task", ec)) {
+    std::istringstream in(read_file(task.path() / "children"));
+    pid_t child = 0;
+    while (in >> child) out.insert(child);
+  }
+  return out;
+}
+
+std::string cmdline_of(pid_t pid) {
+  std::string raw = read_file("/proc/" + std::to_string(pid) + "/cmdline");
+  for (char& c : raw) {
+    if (c == '\0') c = ' ';
+  }
+  return raw;
+}
+
+bool process_alive(int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0; }
+
+// A loopback TCP listener that accepts connections (into its backlog) and never answers.
+class BlackHole {
+ public:
+  BlackHole() {
+    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(fd_, 16) == 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    port_ = ntohs(addr.sin_port);
+  }
+  ~BlackHole() { ::close(fd_); }
+  BlackHole(const BlackHole&) = delete;
+  BlackHole& operator=(const BlackHole&) = delete;
+  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+
+ private:
+  int fd_ = -1;
+  int port_ = 0;
+};
+
+}  // namespace
+
+TEST_CASE("a worker killed mid-run is reported lost and no conversation is split") {
+  fs::path out = fresh_dir("worker-loss");
+  // ~1 s conversations (3 turns of ~32 tokens at 10 ms), 12 at a time over 3 workers, 120 in
+  // all: the run lasts long enough for the loss to be detected (3 s) while work remains.
+  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
+                  out.string(), "--quiet", "--set", "workers.local=3", "--set", "mock.itl_ms=10",
+                  "--set", "dataset.conversations=120", "--set", "load.concurrency=12", "--set",
+                  "load.grace_s=5"});
+
+  // The three convoy-worker children, once they exist.
+  std::set<pid_t> workers;
+  for (int i = 0; i < 600 && workers.size() < 3; ++i) {
+    workers.clear();
+    for (pid_t child : children_of(run.pid())) {
+      if (cmdline_of(child).find("convoy-worker") != std::string::npos) workers.insert(child);
+    }
+    if (workers.size() < 3) run.wait_for_output("\x01never", 0.05);
+  }
+  INFO(run.output());
+  REQUIRE(workers.size() == 3);
+
+  // Records flowing: the run is well under way.
+  bool flowing = false;
+  for (int i = 0; i < 600 && !flowing; ++i) {
+    std::error_code ec;
+    flowing = fs::file_size(out / "records.jsonl", ec) > 2000;
+    if (!flowing) run.wait_for_output("\x01never", 0.05);
+  }
+  REQUIRE(flowing);
+  const pid_t victim = *workers.begin();
+  REQUIRE(::kill(victim, SIGKILL) == 0);
+
+  auto rc = run.wait(120);
+  INFO(run.output());
+  REQUIRE(rc.has_value());
+  CHECK((*rc == 0 || *rc == 1));
+
+  rapidjson::Document summary;
+  summary.Parse(read_file(out / "summary.json").c_str());
+  REQUIRE_FALSE(summary.HasParseError());
+
+  // The victim's id, from its pid; every other worker finished normally.
+  std::string victim_id;
+  for (const auto& w : summary["workers"].GetArray()) {
+    if (w["pid"].GetInt64() == victim) {
+      victim_id = w["worker_id"].GetString();
+      CHECK(std::string(w["state"].GetString()) == "lost");
+    } else {
+      CHECK(std::string(w["state"].GetString()) != "lost");
+    }
+    CHECK_FALSE(process_alive(w["pid"].GetInt64()));
+  }
+  REQUIRE_FALSE(victim_id.empty());
+  const auto& r = summary["run"];
+  REQUIRE(r["lost_workers"].Size() == 1);
+  CHECK(std::string(r["lost_workers"][0].GetString()) == victim_id);
+  CHECK_FALSE(r["incomplete"].GetBool());
+
+  // It had conversations in flight (12 over 3 workers): reported by correlation id.
+  std::set<std::string> lost;
+  for (const auto& id : r["lost_conversations"].GetArray()) lost.insert(id.GetString());
+  CHECK(r["lost_conversation_count"].GetInt64() == static_cast<int64_t>(lost.size()));
+  CHECK_FALSE(lost.empty());
+  for (const auto& id : lost) CHECK_MESSAGE(id.size() == 36, id);  // uuid4 text
+
+  // For every correlation id, all its records share one worker; a lost conversation's records
+  // (if any turn finished before the kill) are all the victim's.
+  std::map<std::string, std::set<std::string>> workers_of;
+  std::ifstream in(out / "records.jsonl");
+  std::string line;
+  size_t lines = 0;
+  while (std::getline(in, line)) {
+    rapidjson::Document d;
+    d.Parse(line.c_str());
+    REQUIRE_FALSE(d.HasParseError());
+    workers_of[d["x_correlation_id"].GetString()].insert(d["worker_id"].GetString());
+    ++lines;
+  }
+  CHECK(lines > 0);
+  for (const auto& [id, ws] : workers_of) {
+    CHECK_MESSAGE(ws.size() == 1, id);
+    if (lost.count(id)) CHECK(ws == std::set<std::string>{victim_id});
+  }
+  // The survivors finished the rest: far more conversations have records than were lost.
+  CHECK(workers_of.size() > lost.size());
+  fs::remove_all(out);
+}
+
+TEST_CASE("a worker whose controller goes silent cancels its transfers and exits with 3") {
+  BlackHole target;
+  zmq::context_t ctx;
+  zmq::socket_t router(ctx, zmq::socket_type::router);
+  zmq::socket_t pull(ctx, zmq::socket_type::pull);
+  convoy::configure_socket(router, 0);
+  convoy::configure_socket(pull, 0);
+  router.bind("tcp://127.0.0.1:0");
+  pull.bind("tcp://127.0.0.1:0");
+  const std::string control = convoy::last_endpoint(router);
+  const std::string results = convoy::last_endpoint(pull);
+
+  Subprocess worker({bin("worker/convoy-worker"), "--connect", control, "--id", "orphan"});
+
+  // Hello: answer it with a Welcome, then assign one conversation the target never answers.
+  zmq::pollitem_t ctl_item{router.handle(), 0, ZMQ_POLLIN, 0};
+  std::optional<std::string> hello_from;
+  for (int i = 0; i < 200 && !hello_from; ++i) {
+    if (zmq::poll(&ctl_item, 1, std::chrono::milliseconds(50)) == 0) continue;
+    zmq::message_t identity;
+    zmq::message_t payload;
+    REQUIRE(router.recv(identity));
+    REQUIRE(router.recv(payload));
+    auto d = proto::decode(payload.data(), payload.size(), nullptr);
+    if (d && d->type == proto::MsgType::kHello) hello_from = identity.to_string();
+  }
+  INFO(worker.output());
+  REQUIRE(hello_from.has_value());
+  CHECK(*hello_from == "orphan");
+
+  auto send = [&](const std::string& bytes) {
+    router.send(zmq::buffer(*hello_from), zmq::send_flags::sndmore);
+    router.send(zmq::buffer(bytes));
+  };
+  proto::Welcome welcome;
+  welcome.run_id = "silence-test";
+  welcome.results_endpoint = results;
+  welcome.settings.url = target.url();
+  welcome.settings.endpoint = "chat";
+  send(proto::encode(welcome));
+  proto::Conversation c;
+  c.index = 0;
+  c.conversation_id = "conv-0";
+  c.correlation_id = "5f0c8a5e-1111-4222-8333-444455556666";
+  c.start_ns = 0;  // already due
+  proto::Turn turn;
+  turn.user_text = "hello?";
+  turn.max_tokens = 8;
+  c.turns.push_back(turn);
+  send(proto::encode(proto::Assign{{c}}));
+  const auto silent_since = Clock::now();
+
+  // From here on the controller says nothing. The worker must give up on its own.
+  auto rc = worker.wait(15);
+  const double waited_s = std::chrono::duration<double>(Clock::now() - silent_since).count();
+  INFO(worker.output());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 3);
+  CHECK(waited_s >= 4.0);   // it waited for the 5 s of silence...
+  CHECK(waited_s <= 10.0);  // ...and not much longer
+  CHECK(worker.output().find("no word from the controller") != std::string::npos);
+
+  // What it flushed on the way out: the cancelled request, its conversation's end, and a Bye.
+  bool cancelled_record = false;
+  bool ended = false;
+  bool bye = false;
+  zmq::pollitem_t res_item{pull.handle(), 0, ZMQ_POLLIN, 0};
+  for (int i = 0; i < 100 && !bye; ++i) {
+    if (zmq::poll(&res_item, 1, std::chrono::milliseconds(20)) == 0) continue;
+    zmq::message_t msg;
+    REQUIRE(pull.recv(msg));
+    auto d = proto::decode(msg.data(), msg.size(), nullptr);
+    REQUIRE(d.has_value());
+    if (d->type == proto::MsgType::kBye) {
+      bye = true;
+    } else if (auto batch = d->as<proto::Results>()) {
+      for (const auto& r : batch->records) {
+        if (r.x_correlation_id == c.correlation_id &&
+            r.error.kind == proto::ErrorKind::kCancelled) {
+          cancelled_record = true;
+        }
+      }
+      for (const auto& e : batch->ended) ended = ended || e.conversation_index == 0;
+    }
+  }
+  CHECK(cancelled_record);
+  CHECK(ended);
+  CHECK(bye);
+}
