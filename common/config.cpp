@@ -61,7 +61,8 @@ const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",
                         "grace_s",    "warmup_sessions", "cancel"};
 const Keys kCancelKeys = {"fraction", "after_ms"};
 const Keys kRoutingKeys = {"mode", "timeout_s", "header_name"};
-const Keys kWorkersKeys = {"local", "listen", "expect", "curve_keys", "ready_timeout_s"};
+const Keys kWorkersKeys = {"local",  "listen",     "results_listen",
+                           "expect", "curve_keys", "ready_timeout_s"};
 const Keys kOutputKeys = {"dir", "records", "html"};
 const Keys kFailOnKeys = {"error_rate"};
 // Metrics measured in milliseconds, which an SLO (goodput threshold) may name.
@@ -261,6 +262,7 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   s.read_enum("type", d.type, kDatasetTypeNames);
   s.read("path", d.path);
   s.read("conversations", d.conversations);
+  d.conversations_set = s.present("conversations") && !s.node("conversations").IsNull();
   at_least(s, "conversations", static_cast<double>(d.conversations), 1);
   read_distribution(s, "turns", d.turns, 1);
   read_distribution(s, "input_tokens", d.input_tokens, 1);
@@ -346,6 +348,11 @@ void read_workers(const Section& top, WorkersConfig& w) {
   s.read("listen", w.listen);
   s.check(is_endpoint(w.listen), "listen",
           "expected tcp://HOST:PORT or ipc://PATH, got '" + w.listen + "'");
+  s.read("results_listen", w.results_listen);
+  if (w.results_listen) {
+    s.check(is_endpoint(*w.results_listen), "results_listen",
+            "expected tcp://HOST:PORT or ipc://PATH, got '" + *w.results_listen + "'");
+  }
   s.read("expect", w.expect);
   if (w.expect) at_least(s, "expect", *w.expect, 1);
   if (w.local == 0 && !w.expect) {
@@ -563,6 +570,7 @@ std::string to_yaml(const Config& c) {
   y << "workers:\n"
     << "  local: " << w.local << "\n"
     << "  listen: " << quote(w.listen) << "\n"
+    << "  results_listen: " << opt_str(w.results_listen) << "\n"
     << "  expect: " << opt_int(w.expect) << "\n"
     << "  curve_keys: " << opt_str(w.curve_keys) << "\n"
     << "  ready_timeout_s: " << num(w.ready_timeout_s) << "\n";

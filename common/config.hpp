@@ -55,7 +55,8 @@ struct MockConfig {
 struct DatasetConfig {
   DatasetType type = DatasetType::kSynthetic;
   std::optional<std::string> path;  // jsonl / mooncake
-  int64_t conversations = 100;
+  int64_t conversations = 100;      // synthetic: how many; jsonl/mooncake: the first N when set
+  bool conversations_set = false;   // given in the file or by --set (file datasets then cut)
   Distribution turns{4, 1, 1, 32};
   Distribution input_tokens{256, 32, 1, std::nullopt};
   Distribution output_tokens{64, 8, 1, std::nullopt};
@@ -92,6 +93,9 @@ struct SessionRoutingConfig {
 struct WorkersConfig {
   int local = 2;
   std::string listen = "tcp://127.0.0.1:0";
+  // Where workers push results; default: listen's host on a free port (ipc: listen + ".results").
+  // A fixed port is what a firewall or a Kubernetes Service needs.
+  std::optional<std::string> results_listen;
   std::optional<int> expect;  // default: local
   std::optional<std::string> curve_keys;
   double ready_timeout_s = 30;

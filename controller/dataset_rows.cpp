@@ -5,6 +5,7 @@
 #include <rapidjson/writer.h>
 
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "controller/ids.hpp"
@@ -207,7 +208,10 @@ std::string to_compact_json(const rapidjson::Value& value) {
 
 void finish_file_dataset(std::vector<proto::Conversation>& conversations, const Config& config,
                          const Corpus& corpus) {
-  const auto limit = static_cast<size_t>(std::max<int64_t>(config.dataset.conversations, 0));
+  // A file dataset runs whole unless dataset.conversations was given.
+  const auto limit = config.dataset.conversations_set
+                         ? static_cast<size_t>(std::max<int64_t>(config.dataset.conversations, 0))
+                         : std::numeric_limits<size_t>::max();
   if (conversations.size() > limit) conversations.resize(limit);
   const bool recorded = config.dataset.history == HistoryMode::kRecorded;
   for (size_t i = 0; i < conversations.size(); ++i) {

@@ -1,6 +1,7 @@
 #include "controller/metrics.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -264,6 +265,35 @@ void MetricsAggregator::add_success(const proto::Record& record, const RequestMe
   }
 }
 
+std::string error_group_message(std::string_view message) {
+  // Serde-style positions ("at line 1 column 187") vary with the body's length; they would
+  // split one error into a group per request.
+  static constexpr std::string_view kLine = " at line ";
+  std::string out;
+  out.reserve(message.size());
+  size_t i = 0;
+  while (i < message.size()) {
+    if (message.compare(i, kLine.size(), kLine) == 0) {
+      size_t j = i + kLine.size();
+      size_t digits = j;
+      while (j < message.size() && std::isdigit(static_cast<unsigned char>(message[j]))) ++j;
+      static constexpr std::string_view kColumn = " column ";
+      if (j > digits && message.compare(j, kColumn.size(), kColumn) == 0) {
+        size_t k = j + kColumn.size();
+        size_t cdigits = k;
+        while (k < message.size() && std::isdigit(static_cast<unsigned char>(message[k]))) ++k;
+        if (k > cdigits) {
+          out += " at line N column N";
+          i = k;
+          continue;
+        }
+      }
+    }
+    out += message[i++];
+  }
+  return out;
+}
+
 void MetricsAggregator::add_error(const proto::Record& record) {
   ++error_count_;
   const proto::RecordError& e = record.error;
@@ -275,16 +305,18 @@ void MetricsAggregator::add_error(const proto::Record& record) {
   } else {
     type = std::string(proto::to_string(e.kind));
   }
-  ErrorKey key{code, std::move(type), truncate_utf8(e.message, kMaxErrorMessageBytes)};
+  std::string message = truncate_utf8(e.message, kMaxErrorMessageBytes);
+  ErrorKey key{code, std::move(type), error_group_message(message)};
   auto it = errors_.find(key);
   if (it == errors_.end()) {
     if (errors_.size() >= kMaxErrorGroups) {
       key = ErrorKey{0, "other", "more distinct errors than the summary keeps"};
+      message = std::get<2>(key);
     }
     it = errors_.try_emplace(key).first;
     it->second.code = std::get<0>(key);
     it->second.type = std::get<1>(key);
-    it->second.message = std::get<2>(key);
+    it->second.message = message;  // the first raw message stands for the group
   }
   ErrorGroup& group = it->second;
   ++group.count;

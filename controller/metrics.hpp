@@ -36,6 +36,10 @@ struct RequestMetrics {
 };
 RequestMetrics compute_request_metrics(const proto::Record& record);
 
+// The grouping key of an error message: positions like "at line 1 column 187" (serde's
+// deserialization errors, which Dynamo returns) become "at line N column N".
+std::string error_group_message(std::string_view message);
+
 // Metric tags `slo:` may name (values in ms, except output_token_throughput_per_user in
 // tokens/sec, which must be met or exceeded; the others must not be exceeded).
 bool is_slo_metric(std::string_view tag);

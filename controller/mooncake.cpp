@@ -1,6 +1,7 @@
 #include "controller/mooncake.hpp"
 
 #include <algorithm>
+#include <limits>
 #include <cmath>
 #include <optional>
 #include <unordered_map>
@@ -129,7 +130,10 @@ std::vector<proto::Conversation> parse_mooncake_trace(std::istream& in, const st
   }
   if (pending.empty()) throw ConfigError(source + ": the trace has no rows");
 
-  const auto limit = static_cast<size_t>(std::max<int64_t>(config.dataset.conversations, 0));
+  // A file dataset runs whole unless dataset.conversations was given.
+  const auto limit = config.dataset.conversations_set
+                         ? static_cast<size_t>(std::max<int64_t>(config.dataset.conversations, 0))
+                         : std::numeric_limits<size_t>::max();
   if (pending.size() > limit) pending.resize(limit);
   double first_ms = 0;
   if (trace_mode && !pending.empty()) {

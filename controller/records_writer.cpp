@@ -1,6 +1,8 @@
 #include "controller/records_writer.hpp"
 
-#include <rapidjson/document.h>
+#include <rapidjson/encodedstream.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
@@ -86,27 +88,53 @@ void put_error(LineWriter& w, const proto::RecordError& e) {
 }
 
 // The session_control object as sent, parsed back so readers get an object, not a string.
-void put_session_control(LineWriter& w, const std::string& json) {
+// Reader -> Writer (SAX, no document) gives the bytes Document::Parse + Accept gave; they go to
+// `scratch` first so a payload that turns out not to be JSON leaves no partial output.
+void put_session_control(LineWriter& w, const std::string& json, rapidjson::StringBuffer& scratch) {
   w.Key("session_control");
   if (json.empty()) {
     w.Null();
     return;
   }
-  rapidjson::Document doc;
-  doc.Parse(json.c_str(), json.size());
-  if (doc.HasParseError()) {
+  scratch.Clear();
+  rapidjson::Writer<rapidjson::StringBuffer> copy(scratch);
+  rapidjson::MemoryStream memory(json.data(), json.size());
+  rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(memory);
+  rapidjson::Reader reader;
+  if (!reader.Parse(in, copy) || !copy.IsComplete()) {
     put_string(w, json);
-  } else {
-    doc.Accept(w);
+    return;
   }
+  rapidjson::Type type = rapidjson::kObjectType;
+  switch (scratch.GetString()[0]) {
+    case '{':
+      type = rapidjson::kObjectType;
+      break;
+    case '[':
+      type = rapidjson::kArrayType;
+      break;
+    case '"':
+      type = rapidjson::kStringType;
+      break;
+    case 't':
+      type = rapidjson::kTrueType;
+      break;
+    case 'f':
+      type = rapidjson::kFalseType;
+      break;
+    case 'n':
+      type = rapidjson::kNullType;
+      break;
+    default:
+      type = rapidjson::kNumberType;
+      break;
+  }
+  w.RawValue(scratch.GetString(), scratch.GetSize(), type);
 }
 
-}  // namespace
-
-std::string record_json_line(const proto::Record& r, std::string_view worker_id,
-                             std::string_view host) {
-  rapidjson::StringBuffer buffer;
-  LineWriter w(buffer);
+void append_record_json(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
+                        const proto::Record& r, std::string_view worker_id, std::string_view host) {
+  LineWriter w(out);
   w.StartObject();
   w.Key("x_request_id");
   put_string(w, r.x_request_id);
@@ -137,9 +165,18 @@ std::string record_json_line(const proto::Record& r, std::string_view worker_id,
   w.Key("http_status");
   w.Int64(r.http_status);
   put_error(w, r.error);
-  put_session_control(w, r.session_control);
+  put_session_control(w, r.session_control, scratch);
   w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+}  // namespace
+
+std::string record_json_line(const proto::Record& r, std::string_view worker_id,
+                             std::string_view host) {
+  rapidjson::StringBuffer line;
+  rapidjson::StringBuffer scratch;
+  append_record_json(line, scratch, r, worker_id, host);
+  return {line.GetString(), line.GetSize()};
 }
 
 RecordsWriter::RecordsWriter(const std::filesystem::path& path)
@@ -155,6 +192,7 @@ RecordsWriter& RecordsWriter::operator=(RecordsWriter&& other) noexcept {
     path_ = std::move(other.path_);
     file_ = std::move(other.file_);
     buffer_ = std::move(other.buffer_);
+    scratch_ = std::move(other.scratch_);
     lines_ = other.lines_;
     failed_ = other.failed_;
   }
@@ -164,19 +202,19 @@ RecordsWriter& RecordsWriter::operator=(RecordsWriter&& other) noexcept {
 void RecordsWriter::write(const proto::Record& record, std::string_view worker_id,
                           std::string_view host) {
   if (!file_) return;
-  buffer_ += record_json_line(record, worker_id, host);
-  buffer_ += '\n';
+  append_record_json(buffer_, scratch_, record, worker_id, host);
+  buffer_.Put('\n');
   ++lines_;
-  if (buffer_.size() >= kFlushBytes) flush();
+  if (buffer_.GetSize() >= kFlushBytes) flush();
 }
 
 void RecordsWriter::flush() {
   if (!file_) return;
-  if (!buffer_.empty()) {
-    if (std::fwrite(buffer_.data(), 1, buffer_.size(), file_.get()) != buffer_.size()) {
+  if (buffer_.GetSize() > 0) {
+    if (std::fwrite(buffer_.GetString(), 1, buffer_.GetSize(), file_.get()) != buffer_.GetSize()) {
       failed_ = true;
     }
-    buffer_.clear();
+    buffer_.Clear();
   }
   if (std::fflush(file_.get()) != 0) failed_ = true;
 }

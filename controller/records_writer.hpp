@@ -8,6 +8,8 @@
 #include <string>
 #include <string_view>
 
+#include <rapidjson/stringbuffer.h>
+
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
@@ -51,7 +53,8 @@ class RecordsWriter {
 
   std::filesystem::path path_;
   std::unique_ptr<std::FILE, FileCloser> file_;
-  std::string buffer_;
+  rapidjson::StringBuffer buffer_;   // lines not yet written out
+  rapidjson::StringBuffer scratch_;  // session_control re-serialised, reused across lines
   int64_t lines_ = 0;
   bool failed_ = false;
 };

@@ -53,6 +53,8 @@ std::string number(double v) {
   const double a = std::fabs(v);
   if (a == 0) {
     return "0";
+  } else if (a < 1e15 && v == std::round(v)) {
+    std::snprintf(buf, sizeof buf, "%.0f", v);
   } else if (a >= 1e6) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
   } else if (a >= 100) {
@@ -62,10 +64,24 @@ std::string number(double v) {
   } else {
     std::snprintf(buf, sizeof buf, "%.3g", v);
   }
-  return buf;
+  std::string text = buf;
+  // "125.0" reads as more precise than it is; "125" is what a person writes.
+  if (text.find('.') != std::string::npos && text.find('e') == std::string::npos) {
+    text.erase(text.find_last_not_of('0') + 1);
+    if (text.back() == '.') text.pop_back();
+  }
+  return text;
 }
 
 std::string integer(int64_t v) { return std::to_string(v); }
+
+// An axis label: short, no trailing zeros.
+std::string tick_text(double v) {
+  if (std::fabs(v) < 1e-9) return "0";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, std::fabs(v) >= 1e6 ? "%.0f" : "%.4g", v);
+  return buf;
+}
 
 // Fixed precision for SVG coordinates.
 std::string coord(double v) {
@@ -116,10 +132,10 @@ std::vector<std::string> strings(const rapidjson::Value& obj, const char* key) {
 // ---- SVG charts -----------------------------------------------------------------------------
 
 constexpr double kChartWidth = 600;
-constexpr double kChartHeight = 260;
+constexpr double kChartHeight = 272;
 constexpr double kLeft = 64;
 constexpr double kRight = 16;
-constexpr double kTop = 16;
+constexpr double kTop = 28;
 constexpr double kBottom = 44;
 constexpr double kPlotWidth = kChartWidth - kLeft - kRight;
 constexpr double kPlotHeight = kChartHeight - kTop - kBottom;
@@ -159,7 +175,7 @@ Axes y_axis(std::ostringstream& out, double data_max, const std::string& y_label
     out << "<line class=\"grid\" x1=\"" << coord(kLeft) << "\" y1=\"" << coord(y) << "\" x2=\""
         << coord(kLeft + kPlotWidth) << "\" y2=\"" << coord(y) << "\"/>";
     out << "<text class=\"tick\" x=\"" << coord(kLeft - 6) << "\" y=\"" << coord(y + 4)
-        << "\" text-anchor=\"end\">" << escape(number(v)) << "</text>";
+        << "\" text-anchor=\"end\">" << escape(tick_text(v)) << "</text>";
   }
   out << "<text class=\"axis-label\" transform=\"translate(14 " << coord(kTop + kPlotHeight / 2)
       << ") rotate(-90)\" text-anchor=\"middle\">" << escape(y_label) << "</text>";
@@ -187,23 +203,27 @@ std::string histogram_svg(const std::vector<Bin>& bins, const std::string& title
   int64_t max_count = 0;
   for (const auto& b : bins) max_count = std::max(max_count, b.count);
   const Axes axes = y_axis(out, static_cast<double>(max_count), "requests");
-  const double width = kPlotWidth / static_cast<double>(bins.size());
-  for (size_t i = 0; i < bins.size(); ++i) {
+  const size_t n = bins.size();
+  // Every request had the same value: one narrow bar in the middle, labelled with it.
+  const double width = n == 1 ? kPlotWidth / 8 : kPlotWidth / static_cast<double>(n);
+  const double x0 = n == 1 ? kLeft + (kPlotWidth - width) / 2 : kLeft;
+  for (size_t i = 0; i < n; ++i) {
     const double h = static_cast<double>(bins[i].count) / axes.y_max * kPlotHeight;
-    const double x = kLeft + width * static_cast<double>(i);
+    const double x = x0 + width * static_cast<double>(i);
     out << "<rect class=\"bar\" x=\"" << coord(x + 0.5) << "\" y=\""
         << coord(kTop + kPlotHeight - h) << "\" width=\"" << coord(std::max(width - 1, 0.5))
         << "\" height=\"" << coord(h) << "\"><title>" << escape(number(bins[i].low)) << " to "
         << escape(number(bins[i].high)) << " " << escape(unit) << ": " << bins[i].count
         << "</title></rect>";
   }
-  // Ticks at bin edges: first, quarters, last.
-  const size_t n = bins.size();
-  for (size_t k = 0; k <= 4; ++k) {
-    const size_t edge = n * k / 4;
-    const double value = edge < n ? bins[edge].low : bins[n - 1].high;
-    x_tick(out, kLeft + width * static_cast<double>(edge), number(value));
-    if (n == 1) break;
+  if (n == 1) {
+    x_tick(out, x0 + width / 2, tick_text(bins[0].low));
+  } else {
+    for (size_t k = 0; k <= 4; ++k) {  // bin edges: first, quarters, last
+      const size_t edge = n * k / 4;
+      const double value = edge < n ? bins[edge].low : bins[n - 1].high;
+      x_tick(out, kLeft + width * static_cast<double>(edge), tick_text(value));
+    }
   }
   const bool log_spaced = n > 2 && bins[0].low > 0 &&
                           (bins[n - 1].high - bins[n - 1].low) > 2 * (bins[0].high - bins[0].low);
@@ -214,9 +234,20 @@ std::string histogram_svg(const std::vector<Bin>& bins, const std::string& title
 
 struct Line {
   std::string name;
-  std::string css_class;
-  std::vector<std::pair<double, double>> points;  // (x, y); gaps allowed between points
+  std::string css_class;                          // s1, s2, s3: the colour
+  std::vector<std::pair<double, double>> points;  // (x, y), x increasing
 };
+
+// A row of swatches in the top margin, so it never hides data.
+void legend(std::ostringstream& out, const std::vector<Line>& lines) {
+  double x = kLeft;
+  for (const auto& l : lines) {
+    out << "<rect class=\"swatch " << l.css_class << "\" x=\"" << coord(x) << "\" y=\"8\" "
+        << "width=\"12\" height=\"8\"/><text class=\"legend\" x=\"" << coord(x + 16)
+        << "\" y=\"16\">" << escape(l.name) << "</text>";
+    x += 28 + 7 * static_cast<double>(l.name.size());
+  }
+}
 
 std::string line_svg(const std::vector<Line>& lines, const std::string& title,
                      const std::string& y_label, const std::string& x_unit) {
@@ -233,9 +264,9 @@ std::string line_svg(const std::vector<Line>& lines, const std::string& title,
   const Axes axes = y_axis(out, y_max, y_label);
   auto px = [&](double x) { return kLeft + x / x_max * kPlotWidth; };
   auto py = [&](double y) { return kTop + kPlotHeight - y / axes.y_max * kPlotHeight; };
-  for (int k = 0; k <= 4; ++k) {
-    const double x = x_max * k / 4;
-    x_tick(out, px(x), number(x));
+  const double x_step = nice_step(x_max);
+  for (int k = 0; k <= 2 * kYTicks && x_step * k <= x_max * (1 + 1e-9); ++k) {
+    x_tick(out, px(x_step * k), tick_text(x_step * k));
   }
   x_label(out, x_unit);
   for (const auto& l : lines) {
@@ -248,20 +279,12 @@ std::string line_svg(const std::vector<Line>& lines, const std::string& title,
           << "\" cy=\"" << coord(py(l.points[0].second)) << "\" r=\"3\"/>";
     }
   }
-  // Legend, top right.
-  double lx = kLeft + kPlotWidth - 150;
-  double ly = kTop + 4;
-  for (const auto& l : lines) {
-    out << "<rect class=\"swatch " << l.css_class << "\" x=\"" << coord(lx) << "\" y=\""
-        << coord(ly) << "\" width=\"12\" height=\"4\"/><text class=\"legend\" x=\""
-        << coord(lx + 16) << "\" y=\"" << coord(ly + 5) << "\">" << escape(l.name) << "</text>";
-    ly += 14;
-  }
+  legend(out, lines);
   out << "</svg>";
   return out.str();
 }
 
-// Grouped bars: for each group label, one bar per series.
+// Grouped bars: for each group label, one bar per series (series[s].points[g].second).
 std::string grouped_bars_svg(const std::vector<std::string>& groups,
                              const std::vector<Line>& series, const std::string& title,
                              const std::string& y_label, const std::string& x_label_text) {
@@ -291,14 +314,7 @@ std::string grouped_bars_svg(const std::vector<std::string>& groups,
     if (g % label_every == 0) x_tick(out, gx + group_width / 2 - 2, groups[g]);
   }
   x_label(out, x_label_text);
-  double lx = kLeft + kPlotWidth - 110;
-  double ly = kTop + 4;
-  for (const auto& s : series) {
-    out << "<rect class=\"swatch " << s.css_class << "\" x=\"" << coord(lx) << "\" y=\""
-        << coord(ly) << "\" width=\"12\" height=\"8\"/><text class=\"legend\" x=\""
-        << coord(lx + 16) << "\" y=\"" << coord(ly + 8) << "\">" << escape(s.name) << "</text>";
-    ly += 14;
-  }
+  legend(out, series);
   out << "</svg>";
   return out.str();
 }
@@ -346,7 +362,7 @@ svg.chart{width:100%;height:auto;display:block}
 .grid{stroke:#eceef2;stroke-width:1}.axis{stroke:#9aa3b2;stroke-width:1}
 .tick{fill:var(--muted);font-size:11px}.axis-label{fill:var(--muted);font-size:12px}
 .legend{fill:var(--fg);font-size:11px}
-.bar{fill:var(--c1)}.bar.s2,.swatch.s2{fill:var(--c2)}.swatch.s1{fill:var(--c1)}
+.bar,.swatch.s1{fill:var(--c1)}.bar.s2,.swatch.s2{fill:var(--c2)}
 .swatch.s3{fill:var(--c3)}
 .line{fill:none;stroke-width:1.8;stroke-linejoin:round}
 .line.s1{stroke:var(--c1)}.line.s2{stroke:var(--c2)}.line.s3{stroke:var(--c3)}
@@ -356,7 +372,9 @@ svg.chart{width:100%;height:auto;display:block}
 padding:12px 16px;margin-bottom:12px}
 .insight.error,.insight.critical{border-left-color:var(--fail)}
 .insight.info{border-left-color:var(--c1)}
-.insight ul{margin:4px 0 8px;padding-left:20px}
+.insight ul{margin:2px 0 6px;padding-left:20px}
+.insight h4{margin:8px 0 0;font-size:13px}
+.insight p{margin:4px 0}
 .muted{color:var(--muted)}
 code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
 nav{margin-top:12px}nav a{margin-right:14px;color:var(--c1);text-decoration:none}
@@ -418,6 +436,14 @@ void header_section(std::ostringstream& out, const rapidjson::Value& run,
          "<a href=\"#workers\">Workers</a></nav></header>";
 }
 
+bool is_run_total(const std::string& tag) {
+  for (const char* t : {"output_token_throughput", "request_throughput", "goodput", "request_count",
+                        "error_request_count", "benchmark_duration"}) {
+    if (tag == t) return true;
+  }
+  return false;
+}
+
 void summary_section(std::ostringstream& out, const MetricsSnapshot& s) {
   out << "<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">";
   auto card = [&](const std::string& value, const char* label) {
@@ -441,10 +467,16 @@ void summary_section(std::ostringstream& out, const MetricsSnapshot& s) {
          "<th class=\"text\">unit</th></tr></thead><tbody>";
   for (const auto& m : s.metrics) {
     out << "<tr><td class=\"text\" title=\"" << escape(m.tag) << "\">" << escape(m.header)
-        << "</td><td>" << number(m.avg) << "</td><td>" << number(m.min) << "</td><td>"
-        << number(m.max) << "</td><td>" << number(m.p(50)) << "</td><td>" << number(m.p(90))
-        << "</td><td>" << number(m.p(99)) << "</td><td>" << number(m.std) << "</td><td>" << m.count
-        << "</td><td class=\"text\">" << escape(m.unit) << "</td></tr>";
+        << "</td>";
+    if (is_run_total(m.tag)) {
+      // One value for the whole run: percentiles of it would only repeat it.
+      out << "<td>" << number(m.avg) << "</td><td colspan=\"7\"></td>";
+    } else {
+      out << "<td>" << number(m.avg) << "</td><td>" << number(m.min) << "</td><td>" << number(m.max)
+          << "</td><td>" << number(m.p(50)) << "</td><td>" << number(m.p(90)) << "</td><td>"
+          << number(m.p(99)) << "</td><td>" << number(m.std) << "</td><td>" << m.count << "</td>";
+    }
+    out << "<td class=\"text\">" << escape(m.unit) << "</td></tr>";
   }
   out << "</tbody></table></section>";
 }

@@ -246,9 +246,11 @@ void Run::bind_sockets() {
   router_.set(zmq::sockopt::router_mandatory, 0);
   router_.bind(config_.workers.listen);
   control_endpoint_ = last_endpoint(router_);
-  // Results listen on the same interface, on a port of their own.
+  // Results listen where configured, else on the same interface on a port of their own.
   std::string base = control_endpoint_;
-  if (base.rfind("tcp://", 0) == 0) {
+  if (config_.workers.results_listen) {
+    pull_.bind(*config_.workers.results_listen);
+  } else if (base.rfind("tcp://", 0) == 0) {
     size_t colon = base.rfind(':');
     pull_.bind(base.substr(0, colon) + ":0");
   } else {
@@ -456,7 +458,8 @@ void Run::on_worker_lost(const std::string& worker_id, int64_t now) {
   std::vector<std::string> lost;
   for (auto& [index, o] : outstanding_) {
     if (o.worker != worker_id) continue;
-    if (!o.started && o.intended_ns > now && phase_ < RunPhase::kDrain) {
+    // Re-home only what never started, and only while a survivor can take it.
+    if (!o.started && o.intended_ns > now && phase_ < RunPhase::kDrain && !sharder_.empty()) {
       rehome.push_back(index);
     } else {
       lost.push_back(conversation_for(index).correlation_id);
@@ -565,7 +568,9 @@ void Run::schedule(int64_t now) {
         });
     bool children_gone =
         std::none_of(workers_.begin(), workers_.end(), [](ChildProcess& c) { return c.running(); });
-    if ((outstanding_.empty() && (options_.controller_only || children_gone)) ||
+    // Remote workers (controller only) are done when their Bye arrives: it follows their last
+    // batch and carries the final legacy open-session count.
+    if ((outstanding_.empty() && (options_.controller_only ? all_gone : children_gone)) ||
         (all_gone && children_gone) || now >= stop_deadline_ns_) {
       phase_ = RunPhase::kDone;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 namespace convoy::controller {
 
@@ -46,6 +47,15 @@ Scheduler::Scheduler(const LoadConfig& load, LoadMode mode, uint64_t seed,
   if (mode_ == LoadMode::kConcurrency) {
     freed_at_ns_.assign(static_cast<size_t>(limit_), start_ns);
   }
+  if (mode_ == LoadMode::kTrace && total_ && trace_offset_ns_) {
+    // Released in seq order, a late row listed early would hold back every earlier one after it.
+    std::vector<std::pair<int64_t, uint64_t>> by_offset;
+    by_offset.reserve(static_cast<size_t>(*total_));
+    for (uint64_t seq = 0; seq < *total_; ++seq) by_offset.emplace_back(trace_offset_ns_(seq), seq);
+    std::sort(by_offset.begin(), by_offset.end());
+    trace_order_.reserve(by_offset.size());
+    for (const auto& entry : by_offset) trace_order_.push_back(entry.second);
+  }
 }
 
 bool Scheduler::exhausted() const { return stopped_ || (total_ && next_seq_ >= *total_); }
@@ -54,7 +64,7 @@ int64_t Scheduler::intended_for_next(int64_t now_ns) {
   (void)now_ns;
   if (!next_intended_) {
     if (mode_ == LoadMode::kTrace) {
-      next_intended_ = start_ns_ + (trace_offset_ns_ ? trace_offset_ns_(next_seq_) : 0);
+      next_intended_ = start_ns_ + (trace_offset_ns_ ? trace_offset_ns_(seq_at(next_seq_)) : 0);
     } else {
       rate_clock_ns_ += arrivals_.next_gap_ns();
       next_intended_ = rate_clock_ns_;
@@ -82,7 +92,7 @@ std::vector<Dispatch> Scheduler::due(int64_t now_ns, int64_t lookahead_ns) {
       if (intended > now_ns + lookahead_ns) break;
       next_intended_.reset();
     }
-    out.push_back({next_seq_++, intended});
+    out.push_back({seq_at(next_seq_++), intended});
     ++in_flight_;
   }
   return out;

@@ -29,7 +29,7 @@ class ArrivalProcess {
 };
 
 struct Dispatch {
-  uint64_t seq = 0;         // 0, 1, 2, ... in start order
+  uint64_t seq = 0;         // 0, 1, 2, ...; mode trace: ordered by intended time instead
   int64_t intended_ns = 0;  // controller steady clock
 };
 
@@ -37,7 +37,8 @@ struct Dispatch {
 class Scheduler {
  public:
   // `total`: conversations to start (nullopt = until stop()). `trace_offset_ns(seq)` gives the
-  // intended offset from the start for mode trace.
+  // intended offset from the start for mode trace; offsets need not be sorted (a trace file's
+  // rows are not): with a total, conversations go out in order of offset.
   Scheduler(const LoadConfig& load, LoadMode mode, uint64_t seed, std::optional<uint64_t> total,
             int64_t start_ns, std::function<int64_t(uint64_t)> trace_offset_ns = {});
 
@@ -55,6 +56,9 @@ class Scheduler {
 
  private:
   int64_t intended_for_next(int64_t now_ns);
+  uint64_t seq_at(uint64_t position) const {
+    return position < trace_order_.size() ? trace_order_[position] : position;
+  }
 
   LoadMode mode_;
   int64_t limit_;  // max in flight
@@ -62,6 +66,7 @@ class Scheduler {
   int64_t start_ns_;
   ArrivalProcess arrivals_;
   std::function<int64_t(uint64_t)> trace_offset_ns_;
+  std::vector<uint64_t> trace_order_;  // mode trace: seqs by (offset, seq); empty = 0, 1, 2, ...
   uint64_t next_seq_ = 0;
   int64_t in_flight_ = 0;
   bool stopped_ = false;

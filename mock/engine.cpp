@@ -48,6 +48,7 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
   job->arrived_at = now;
 
   std::lock_guard lock(mutex_);
+  if (shut_down_) return ApiError{503, "server is shutting down"};
   std::uniform_real_distribution<double> unit(0.0, 1.0);
   if (options_.error_rate > 0 && unit(fault_rng_) < options_.error_rate) {
     stats_.count_fault(FaultKind::kError);

@@ -35,7 +35,7 @@ constexpr uint64_t kMaxBodyBytes = 64ULL << 20;
 constexpr uint32_t kMaxHeaderBytes = 64U << 10;
 // Requests expected to take longer than this watch their socket, so a client that goes away
 // frees its engine slot before the next token would have noticed.
-constexpr auto kWatchPeerAfter = std::chrono::milliseconds(20);
+constexpr double kWatchPeerAfterMs = 20;
 
 std::string_view sv(beast::string_view s) { return {s.data(), s.size()}; }
 
@@ -120,9 +120,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                  : not_allowed();
     }
     if (path == "/health") {
-      return get ? respond_json(200, "{\"status\":\"healthy\",\"model\":\"" + ctx_.options.model +
-                                         "\",\"workers\":" + std::to_string(ctx_.options.workers) +
-                                         "}")
+      return get ? respond_json(200, health_response(ctx_.options.model, ctx_.options.workers))
                  : not_allowed();
     }
     if (path == "/live") return get ? respond_json(200, "{\"status\":\"live\"}") : not_allowed();
@@ -236,11 +234,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     fault_pending_ = job_->faults.reset || job_->faults.malformed || job_->faults.stall;
 
     if (stream_) append_stream_header();
-    const auto expected =
-        job_->itl * job_->max_tokens +
-        std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double, std::milli>(
-            prefill_ms(job_->prompt_tokens) / ctx_.options.speedup));
-    if (!ok.admitted || expected > kWatchPeerAfter) watch_peer();
+    // From the options, not the job: a queued job is admitted on whichever thread frees a slot.
+    const double expected_ms = (prefill_ms(job_->prompt_tokens) +
+                                ctx_.options.itl_ms * static_cast<double>(job_->max_tokens)) /
+                               ctx_.options.speedup;
+    if (!ok.admitted || expected_ms > kWatchPeerAfterMs) watch_peer();
     if (ok.admitted) on_admitted(generation_);
     if (stream_) {
       // The header goes out right after this handler: together with the first token when that

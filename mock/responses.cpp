@@ -256,4 +256,18 @@ std::string models_response(std::string_view model, int64_t created) {
   return std::string(buf.GetString(), buf.GetSize());
 }
 
+std::string health_response(std::string_view model, int workers) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  w.Key("status");
+  w.String("healthy");
+  w.Key("model");
+  str(w, model);
+  w.Key("workers");
+  w.Int(workers);
+  w.EndObject();
+  return std::string(buf.GetString(), buf.GetSize());
+}
+
 }  // namespace convoy::mock

@@ -43,5 +43,6 @@ std::string completion_response(const ResponseInfo& info);
 std::string embeddings_response(const ResponseInfo& info, int64_t inputs, uint64_t seed);
 
 std::string models_response(std::string_view model, int64_t created);
+std::string health_response(std::string_view model, int workers);
 
 }  // namespace convoy::mock

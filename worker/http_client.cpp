@@ -2,6 +2,8 @@
 
 #include <curl/curl.h>
 #include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
@@ -192,6 +194,8 @@ struct HttpClient::Impl {
   std::unordered_set<int> sockets;  // registered in the loop
   EventLoop::TimerId curl_timer = 0;
   EventLoop::TimerId deliver_timer = 0;
+  // Sockets curl opened and has not closed: every connection, busy or idle in its cache.
+  int64_t open_connections = 0;
   RequestId next_id = 1;
   // Steady time of the socket read being processed: one stamp per read, shared by every
   // event the read completes.
@@ -202,6 +206,8 @@ struct HttpClient::Impl {
   static int on_socket(CURL*, curl_socket_t s, int what, void* userp, void*) noexcept;
   static int on_timer(CURLM*, long timeout_ms, void* userp) noexcept;
   static size_t on_header(char*, size_t size, size_t count, void* userp) noexcept;
+  static curl_socket_t on_open_socket(void* userp, curlsocktype, curl_sockaddr* address) noexcept;
+  static int on_close_socket(void* userp, curl_socket_t s) noexcept;
   static size_t on_write(char* ptr, size_t size, size_t count, void* userp) noexcept;
 
   void socket_action(curl_socket_t s, int flags) {
@@ -287,6 +293,18 @@ int HttpClient::Impl::on_timer(CURLM*, long timeout_ms, void* userp) noexcept {
   }
 }
 
+curl_socket_t HttpClient::Impl::on_open_socket(void* userp, curlsocktype,
+                                               curl_sockaddr* address) noexcept {
+  const curl_socket_t s = ::socket(address->family, address->socktype, address->protocol);
+  if (s != CURL_SOCKET_BAD) ++static_cast<Impl*>(userp)->open_connections;
+  return s;
+}
+
+int HttpClient::Impl::on_close_socket(void* userp, curl_socket_t s) noexcept {
+  --static_cast<Impl*>(userp)->open_connections;
+  return ::close(s);
+}
+
 size_t HttpClient::Impl::on_header(char*, size_t size, size_t count, void* userp) noexcept {
   auto& t = *static_cast<Transfer*>(userp);
   if (t.response.first_byte_ns == 0) t.response.first_byte_ns = *t.read_ns;
@@ -358,6 +376,18 @@ std::string HttpClient::Impl::configure(Transfer& t) {
   curl_easy_setopt(h, CURLOPT_HEADERDATA, static_cast<void*>(&t));
   curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, &Impl::on_write);
   curl_easy_setopt(h, CURLOPT_WRITEDATA, static_cast<void*>(&t));
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETFUNCTION, &Impl::on_open_socket);
+  curl_easy_setopt(h, CURLOPT_OPENSOCKETDATA, static_cast<void*>(this));
+  curl_easy_setopt(h, CURLOPT_CLOSESOCKETFUNCTION, &Impl::on_close_socket);
+  curl_easy_setopt(h, CURLOPT_CLOSESOCKETDATA, static_cast<void*>(this));
+  // libcurl looks for a reusable connection by walking every connection to the host, so
+  // starting N transfers costs O(N^2): at 10,000 streams the ramp blocked the loop for seconds
+  // (docs/benchmarks.md). With HTTP/1.1 a connection carries one transfer at a time, so when
+  // the transfers already in flight hold at least every open connection none can be idle: skip
+  // the walk and open a new one. The connection is cached for reuse like any other afterwards.
+  if (!req.http2 && static_cast<int64_t>(transfers.size()) >= open_connections) {
+    curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
+  }
   if (req.body.empty()) {
     curl_easy_setopt(h, CURLOPT_HTTPGET, 1L);
   } else {

@@ -1,5 +1,7 @@
 #include "worker/reply_parser.hpp"
 
+#include "worker/stream_event_parser.hpp"
+
 #include <rapidjson/document.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -175,6 +177,12 @@ Endpoint endpoint_from_name(std::string_view name) {
 }
 
 ReplyChunk parse_stream_event(std::string_view data, Endpoint endpoint, std::string& text) {
+  if (auto fast = parse_stream_event_fast(data, endpoint, text)) return *fast;
+  return parse_reply(data, endpoint, true, text);
+}
+
+ReplyChunk parse_stream_event_document(std::string_view data, Endpoint endpoint,
+                                       std::string& text) {
   return parse_reply(data, endpoint, true, text);
 }
 

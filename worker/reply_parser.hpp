@@ -43,6 +43,10 @@ struct ReplyChunk {
 // but is not appended.
 ReplyChunk parse_stream_event(std::string_view data, Endpoint endpoint, std::string& text);
 
+// The same through a full JSON document: the reference the fast path of parse_stream_event is
+// tested against, and what it falls back to for error objects.
+ReplyChunk parse_stream_event_document(std::string_view data, Endpoint endpoint, std::string& text);
+
 // A whole non-streaming body (chat: choices[0].message.content, completions: choices[0].text,
 // embeddings: data[]).
 ReplyChunk parse_reply_body(std::string_view body, Endpoint endpoint, std::string& text);

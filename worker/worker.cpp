@@ -68,6 +68,7 @@ struct Worker::Impl {
 
   proto::Results batch;
   EventLoop::TimerId flush_timer = 0;
+  bool flush_soon = false;  // flush_timer fires this loop iteration
   EventLoop::TimerId retry_timer = 0;
   std::vector<std::string> unsent;  // encoded batches the PUSH socket would not take yet
   CpuMeter cpu;
@@ -227,13 +228,18 @@ struct Worker::Impl {
 
   void on_end(const proto::ConversationEnd& e) {
     batch.ended.push_back(e);
-    arm_flush();
+    // An end frees a concurrency slot at the controller: send it with whatever else this loop
+    // iteration produced, not up to kFlushDelayNs later (that delay idled the slot).
+    arm_flush(/*this_iteration=*/true);
     if (shutting_down) maybe_finish();
   }
 
-  void arm_flush() {
-    if (flush_timer) return;
-    flush_timer = loop.add_timer(steady_now_ns() + kFlushDelayNs, [this] {
+  void arm_flush(bool this_iteration = false) {
+    if (flush_timer && (flush_soon || !this_iteration)) return;
+    if (flush_timer) loop.cancel_timer(flush_timer);
+    flush_soon = this_iteration;
+    // Deadline 0: after every ready fd of this iteration, so one batch carries them all.
+    flush_timer = loop.add_timer(this_iteration ? 0 : steady_now_ns() + kFlushDelayNs, [this] {
       flush_timer = 0;
       flush();
     });

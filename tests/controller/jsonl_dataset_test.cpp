@@ -101,6 +101,7 @@ TEST_CASE("jsonl: history recorded fills replies the file left out") {
 TEST_CASE("jsonl: dataset.conversations keeps the first N rows; blank lines are skipped") {
   Config config;
   config.dataset.conversations = 2;
+  config.dataset.conversations_set = true;
   const auto all =
       parse("{\"text\": \"a\"}\n\n  \n{\"text\": \"b\"}\r\n{\"text\": \"c\"}\n", config);
   REQUIRE(all.size() == 2);

@@ -122,6 +122,7 @@ TEST_CASE("mooncake timestamps drive start_ns in load.mode trace") {
   SUBCASE("dataset.conversations keeps the first N") {
     Config config = trace_config();
     config.dataset.conversations = 2;
+    config.dataset.conversations_set = true;
     const auto all = parse(trace, config);
     CHECK(all.size() == 2);
   }

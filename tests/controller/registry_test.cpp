@@ -89,7 +89,8 @@ TEST_CASE("registry liveness transitions") {
 
   SUBCASE("a pong or heartbeat from an unknown worker changes nothing") {
     int64_t t3 = 0;
-    CHECK_FALSE(r.on_pong("ghost", pong_for(t, 0, kMs, kMs, &t3), t3));
+    proto::Pong p = pong_for(t, 0, kMs, kMs, &t3);
+    CHECK_FALSE(r.on_pong("ghost", p, t3));
     r.on_heartbeat("ghost", proto::Heartbeat{}, t);
     r.on_seen("ghost", t);
     CHECK(r.find("ghost") == nullptr);
@@ -261,12 +262,14 @@ TEST_CASE("clock offset estimation") {
     int64_t now = kMs;
     // The first exchange is the quietest of all, with offset 1 ms...
     int64_t t3 = 0;
-    r.on_pong("w1", pong_for(now, kMs, 10'000, 10'000, &t3), t3);
+    proto::Pong first = pong_for(now, kMs, 10'000, 10'000, &t3);
+    r.on_pong("w1", first, t3);
     CHECK(r.find("w1")->offset_ns() == kMs);
     // ...then the clock is re-checked many times with offset 2 ms and more noise.
     for (int i = 0; i < 4 * kClockPings; ++i) {
       now = t3 + kMs;
-      r.on_pong("w1", pong_for(now, 2 * kMs, 50'000 + i * 1000, 50'000, &t3), t3);
+      proto::Pong p = pong_for(now, 2 * kMs, 50'000 + i * 1000, 50'000, &t3);
+      r.on_pong("w1", p, t3);
     }
     const auto* w = r.find("w1");
     CHECK(w->samples.size() == static_cast<size_t>(2 * kClockPings));

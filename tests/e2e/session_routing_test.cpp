@@ -33,7 +33,7 @@ constexpr int kTurns = 8;
 constexpr double kRunTimeoutS = 90;
 // Timing runs keep the mock's simulated times well above the client's own overhead on a loaded
 // machine: a later turn that hits the cache prefills ~2,060 new tokens (~50 ms), one that misses
-// prefills the whole history (~170 ms at the median later turn). The other runs go fast.
+// prefills the whole history (100 to 300 ms, growing with the turn). The other runs go fast.
 const std::vector<std::string> kTimedMock = {"--workers", "16", "--speedup", "1", "--itl-ms", "1"};
 // The bundled mock (target.url: mock) for runs where timing does not matter.
 const char* const kFastMockYaml = "  workers: 4\n  speedup: 50\n  itl_ms: 1\n";
@@ -78,7 +78,7 @@ struct Mock {
 };
 
 Mock start_mock(std::vector<std::string> flags) {
-  std::vector<std::string> argv = {bin("mock/convoy-mock"), "--port", "0", "--quiet"};
+  std::vector<std::string> argv = {bin("mock/convoy-mock"), "--port", "0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
   Mock m;
   m.process = std::make_unique<Subprocess>(argv);
@@ -124,8 +124,8 @@ std::string http_get(int port, const std::string& path) {
 }
 
 struct RunSpec {
-  std::string url;   // "mock" or the mock's address
-  std::string mode;  // session_routing.mode
+  std::string url;        // "mock" or the mock's address
+  std::string mode;       // session_routing.mode
   std::string mock_yaml;  // the mock section's lines, when url is "mock"
   std::optional<double> fail_on_error_rate;
 };
@@ -339,8 +339,8 @@ TEST_CASE("mode bind against a frontend that predates bind explains itself and f
 
 TEST_CASE("mode bind against a frontend that removed body session control says to use header") {
   const fs::path dir = fresh_dir("bind-vs-header");
-  const std::string mock_yaml = std::string(kFastMockYaml) +
-                                "  contract: header\n  extra_args: [--affinity-ttl-s, \"60\"]\n";
+  const std::string mock_yaml =
+      std::string(kFastMockYaml) + "  contract: header\n  extra_args: [--affinity-ttl-s, \"60\"]\n";
   RunResult r = run_convoy(dir, {"mock", "bind", mock_yaml, std::nullopt});
   INFO(r.console);
   CHECK(r.exit_code == 0);  // no fail_on: the failures are reported, not judged

@@ -1,0 +1,86 @@
+# Helpers sourced by scripts/bench: nginx with fixed and streamed SSE bodies, wrk, and reading
+# convoy's summary.json. Not executable on its own.
+
+# One chat completion chunk as an SSE event, escaped for an nginx double-quoted string.
+bench_sse_event() {  # bench_sse_event TEXT
+  printf '%s' "data: {\\\"id\\\":\\\"chatcmpl-bench\\\",\\\"object\\\":\\\"chat.completion.chunk\\\",\\\"model\\\":\\\"bench\\\",\\\"choices\\\":[{\\\"index\\\":0,\\\"delta\\\":{\\\"content\\\":\\\"$1\\\"},\\\"finish_reason\\\":null}]}\\n\\n"
+}
+
+bench_sse_body() {  # bench_sse_body EVENTS
+  local body="" i
+  for ((i = 0; i < $1; i++)); do body+=$(bench_sse_event " tok$i"); done
+  printf '%sdata: [DONE]\\n\\n' "$body"
+}
+
+# echo-module directives: EVENTS events, each flushed, SLEEP_S apart.
+bench_echo_stream() {  # bench_echo_stream EVENTS SLEEP_S
+  local i
+  for ((i = 0; i < $1; i++)); do
+    printf '      echo -n "%s";\n      echo_flush;\n' "$(bench_sse_event " tok$i")"
+    if ((i + 1 < $1)); then printf '      echo_sleep %s;\n' "$2"; fi
+  done
+  printf '      echo -n "data: [DONE]\\n\\n";\n'
+}
+
+# Starts nginx from bench/nginx/nginx.conf.in under $1 on a free port; sets NGINX_PID, NGINX_URL.
+bench_nginx_start() {  # bench_nginx_start PREFIX
+  local prefix=$1 port
+  mkdir -p "$prefix"
+  port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+  python3 - "$BENCH_ROOT/bench/nginx/nginx.conf.in" "$prefix/nginx.conf" "$prefix" "$port" \
+    "$(bench_sse_body 1)" "$(bench_sse_body 12)" "$(bench_echo_stream "${STREAM_EVENTS:-10}" 0.001)" \
+    "$(bench_echo_stream 5 1)" <<'PY'
+import sys
+src, dst, prefix, port, sse1, sse12, stream, slow = sys.argv[1:]
+text = open(src).read()
+for k, v in {"@PREFIX@": prefix, "@PORT@": port, "@SSE1@": sse1, "@SSE12@": sse12,
+             "@STREAM@": stream, "@SLOW@": slow}.items():
+    text = text.replace(k, v)
+open(dst, "w").write(text)
+PY
+  nginx -p "$prefix" -c "$prefix/nginx.conf" -e "$prefix/error.log" &
+  NGINX_PID=$!
+  NGINX_URL="http://127.0.0.1:$port"
+  local _
+  for _ in $(seq 1 100); do
+    curl -s -o /dev/null "$NGINX_URL/sse1/v1/chat/completions" && return 0
+    sleep 0.05
+  done
+  echo "bench: nginx did not start" >&2
+  cat "$prefix/error.log" >&2
+  return 1
+}
+
+bench_nginx_stop() {
+  [[ -n "${NGINX_PID:-}" ]] || return 0
+  kill "$NGINX_PID" 2>/dev/null || true
+  wait "$NGINX_PID" 2>/dev/null || true
+  NGINX_PID=""
+}
+
+# wrk -t1 POSTing a chat request; prints requests/s.
+bench_wrk_rps() {  # bench_wrk_rps CONNECTIONS SECONDS URL
+  local lua=$BENCH_TMP/post.lua
+  cat >"$lua" <<'LUA'
+wrk.method = "POST"
+wrk.headers["Content-Type"] = "application/json"
+wrk.body = '{"model":"bench","messages":[{"role":"user","content":"hello"}],"max_tokens":16,"stream":true}'
+LUA
+  local TIMEFORMAT='%U %S'
+  { time wrk -t1 -c"$1" -d"$2s" --timeout 30s -s "$lua" "$3" >"$BENCH_TMP/wrk.txt" 2>&1 || true; } \
+    2>"$BENCH_TMP/wrk.time"
+  awk '/Requests\/sec/ {print $2}' "$BENCH_TMP/wrk.txt"
+}
+
+# CPU microseconds per request of the last bench_wrk_rps (user + system time / requests).
+bench_wrk_cpu_us() {
+  local n
+  n=$(awk '/requests in/ {print $1}' "$BENCH_TMP/wrk.txt")
+  awk -v n="${n:-0}" '{ if (n > 0) printf "%.1f", ($1 + $2) * 1e6 / n; else print "null" }' \
+    "$BENCH_TMP/wrk.time"
+}
+
+# Reads one value from a summary.json: bench_json FILE PYTHON_EXPR (the document is `s`).
+bench_json() {
+  python3 -c "import json,sys; s=json.load(open(sys.argv[1])); v=($2); print('null' if v is None else v)" "$1"
+}

@@ -1,0 +1,338 @@
+#include "controller/run_report.hpp"
+
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <filesystem>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using convoy::Arrival;
+using convoy::Config;
+using convoy::LoadMode;
+using convoy::controller::judge_run;
+using convoy::controller::ks_p_value;
+using convoy::controller::ks_statistic;
+using convoy::controller::MetricsAggregator;
+using convoy::controller::ReportInputs;
+using convoy::controller::RunFacts;
+using convoy::controller::Verdict;
+using convoy::controller::WorkerRegistry;
+using convoy::proto::ErrorKind;
+using convoy::proto::Record;
+
+constexpr int64_t kMs = 1'000'000;
+constexpr int64_t kS = 1'000'000'000;
+constexpr size_t kGaps = 2'000;
+constexpr double kRatePerS = 10;
+
+template <typename Distribution>
+std::vector<int64_t> gaps_from(Distribution dist, uint64_t seed, size_t n = kGaps) {
+  std::mt19937_64 rng(seed);
+  std::vector<int64_t> gaps;
+  for (size_t i = 0; i < n; ++i) gaps.push_back(static_cast<int64_t>(dist(rng) * 1e9));
+  return gaps;
+}
+
+double p_value_of(const std::vector<int64_t>& gaps, Arrival arrival, double rate, double shape) {
+  const double d = ks_statistic(gaps, arrival, rate, shape);
+  REQUIRE(d >= 0);
+  return ks_p_value(d, gaps.size());
+}
+
+std::string joined(const std::vector<std::string>& reasons) {
+  std::string out;
+  for (const auto& r : reasons) out += r + "\n";
+  return out;
+}
+
+bool has_reason(const Verdict& v, const std::string& needle) {
+  return joined(v.reasons).find(needle) != std::string::npos;
+}
+
+// A successful streamed request sent `lag_ms` after its intended time.
+Record ok_record(int64_t at, uint32_t conversation, int64_t lag_ms = 0) {
+  Record r;
+  r.x_request_id = "rid-" + std::to_string(at);
+  r.x_correlation_id = "cid-" + std::to_string(conversation);
+  r.conversation_index = conversation;
+  r.intended_ns = at;
+  r.sent_ns = at + lag_ms * kMs;
+  r.first_token_ns = r.sent_ns + 30 * kMs;
+  r.second_token_ns = r.first_token_ns + 5 * kMs;
+  r.last_token_ns = r.first_token_ns + 20 * kMs;
+  r.end_ns = r.last_token_ns + kMs;
+  r.chunk_gaps_ns = {5 * kMs, 5 * kMs, 5 * kMs, 5 * kMs};
+  r.input_tokens = 100;
+  r.output_tokens = 5;
+  r.http_status = 200;
+  return r;
+}
+
+Record error_record(int64_t at, uint32_t conversation) {
+  Record r = ok_record(at, conversation);
+  r.first_token_ns = r.second_token_ns = r.last_token_ns = 0;
+  r.chunk_gaps_ns.clear();
+  r.output_tokens = 0;
+  r.http_status = 500;
+  r.error.kind = ErrorKind::kHttpStatus;
+  r.error.code = 500;
+  r.error.message = "internal error";
+  return r;
+}
+
+// One run's inputs, with a healthy worker and `ok` clean requests; tests then spoil one thing.
+struct Run {
+  Config config;
+  std::string url = "http://127.0.0.1:8000";
+  std::filesystem::path out_dir = "/nonexistent";
+  WorkerRegistry registry;
+  RunFacts facts;
+  std::vector<Record> records;
+  bool incomplete = false;
+  std::string incomplete_reason;
+
+  explicit Run(int ok = 50) {
+    add_worker("w-0", 40, 0);
+    for (int i = 0; i < ok; ++i)
+      records.push_back(ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i)));
+  }
+
+  void add_worker(const std::string& id, double cpu_percent, int64_t legacy_open) {
+    convoy::proto::Hello hello;
+    hello.worker_id = id;
+    hello.host = "host-" + id;
+    REQUIRE_FALSE(registry.on_hello(hello, kS).has_value());
+    convoy::proto::Heartbeat hb;
+    hb.cpu_percent = cpu_percent;
+    hb.legacy_open_sessions = legacy_open;
+    registry.on_heartbeat(id, hb, 2 * kS);
+    REQUIRE(registry.find(id) != nullptr);
+  }
+
+  Verdict judge() {
+    MetricsAggregator agg(config);
+    for (const auto& r : records) {
+      agg.add(r);
+      facts.add(r);
+    }
+    const ReportInputs in{config, url,   out_dir,    registry,         agg.snapshot(),
+                          facts,  false, incomplete, incomplete_reason};
+    return judge_run(in);
+  }
+};
+
+}  // namespace
+
+TEST_CASE("KS statistic of inter-arrival gaps") {
+  // Under the null hypothesis p is uniform: over kSeeds samples about 5% fall below 0.05, so
+  // "accepted" means at most kSeeds / 8 of them do, and the median p is well above 0.05.
+  constexpr uint64_t kSeeds = 20;
+  auto accepted = [](auto dist, Arrival arrival, double shape) {
+    std::vector<double> ps;
+    for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+      ps.push_back(p_value_of(gaps_from(dist, seed), arrival, kRatePerS, shape));
+    }
+    const auto low = std::count_if(ps.begin(), ps.end(), [](double p) { return p < 0.05; });
+    std::sort(ps.begin(), ps.end());
+    CAPTURE(low);
+    CAPTURE(ps[kSeeds / 2]);
+    return low <= static_cast<long>(kSeeds / 8) && ps[kSeeds / 2] > 0.2;
+  };
+  auto rejected = [](auto dist, Arrival arrival, double shape) {
+    double worst = 0;
+    for (uint64_t seed = 1; seed <= kSeeds; ++seed) {
+      worst = std::max(worst, p_value_of(gaps_from(dist, seed), arrival, kRatePerS, shape));
+    }
+    CAPTURE(worst);
+    return worst < 0.001;
+  };
+
+  SUBCASE("exponential gaps at the configured rate match poisson") {
+    CHECK(accepted(std::exponential_distribution<double>(kRatePerS), Arrival::kPoisson, 1));
+    const auto gaps = gaps_from(std::exponential_distribution<double>(kRatePerS), 2);
+    CHECK(ks_statistic(gaps, Arrival::kPoisson, kRatePerS, 1) < 0.04);
+  }
+  SUBCASE("constant gaps do not match poisson") {
+    const std::vector<int64_t> gaps(kGaps, static_cast<int64_t>(1e9 / kRatePerS));
+    const double d = ks_statistic(gaps, Arrival::kPoisson, kRatePerS, 1);
+    CHECK(d == doctest::Approx(1 - std::exp(-1.0)).epsilon(1e-6));  // CDF at the mean
+    CHECK(ks_p_value(d, gaps.size()) < 0.001);
+  }
+  SUBCASE("exponential gaps at twice the rate do not match") {
+    CHECK(rejected(std::exponential_distribution<double>(2 * kRatePerS), Arrival::kPoisson, 1));
+  }
+  SUBCASE("gamma(0.5) gaps match gamma with shape 0.5, not poisson") {
+    constexpr double kShape = 0.5;
+    // std::gamma_distribution(alpha, beta) has mean alpha * beta.
+    const std::gamma_distribution<double> dist(kShape, 1 / kRatePerS / kShape);
+    CHECK(accepted(dist, Arrival::kGamma, kShape));
+    CHECK(rejected(dist, Arrival::kPoisson, 1));
+  }
+  SUBCASE("exponential gaps do not match gamma(0.5)") {
+    CHECK(rejected(std::exponential_distribution<double>(kRatePerS), Arrival::kGamma, 0.5));
+  }
+  SUBCASE("gamma with shape 1 is poisson") {
+    const auto gaps = gaps_from(std::exponential_distribution<double>(kRatePerS), 4);
+    CHECK(ks_statistic(gaps, Arrival::kGamma, kRatePerS, 1.0) ==
+          doctest::Approx(ks_statistic(gaps, Arrival::kPoisson, kRatePerS, 1)).epsilon(1e-6));
+  }
+  SUBCASE("not computed for constant arrivals, too few gaps or no rate") {
+    const auto gaps = gaps_from(std::exponential_distribution<double>(kRatePerS), 5);
+    CHECK(ks_statistic(gaps, Arrival::kConstant, kRatePerS, 1) == -1);
+    CHECK(ks_statistic({gaps.begin(), gaps.begin() + 19}, Arrival::kPoisson, kRatePerS, 1) == -1);
+    CHECK(ks_statistic({gaps.begin(), gaps.begin() + 20}, Arrival::kPoisson, kRatePerS, 1) >= 0);
+    CHECK(ks_statistic(gaps, Arrival::kPoisson, 0, 1) == -1);
+  }
+}
+
+TEST_CASE("KS p-value") {
+  SUBCASE("known values of the Kolmogorov distribution") {
+    // Q_KS(lambda) with lambda = (sqrt(n) + 0.12 + 0.11 / sqrt(n)) * d; n = 10000 makes the
+    // correction negligible: Q(1.36) = 0.0494, Q(1.63) = 0.0098, Q(1.0) = 0.2700.
+    CHECK(ks_p_value(0.0136, 10'000) == doctest::Approx(0.0494).epsilon(0.02));
+    CHECK(ks_p_value(0.0163, 10'000) == doctest::Approx(0.0098).epsilon(0.03));
+    CHECK(ks_p_value(0.0100, 10'000) == doctest::Approx(0.2700).epsilon(0.02));
+  }
+  SUBCASE("decreases with d and with n") {
+    CHECK(ks_p_value(0.02, 1000) > ks_p_value(0.05, 1000));
+    CHECK(ks_p_value(0.05, 100) > ks_p_value(0.05, 1000));
+    CHECK(ks_p_value(0.9, 1000) == doctest::Approx(0.0));
+  }
+  SUBCASE("not computed without a statistic or samples") {
+    CHECK(ks_p_value(-1, 100) == -1);
+    CHECK(ks_p_value(0.1, 0) == -1);
+  }
+}
+
+TEST_CASE("run verdict") {
+  Run run;
+
+  SUBCASE("a clean run passes with no reason") {
+    const Verdict v = run.judge();
+    CHECK(v.status == "pass");
+    CHECK(v.reasons.empty());
+    CHECK(v.ks_statistic == -1);  // concurrency mode: no arrival process to test
+  }
+  SUBCASE("errors warn; above fail_on.error_rate they fail") {
+    for (uint32_t i = 0; i < 10; ++i)
+      run.records.push_back(error_record(2 * kS + i * kMs, 100 + i));
+    SUBCASE("no criterion") {
+      const Verdict v = run.judge();
+      CHECK(v.status == "warn");
+      CHECK(has_reason(v, "10 request(s) failed"));
+    }
+    SUBCASE("within the criterion") {
+      run.config.fail_on.error_rate = 0.2;  // 10 of 60 = 16.7%
+      const Verdict v = run.judge();
+      CHECK(v.status == "warn");
+    }
+    SUBCASE("exceeding the criterion") {
+      run.config.fail_on.error_rate = 0.1;
+      const Verdict v = run.judge();
+      CHECK(v.status == "fail");
+      CHECK(has_reason(v, "fail_on.error_rate"));
+    }
+  }
+  SUBCASE("a lost worker warns") {
+    run.facts.lost_workers.push_back("w-9");
+    run.facts.lost_conversations = {"cid-1", "cid-2"};
+    const Verdict v = run.judge();
+    CHECK(v.status == "warn");
+    CHECK(has_reason(v, "worker w-9 was lost"));
+    CHECK(has_reason(v, "2 conversation(s) were lost"));
+  }
+  SUBCASE("worker CPU above 85% warns") {
+    run.add_worker("w-1", 92.5, 0);
+    const Verdict v = run.judge();
+    CHECK(v.status == "warn");
+    CHECK(has_reason(v, "worker w-1 peaked at 92% CPU"));
+  }
+  SUBCASE("worker CPU at 85% passes") {
+    run.add_worker("w-1", 85, 0);
+    CHECK(run.judge().status == "pass");
+  }
+  SUBCASE("legacy sessions left open warn") {
+    run.add_worker("w-1", 10, 3);
+    const Verdict v = run.judge();
+    CHECK(v.status == "warn");
+    CHECK(has_reason(v, "3 legacy session(s) still open"));
+  }
+  SUBCASE("schedule lag p99 above 10 ms warns") {
+    run.records.clear();
+    for (int i = 0; i < 100; ++i) {
+      run.records.push_back(
+          ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i), i < 90 ? 1 : 25));
+    }
+    const Verdict v = run.judge();
+    CHECK(v.status == "warn");
+    CHECK(has_reason(v, "schedule_lag p99"));
+  }
+  SUBCASE("schedule lag p99 within 10 ms passes") {
+    run.records.clear();
+    for (int i = 0; i < 100; ++i)
+      run.records.push_back(ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i), 8));
+    CHECK(run.judge().status == "pass");
+  }
+  SUBCASE("an incomplete run fails, even with warnings") {
+    run.add_worker("w-1", 99, 0);
+    run.incomplete = true;
+    run.incomplete_reason = "all workers lost";
+    const Verdict v = run.judge();
+    CHECK(v.status == "fail");
+    CHECK(has_reason(v, "could not complete: all workers lost"));
+    CHECK(has_reason(v, "CPU"));
+  }
+  SUBCASE("no measured request fails") {
+    run.records.clear();
+    const Verdict v = run.judge();
+    CHECK(v.status == "fail");
+    CHECK(has_reason(v, "no measured request"));
+  }
+}
+
+TEST_CASE("run verdict in rate mode checks the delivered arrival process") {
+  Run run(0);
+  run.config.load.mode = LoadMode::kRate;
+  run.config.load.rate = kRatePerS;
+  run.config.load.arrival = Arrival::kPoisson;
+  // Conversation starts at the given gaps (first turns only).
+  auto start_at = [&](const std::vector<int64_t>& gaps) {
+    int64_t t = kS;
+    uint32_t conversation = 0;
+    run.records.push_back(ok_record(t, conversation++));
+    for (int64_t gap : gaps) {
+      t += gap;
+      run.records.push_back(ok_record(t, conversation++));
+    }
+  };
+
+  SUBCASE("poisson arrivals at the rate pass") {
+    start_at(gaps_from(std::exponential_distribution<double>(kRatePerS), 11, 500));
+    const Verdict v = run.judge();
+    CHECK(v.status == "pass");
+    CHECK(v.intended_rate_per_s == kRatePerS);
+    CHECK(v.achieved_rate_per_s == doctest::Approx(kRatePerS).epsilon(0.1));
+    CHECK(v.ks_statistic >= 0);
+    CHECK(v.ks_p_value > 0.01);
+  }
+  SUBCASE("constant arrivals where poisson was configured warn") {
+    start_at(std::vector<int64_t>(500, static_cast<int64_t>(1e9 / kRatePerS)));
+    const Verdict v = run.judge();
+    CHECK(v.status == "warn");
+    CHECK(v.ks_p_value < 0.01);
+    CHECK(has_reason(v, "do not match the configured poisson process"));
+  }
+  SUBCASE("half the intended rate warns") {
+    start_at(gaps_from(std::exponential_distribution<double>(kRatePerS / 2), 12, 500));
+    const Verdict v = run.judge();
+    CHECK(v.status == "warn");
+    CHECK(v.achieved_rate_per_s == doctest::Approx(kRatePerS / 2).epsilon(0.15));
+    CHECK(has_reason(v, "conversations/s vs"));
+  }
+}
