@@ -1,8 +1,8 @@
 #include "controller/mooncake.hpp"
 
 #include <algorithm>
-#include <limits>
 #include <cmath>
+#include <limits>
 #include <optional>
 #include <unordered_map>
 

@@ -280,7 +280,7 @@ TEST_CASE("connection refused") {
   }
 }
 
-TEST_CASE("errors come before warnings; groups with zero count are ignored") {
+TEST_CASE("errors come before warnings, groups with zero count are ignored") {
   auto in =
       with_errors({err(429, "Too Many Requests", "x", 50),
                    err(400, "Bad Request", kBindRejected, 2), err(401, "Unauthorized", "no", 0)});

@@ -98,7 +98,7 @@ TEST_CASE("jsonl: history recorded fills replies the file left out") {
   CHECK(all[0].turns[2].recorded_reply.empty());
 }
 
-TEST_CASE("jsonl: dataset.conversations keeps the first N rows; blank lines are skipped") {
+TEST_CASE("jsonl: dataset.conversations keeps the first N rows, blank lines are skipped") {
   Config config;
   config.dataset.conversations = 2;
   config.dataset.conversations_set = true;

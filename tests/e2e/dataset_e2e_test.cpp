@@ -62,11 +62,16 @@ TEST_CASE("a Mooncake trace replays on its timestamps") {
   fs::path dir = fresh_dir("trace");
   // Five single-turn rows 150 ms apart, out of file order on purpose, two sharing a prefix.
   std::ofstream(dir / "trace.jsonl")
-      << R"({"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [1]})" << "\n"
-      << R"({"timestamp": 300, "input_length": 600, "output_length": 4, "hash_ids": [1]})" << "\n"
-      << R"({"timestamp": 150, "input_length": 600, "output_length": 4, "hash_ids": [2]})" << "\n"
-      << R"({"timestamp": 450, "input_length": 600, "output_length": 4, "hash_ids": [3]})" << "\n"
-      << R"({"timestamp": 600, "input_length": 600, "output_length": 4, "hash_ids": [4]})" << "\n";
+      << R"({"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [1]})"
+      << "\n"
+      << R"({"timestamp": 300, "input_length": 600, "output_length": 4, "hash_ids": [1]})"
+      << "\n"
+      << R"({"timestamp": 150, "input_length": 600, "output_length": 4, "hash_ids": [2]})"
+      << "\n"
+      << R"({"timestamp": 450, "input_length": 600, "output_length": 4, "hash_ids": [3]})"
+      << "\n"
+      << R"({"timestamp": 600, "input_length": 600, "output_length": 4, "hash_ids": [4]})"
+      << "\n";
   fs::path out = dir / "out";
   Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
                   out.string(), "--quiet", "--set", "dataset.type=mooncake", "--set",

@@ -181,7 +181,7 @@ TEST_CASE("legacy open pins only with engine sessions, and a lost worker fails u
   }
 }
 
-TEST_CASE("bind pins at the router; a lost worker re-routes and re-binds; close unpins") {
+TEST_CASE("bind pins at the router, a lost worker re-routes and re-binds, close unpins") {
   auto options = test_options();
   options.contract = Contract::kBind;
   RunningMock mock(options);

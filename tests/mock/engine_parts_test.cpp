@@ -119,7 +119,7 @@ TEST_CASE("json_position reports serde's line and column") {
   CHECK(json_position(R"({"a":{"b":"xy"}})", {"a", "b"}, true) == "at line 1 column 9");
 }
 
-TEST_CASE("flags parse into options; bad flags exit 2") {
+TEST_CASE("flags parse into options, bad flags exit 2") {
   auto ok = parse_options({"--port", "0", "--contract", "legacy", "--router-mode", "round-robin",
                            "--engine-sessions", "true", "--affinity-ttl-s", "30", "--workers", "8",
                            "--speedup", "100", "--error-rate", "0.1"});

@@ -89,7 +89,7 @@ Options routing_options(Contract contract, RouterMode router) {
   return options;
 }
 
-TEST_CASE("bind + kv routing keeps conversations on one worker; none + random does not") {
+TEST_CASE("bind + kv routing keeps conversations on one worker, none + random does not") {
   double bind_ttft_ms = 0;
   {
     RunningMock mock(routing_options(Contract::kBind, RouterMode::kKv));

@@ -66,7 +66,7 @@ TEST_CASE("bind pins expire after their timeout and are swept by the reaper") {
   }
 }
 
-TEST_CASE("re-binding resets the TTL; legacy turns refresh it") {
+TEST_CASE("re-binding resets the TTL, legacy turns refresh it") {
   auto options = test_options();
   options.speedup = 5;  // timeout 2 s -> 400 ms
   options.reaper_period_ms = 1000;
