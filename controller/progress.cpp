@@ -6,7 +6,9 @@
 
 namespace convoy::controller {
 
-Progress::Progress() : tty_(::isatty(STDERR_FILENO) == 1) {}
+Progress::Progress() : Progress(stderr, ::isatty(STDERR_FILENO) == 1) {}
+
+Progress::Progress(std::FILE* out, bool tty) : out_(out), tty_(tty) {}
 
 void Progress::begin(int64_t now_ns, std::optional<uint64_t> total_conversations,
                      std::optional<int64_t> total_requests) {
@@ -46,17 +48,17 @@ void Progress::print(int64_t now_ns, size_t in_flight_conversations) {
   } else {
     std::snprintf(req, sizeof req, "%lld", static_cast<long long>(requests_));
   }
-  std::fprintf(stderr,
+  std::fprintf(out_,
                "%s[%7.1fs] conversations %s  requests %s  %.1f req/s  errors %lld  in flight %zu%s",
                tty_ ? "\r\033[K" : "", elapsed_s, conv, req, rps, static_cast<long long>(errors_),
                in_flight_conversations, tty_ ? "" : "\n");
-  std::fflush(stderr);
+  std::fflush(out_);
   line_open_ = tty_;
 }
 
 void Progress::finish_line() {
   if (line_open_) {
-    std::fputc('\n', stderr);
+    std::fputc('\n', out_);
     line_open_ = false;
   }
 }

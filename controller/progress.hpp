@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <optional>
 
 #include "proto/messages.hpp"
@@ -12,6 +13,8 @@ namespace convoy::controller {
 class Progress {
  public:
   Progress();
+  // For tests: write to `out`, as a terminal (in-place redraws) or not (periodic lines).
+  Progress(std::FILE* out, bool tty);
   void begin(int64_t now_ns, std::optional<uint64_t> total_conversations,
              std::optional<int64_t> total_requests);
   void on_record(const proto::Record& r);
@@ -24,6 +27,7 @@ class Progress {
   static constexpr int64_t kPlainPeriodNs = 5'000'000'000;
 
  private:
+  std::FILE* out_;
   bool tty_;
   bool started_ = false;
   bool line_open_ = false;

@@ -31,7 +31,7 @@ std::string_view view(const rapidjson::Value& v) {
   return {v.GetString(), static_cast<size_t>(v.GetStringLength())};
 }
 
-// Token ids count as one token each: four placeholder bytes per id.
+// Token ids count as one token each: four bytes derived from the id.
 void append_token_ids(std::string& out, const rapidjson::Value& ids) {
   for (const auto& id : ids.GetArray()) {
     const auto value = id.IsUint() ? id.GetUint() : 0u;

@@ -179,9 +179,15 @@ void ConversationRunner::send_turn(uint64_t index) {
   std::string warning;
   HttpRequest req;
   req.body = serialize_request(body, a.overlay, &warning, &a.session_control);
-  if (!warning.empty() && !warned_non_object_) {
-    warned_non_object_ = true;
-    log_warn(warning);
+  if (!warning.empty()) {
+    // The body is not a JSON object, so no session_control went out: an open the router just
+    // planned was never sent, and the next turn must open again.
+    router_.on_failed_before_server(a.conv.correlation_id, a.overlay);
+    a.session_control.clear();
+    if (!warned_non_object_) {
+      warned_non_object_ = true;
+      log_warn(warning);
+    }
   }
   req.url = url_;
   req.headers = base_headers_;
