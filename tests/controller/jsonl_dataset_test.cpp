@@ -6,6 +6,7 @@
 #include "controller/dataset_test_util.hpp"
 #include "controller/ids.hpp"
 #include "controller/jsonl_dataset.hpp"
+#include "test_util.hpp"
 
 namespace convoy::controller {
 namespace {
@@ -17,12 +18,7 @@ std::vector<proto::Conversation> parse(const std::string& text, Config config = 
 
 // The ConfigError message for `text`, "" when it parses.
 std::string error_of(const std::string& text, Config config = {}) {
-  try {
-    parse(text, config);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_message<ConfigError>([&] { parse(text, config); });
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include "controller/corpus.hpp"
 #include "controller/dataset_test_util.hpp"
 #include "controller/mooncake.hpp"
+#include "test_util.hpp"
 
 namespace convoy::controller {
 namespace {
@@ -16,12 +17,7 @@ std::vector<proto::Conversation> parse(const std::string& text, Config config = 
 }
 
 std::string error_of(const std::string& text, Config config = {}) {
-  try {
-    parse(text, config);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  return "";
+  return test::error_message<ConfigError>([&] { parse(text, config); });
 }
 
 constexpr size_t kBlockBytes = kMooncakeBlockTokens * kBytesPerToken;

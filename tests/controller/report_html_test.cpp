@@ -1,7 +1,6 @@
 #include "controller/report_html.hpp"
 
 #include <doctest/doctest.h>
-#include <unistd.h>
 
 #include <cstdint>
 #include <cstdlib>
@@ -11,6 +10,8 @@
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "test_util.hpp"
 
 namespace {
 
@@ -23,35 +24,11 @@ using convoy::controller::SummaryExtras;
 using convoy::controller::write_report_html;
 using convoy::proto::ErrorKind;
 using convoy::proto::Record;
+using namespace convoy::test;
 
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kS = 1'000'000'000;
 constexpr const char* kScriptMessage = "bad gateway <script>alert('x')</script> & more";
-
-// A fresh directory under the system temp dir, removed at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "convoy-report-XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 size_t count_of(const std::string& text, const std::string& needle) {
   size_t n = 0;
@@ -291,7 +268,7 @@ TEST_CASE("report.html without data") {
 }
 
 TEST_CASE("write_report_html writes the page atomically") {
-  TempDir dir;
+  TempDir dir("convoy-report-");
   const fs::path path = dir.path() / "report.html";
   const MetricsSnapshot snapshot = realistic_snapshot();
   const SummaryExtras extras = realistic_extras();

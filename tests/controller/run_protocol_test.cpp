@@ -1,102 +1,38 @@
 // The real controller run loop (run_benchmark on a thread) against fake workers that speak the
 // wire protocol: registration, version checks, sharding, results, malformed input, worker loss.
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <rapidjson/document.h>
-#include <sys/socket.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 #include <thread>
 
 #include "common/log.hpp"
 #include "controller/fake_worker.hpp"
 #include "controller/run.hpp"
 #include "controller/sharding.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 namespace proto = convoy::proto;
-using convoy::test::FakeWorker;
-using convoy::test::pump;
+using namespace convoy::test;
 
 namespace {
-
-// A loopback TCP listener that never accepts: enough for the controller's reachability probe.
-class Listener {
- public:
-  Listener() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(fd_, 16) == 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-  }
-  ~Listener() { ::close(fd_); }
-  Listener(const Listener&) = delete;
-  Listener& operator=(const Listener&) = delete;
-  int port() const { return port_; }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
-
-// A loopback port that was free a moment ago: bound to port 0, read, closed.
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("convoy-proto-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir;
-}
-
-rapidjson::Document read_json(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  rapidjson::Document doc;
-  doc.Parse(ss.str().c_str());
-  return doc;
-}
 
 // correlation id -> worker ids of its records.
 std::map<std::string, std::set<std::string>> record_workers(const fs::path& path,
                                                             size_t* lines = nullptr) {
   std::map<std::string, std::set<std::string>> out;
-  std::ifstream in(path);
-  std::string line;
-  size_t n = 0;
-  while (std::getline(in, line)) {
-    rapidjson::Document d;
-    d.Parse(line.c_str());
-    REQUIRE_FALSE(d.HasParseError());
+  const auto records = read_jsonl(path);
+  for (const auto& d : records) {
     out[d["x_correlation_id"].GetString()].insert(d["worker_id"].GetString());
-    ++n;
   }
-  if (lines) *lines = n;
+  if (lines) *lines = records.size();
   return out;
 }
 
@@ -121,10 +57,7 @@ class StderrCapture {
   StderrCapture& operator=(const StderrCapture&) = delete;
   std::string text() {
     restore();
-    std::ifstream in(path_);
-    std::stringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return read_file(path_);
   }
 
  private:
@@ -143,7 +76,7 @@ class StderrCapture {
 class ControllerRun {
  public:
   ControllerRun(const std::string& name, int expect_workers, const std::string& extra_yaml)
-      : out_(fresh_dir(name)) {
+      : out_(fresh_path("proto-" + name)) {
     endpoint_ = "tcp://127.0.0.1:" + std::to_string(free_port());
     std::string yaml = "name: " + name +
                        "\n"
@@ -196,7 +129,7 @@ class ControllerRun {
   }
 
  private:
-  Listener target_;
+  LoopbackListener target_;
   fs::path out_;
   std::string endpoint_;
   convoy::controller::RunOptions options_;

@@ -2,15 +2,14 @@
 
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
-#include <unistd.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "test_util.hpp"
 
 namespace {
 
@@ -22,33 +21,9 @@ using convoy::controller::RecordsWriter;
 using convoy::controller::SummaryExtras;
 using convoy::proto::ErrorKind;
 using convoy::proto::Record;
+using namespace convoy::test;
 
 constexpr int64_t kMs = 1'000'000;
-
-// A fresh directory under the system temp dir, removed at scope exit.
-class TempDir {
- public:
-  TempDir() {
-    std::string pattern = (fs::temp_directory_path() / "convoy-summary-XXXXXX").string();
-    REQUIRE(mkdtemp(pattern.data()) != nullptr);
-    path_ = pattern;
-  }
-  ~TempDir() {
-    std::error_code ignored;
-    fs::remove_all(path_, ignored);
-  }
-  const fs::path& path() const { return path_; }
-
- private:
-  fs::path path_;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream out;
-  out << in.rdbuf();
-  return out.str();
-}
 
 std::vector<std::string> lines_of(const std::string& text) {
   std::vector<std::string> lines;
@@ -109,7 +84,7 @@ constexpr const char* kStatKeys[] = {"unit", "avg", "min", "max", "p1",  "p5",  
 }  // namespace
 
 TEST_CASE("summary.json has AIPerf's layout") {
-  TempDir dir;
+  TempDir dir("convoy-summary-");
   const MetricsSnapshot snapshot = sample_snapshot();
   SummaryExtras extras;
   extras.run_json = R"({"name":"t","seed":42})";
@@ -118,8 +93,7 @@ TEST_CASE("summary.json has AIPerf's layout") {
   convoy::controller::write_summary_json(path, snapshot, extras);
   CHECK_FALSE(fs::exists(dir.path() / "summary.json.tmp"));
 
-  rapidjson::Document doc;
-  doc.Parse(read_file(path).c_str());
+  auto doc = read_json(path);
   REQUIRE_FALSE(doc.HasParseError());
   REQUIRE(doc.IsObject());
 
@@ -180,7 +154,7 @@ TEST_CASE("summary.json of a run where every request failed") {
 }
 
 TEST_CASE("summary.csv has one row per metric") {
-  TempDir dir;
+  TempDir dir("convoy-summary-");
   const MetricsSnapshot snapshot = sample_snapshot();
   const fs::path path = dir.path() / "summary.csv";
   convoy::controller::write_summary_csv(path, snapshot);
@@ -198,7 +172,7 @@ TEST_CASE("summary.csv has one row per metric") {
 }
 
 TEST_CASE("records.jsonl streams one parseable line per request") {
-  TempDir dir;
+  TempDir dir("convoy-summary-");
   const fs::path path = dir.path() / "records.jsonl";
   {
     RecordsWriter writer(path);

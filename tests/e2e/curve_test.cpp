@@ -7,31 +7,15 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <string>
 
 #include "e2e/subprocess.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
-using convoy::test::bin;
-using convoy::test::Subprocess;
+using namespace convoy::test;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("convoy-e2e-curve-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 void keygen(const fs::path& dir) {
   Subprocess k({bin("controller/convoy"), "keygen", dir.string(), "--workers", "2"});
@@ -80,7 +64,7 @@ Subprocess start_worker(const std::string& endpoint, const std::string& id, cons
 }  // namespace
 
 TEST_CASE("CurveZMQ: an authorized worker joins a remote run, a stranger is refused") {
-  const fs::path dir = fresh_dir("run");
+  const fs::path dir = fresh_dir("e2e-curve-run");
   const fs::path keys = dir / "keys";
   const fs::path other = dir / "other-keys";
   keygen(keys);
@@ -108,21 +92,12 @@ TEST_CASE("CurveZMQ: an authorized worker joins a remote run, a stranger is refu
     CHECK(*worker_rc == 0);
 
     // Every request went through the authenticated worker.
-    std::ifstream in(out / "records.jsonl");
+    const auto records = read_jsonl(out / "records.jsonl");
     std::set<std::string> worker_ids;
-    std::string line;
-    int lines = 0;
-    while (std::getline(in, line)) {
-      rapidjson::Document d;
-      d.Parse(line.c_str());
-      REQUIRE_FALSE(d.HasParseError());
-      worker_ids.insert(d["worker_id"].GetString());
-      ++lines;
-    }
-    CHECK(lines == 12);  // 6 conversations of 2 turns
+    for (const auto& d : records) worker_ids.insert(d["worker_id"].GetString());
+    CHECK(records.size() == 12);  // 6 conversations of 2 turns
     CHECK(worker_ids == std::set<std::string>{"curve-good"});
-    rapidjson::Document summary;
-    summary.Parse(read_file(out / "summary.json").c_str());
+    auto summary = read_json(out / "summary.json");
     REQUIRE_FALSE(summary.HasParseError());
     REQUIRE(summary["workers"].Size() == 1);
     CHECK(std::string(summary["workers"][0]["worker_id"].GetString()) == "curve-good");

@@ -11,35 +11,12 @@
 #include <map>
 
 #include "e2e/subprocess.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
-using convoy::test::bin;
-using convoy::test::src;
-using convoy::test::Subprocess;
+using namespace convoy::test;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("convoy-e2e-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-std::vector<rapidjson::Document> read_jsonl(const fs::path& path) {
-  std::vector<rapidjson::Document> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    if (line.empty()) continue;
-    rapidjson::Document d;
-    d.Parse(line.c_str());
-    REQUIRE_FALSE(d.HasParseError());
-    out.push_back(std::move(d));
-  }
-  return out;
-}
 
 std::string to_text(const rapidjson::Value& v) {
   rapidjson::StringBuffer sb;
@@ -59,7 +36,7 @@ std::string start_mock(Subprocess& mock) {
 }  // namespace
 
 TEST_CASE("a Mooncake trace replays on its timestamps") {
-  fs::path dir = fresh_dir("trace");
+  fs::path dir = fresh_dir("e2e-trace");
   // Five single-turn rows 150 ms apart, out of file order on purpose, two sharing a prefix.
   std::ofstream(dir / "trace.jsonl")
       << R"({"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [1]})"
@@ -103,7 +80,7 @@ TEST_CASE("a Mooncake trace replays on its timestamps") {
 }
 
 TEST_CASE("the same seed sends the same request bodies whatever the number of workers") {
-  fs::path dir = fresh_dir("determinism");
+  fs::path dir = fresh_dir("e2e-determinism");
   std::map<int, std::map<std::string, std::string>> bodies;  // workers -> (id#turn -> body)
   for (int workers : {1, 3}) {
     fs::path log = dir / ("requests-" + std::to_string(workers) + ".jsonl");

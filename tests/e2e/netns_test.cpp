@@ -16,17 +16,15 @@
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "e2e/netns_lab.hpp"
 #include "e2e/subprocess.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
-using convoy::test::bin;
-using convoy::test::NetnsLab;
-using convoy::test::Subprocess;
+using namespace convoy::test;
 
 namespace {
 
@@ -37,13 +35,6 @@ const std::string kMockAddr = "10.213.0.4";
 const std::string kControlEndpoint = "tcp://" + kControllerAddr + ":5555";
 const std::string kResultsEndpoint = "tcp://" + kControllerAddr + ":5556";  // results_listen
 const std::string kMockUrl = "http://" + kMockAddr + ":8000";
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 struct RunShape {
   int conversations = 0;
@@ -56,12 +47,7 @@ struct RunShape {
 // The lab's hosts and the processes on them. Members are destroyed in reverse order: every
 // process is killed before the namespaces it runs in are deleted.
 struct MultiHost {
-  explicit MultiHost(const std::string& tag)
-      : lab(tag),
-        dir(fs::temp_directory_path() /
-            ("convoy-e2e-netns-" + tag + "-" + std::to_string(::getpid()))) {
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+  explicit MultiHost(const std::string& tag) : lab(tag), dir(fresh_dir("e2e-netns-" + tag)) {
     hostnames = {"convoy-" + tag + "-host-a", "convoy-" + tag + "-host-b"};
     ids = {"ns-" + tag + "-a", "ns-" + tag + "-b"};
     controller_ns = lab.add_host("ctl", kControllerAddr + "/24");
@@ -164,12 +150,7 @@ struct Records {
 Records read_records(const fs::path& path) {
   Records out;
   std::map<std::string, std::map<int64_t, std::string>> by_turn;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    rapidjson::Document d;
-    d.Parse(line.c_str());
-    REQUIRE_FALSE(d.HasParseError());
+  for (const auto& d : read_jsonl(path)) {
     const std::string id = d["x_correlation_id"].GetString();
     const std::string worker = d["worker_id"].GetString();
     out.workers_of[id].insert(worker);
@@ -187,8 +168,7 @@ Records read_records(const fs::path& path) {
 }
 
 rapidjson::Document read_summary(const fs::path& out) {
-  rapidjson::Document summary;
-  summary.Parse(read_file(out / "summary.json").c_str());
+  auto summary = read_json(out / "summary.json");
   REQUIRE_FALSE(summary.HasParseError());
   return summary;
 }

@@ -1,54 +1,20 @@
 // End to end: the real convoy, convoy-worker and convoy-mock binaries, on loopback.
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
 #include <rapidjson/document.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <set>
-#include <sstream>
 
 #include "e2e/subprocess.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
-using convoy::test::bin;
-using convoy::test::src;
-using convoy::test::Subprocess;
+using namespace convoy::test;
 
 namespace {
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("convoy-e2e-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir;
-}
-
-rapidjson::Document read_json(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  rapidjson::Document doc;
-  doc.Parse(ss.str().c_str());
-  return doc;
-}
-
-std::vector<rapidjson::Document> read_jsonl(const fs::path& path) {
-  std::vector<rapidjson::Document> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    rapidjson::Document d;
-    d.Parse(line.c_str());
-    REQUIRE_FALSE(d.HasParseError());
-    out.push_back(std::move(d));
-  }
-  return out;
-}
 
 std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> extra) {
   std::vector<std::string> argv = {bin("controller/convoy"),
@@ -61,25 +27,10 @@ std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> 
   return argv;
 }
 
-// A loopback port nothing listens on: bound, read, closed.
-int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-bool process_alive(int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0; }
-
 }  // namespace
 
 TEST_CASE("convoy run against the bundled mock writes a complete summary") {
-  fs::path out = fresh_dir("quickstart");
+  fs::path out = fresh_path("e2e-quickstart");
   Subprocess run(run_args(out, {"--set", "dataset.conversations=12", "--set", "mock.speedup=20",
                                 "--set", "workers.local=2"}));
   auto rc = run.wait(120);
@@ -122,8 +73,7 @@ TEST_CASE("convoy run against the bundled mock writes a complete summary") {
 }
 
 TEST_CASE("bad configuration exits 2 naming the file, line and key, and sends nothing") {
-  fs::path dir = fresh_dir("badconfig");
-  fs::create_directories(dir);
+  fs::path dir = fresh_dir("e2e-badconfig");
   fs::path cfg = dir / "bad.yaml";
   std::ofstream(cfg) << "name: bad\nload:\n  mode: concurrency\n  concurency: 4\n";
   fs::path out = dir / "out";
@@ -156,7 +106,7 @@ TEST_CASE("bad configuration exits 2 naming the file, line and key, and sends no
 }
 
 TEST_CASE("an unreachable target fails fast with exit 3") {
-  fs::path out = fresh_dir("unreachable");
+  fs::path out = fresh_path("e2e-unreachable");
   std::string url = "target.url=http://127.0.0.1:" + std::to_string(free_port());
   Subprocess run(run_args(out, {"--set", url}));
   auto rc = run.wait(60);
@@ -168,7 +118,7 @@ TEST_CASE("an unreachable target fails fast with exit 3") {
 }
 
 TEST_CASE("Ctrl-C stops the run, writes partial results and leaves no process behind") {
-  fs::path out = fresh_dir("sigint");
+  fs::path out = fresh_path("e2e-sigint");
   // Slow streams so the run is certainly mid-flight when interrupted.
   Subprocess run(
       run_args(out, {"--set", "dataset.conversations=400", "--set", "mock.itl_ms=20", "--set",

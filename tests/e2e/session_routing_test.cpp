@@ -19,10 +19,10 @@
 #include <vector>
 
 #include "e2e/subprocess.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
-using convoy::test::bin;
-using convoy::test::Subprocess;
+using namespace convoy::test;
 
 namespace {
 
@@ -37,38 +37,6 @@ constexpr double kRunTimeoutS = 90;
 const std::vector<std::string> kTimedMock = {"--workers", "16", "--speedup", "1", "--itl-ms", "1"};
 // The bundled mock (target.url: mock) for runs where timing does not matter.
 const char* const kFastMockYaml = "  workers: 4\n  speedup: 50\n  itl_ms: 1\n";
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("convoy-e2e-routing-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-rapidjson::Document parse_json(const std::string& text) {
-  rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  return doc;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-std::vector<rapidjson::Document> read_jsonl(const fs::path& path) {
-  std::vector<rapidjson::Document> out;
-  std::ifstream in(path);
-  std::string line;
-  while (std::getline(in, line)) {
-    out.push_back(parse_json(line));
-    REQUIRE_FALSE(out.back().HasParseError());
-  }
-  return out;
-}
 
 // A convoy-mock on an ephemeral loopback port, killed when it goes out of scope.
 struct Mock {
@@ -226,7 +194,7 @@ std::string insight_text(const RunResult& r, const std::string& id) {
 // Later-turn TTFT p50 of routing off against a mock that scatters turns at random; measured once.
 double baseline_later_ttft_p50_ms() {
   static const double p50 = [] {
-    const fs::path dir = fresh_dir("off");
+    const fs::path dir = fresh_dir("e2e-routing-off");
     Mock mock = start_mock([] {
       auto flags = kTimedMock;
       flags.insert(flags.end(), {"--contract", "bind", "--router-mode", "random"});
@@ -251,7 +219,7 @@ double baseline_later_ttft_p50_ms() {
 void check_affinity_run(const std::string& mode, std::vector<std::string> contract_flags,
                         const std::vector<std::string>& expected_sequence) {
   const double off_p50_ms = baseline_later_ttft_p50_ms();
-  const fs::path dir = fresh_dir(mode);
+  const fs::path dir = fresh_dir("e2e-routing-" + mode);
   auto flags = kTimedMock;
   flags.insert(flags.end(), {"--router-mode", "random"});
   flags.insert(flags.end(), contract_flags.begin(), contract_flags.end());
@@ -313,7 +281,7 @@ TEST_CASE("session routing keeps each conversation on one mock worker and speeds
 }
 
 TEST_CASE("mode bind against a frontend that predates bind explains itself and fails fail_on") {
-  const fs::path dir = fresh_dir("bind-vs-legacy");
+  const fs::path dir = fresh_dir("e2e-routing-bind-vs-legacy");
   RunResult r =
       run_convoy(dir, {"mock", "bind", std::string(kFastMockYaml) + "  contract: legacy\n", 0.1});
   INFO(r.console);
@@ -338,7 +306,7 @@ TEST_CASE("mode bind against a frontend that predates bind explains itself and f
 }
 
 TEST_CASE("mode bind against a frontend that removed body session control says to use header") {
-  const fs::path dir = fresh_dir("bind-vs-header");
+  const fs::path dir = fresh_dir("e2e-routing-bind-vs-header");
   const std::string mock_yaml =
       std::string(kFastMockYaml) + "  contract: header\n  extra_args: [--affinity-ttl-s, \"60\"]\n";
   RunResult r = run_convoy(dir, {"mock", "bind", mock_yaml, std::nullopt});

@@ -1,16 +1,12 @@
 // End to end, real binaries: a worker SIGKILLed mid-run is declared lost and the run completes
 // without splitting any conversation across workers; a worker whose controller goes silent
 // cancels its transfers and exits by itself.
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
 #include <rapidjson/document.h>
 #include <signal.h>
-#include <sys/socket.h>
 
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
@@ -19,30 +15,15 @@
 #include "common/zmq_util.hpp"
 #include "e2e/subprocess.hpp"
 #include "proto/envelope.hpp"
+#include "test_util.hpp"
 
 namespace fs = std::filesystem;
 namespace proto = convoy::proto;
-using convoy::test::bin;
-using convoy::test::src;
-using convoy::test::Subprocess;
+using namespace convoy::test;
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-fs::path fresh_dir(const std::string& name) {
-  fs::path dir =
-      fs::temp_directory_path() / ("convoy-e2e-" + name + "-" + std::to_string(::getpid()));
-  fs::remove_all(dir);
-  return dir;
-}
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // The direct children of `pid` (every thread's children list).
 std::set<pid_t> children_of(pid_t pid) {
@@ -64,36 +45,10 @@ std::string cmdline_of(pid_t pid) {
   return raw;
 }
 
-bool process_alive(int64_t pid) { return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0; }
-
-// A loopback TCP listener that accepts connections (into its backlog) and never answers.
-class BlackHole {
- public:
-  BlackHole() {
-    fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    sockaddr_in addr{};
-    addr.sin_family = AF_INET;
-    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(fd_, 16) == 0);
-    socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
-    port_ = ntohs(addr.sin_port);
-  }
-  ~BlackHole() { ::close(fd_); }
-  BlackHole(const BlackHole&) = delete;
-  BlackHole& operator=(const BlackHole&) = delete;
-  std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
-
- private:
-  int fd_ = -1;
-  int port_ = 0;
-};
-
 }  // namespace
 
 TEST_CASE("a worker killed mid-run is reported lost and no conversation is split") {
-  fs::path out = fresh_dir("worker-loss");
+  fs::path out = fresh_path("e2e-worker-loss");
   // ~1 s conversations (3 turns of ~32 tokens at 10 ms), 12 at a time over 3 workers, 120 in
   // all: the run lasts long enough for the loss to be detected (3 s) while work remains.
   Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
@@ -129,8 +84,7 @@ TEST_CASE("a worker killed mid-run is reported lost and no conversation is split
   REQUIRE(rc.has_value());
   CHECK((*rc == 0 || *rc == 1));
 
-  rapidjson::Document summary;
-  summary.Parse(read_file(out / "summary.json").c_str());
+  auto summary = read_json(out / "summary.json");
   REQUIRE_FALSE(summary.HasParseError());
 
   // The victim's id, from its pid; every other worker finished normally.
@@ -160,17 +114,11 @@ TEST_CASE("a worker killed mid-run is reported lost and no conversation is split
   // For every correlation id, all its records share one worker; a lost conversation's records
   // (if any turn finished before the kill) are all the victim's.
   std::map<std::string, std::set<std::string>> workers_of;
-  std::ifstream in(out / "records.jsonl");
-  std::string line;
-  size_t lines = 0;
-  while (std::getline(in, line)) {
-    rapidjson::Document d;
-    d.Parse(line.c_str());
-    REQUIRE_FALSE(d.HasParseError());
+  const auto records = read_jsonl(out / "records.jsonl");
+  for (const auto& d : records) {
     workers_of[d["x_correlation_id"].GetString()].insert(d["worker_id"].GetString());
-    ++lines;
   }
-  CHECK(lines > 0);
+  CHECK(records.size() > 0);
   for (const auto& [id, ws] : workers_of) {
     CHECK_MESSAGE(ws.size() == 1, id);
     if (lost.count(id)) CHECK(ws == std::set<std::string>{victim_id});
@@ -181,7 +129,7 @@ TEST_CASE("a worker killed mid-run is reported lost and no conversation is split
 }
 
 TEST_CASE("a worker whose controller goes silent cancels its transfers and exits with 3") {
-  BlackHole target;
+  LoopbackListener target;
   zmq::context_t ctx;
   zmq::socket_t router(ctx, zmq::socket_type::router);
   zmq::socket_t pull(ctx, zmq::socket_type::pull);
