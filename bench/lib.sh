@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Helpers sourced by scripts/bench: nginx with fixed and streamed SSE bodies, wrk, and reading
 # convoy's summary.json. Not executable on its own.
 

@@ -28,7 +28,14 @@ const char* type_name(const rapidjson::Value& v) {
   return "an object";
 }
 
-std::string in_quotes(std::string_view s) { return "\"" + std::string(s) + "\""; }
+std::string in_quotes(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() + 2);
+  out += '"';
+  out += s;
+  out += '"';
+  return out;
+}
 
 // Integral JSON numbers, including 12.0 (Python writers produce those).
 std::optional<int64_t> as_integer(const rapidjson::Value& v) {

@@ -164,7 +164,11 @@ TEST_CASE("controller protocol: a worker of another protocol version is refused"
   FakeWorker b(ctx, run.endpoint(), "good-b");
   const uint32_t other = proto::kProtocolVersion + 1;
   FakeWorker old(ctx, run.endpoint(), "other-version", other);
-  for (FakeWorker* w : {&old, &a, &b}) w->hello();
+  // The old worker first, and wait for its answer: once two good workers are ready the run can
+  // end before a late hello is even read.
+  old.hello();
+  REQUIRE(pump({&old}, 30, [&] { return old.rejected; }));
+  for (FakeWorker* w : {&a, &b}) w->hello();
 
   REQUIRE(pump({&a, &b, &old}, 30, [&] { return run.done(); }));
   CHECK(run.rc() == 0);
