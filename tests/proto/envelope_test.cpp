@@ -174,3 +174,34 @@ TEST_CASE("decode rejects garbage, truncation and oversized input") {
     CHECK(d->version == kProtocolVersion + 1);
   }
 }
+
+TEST_CASE("records decode by key: unknown keys are skipped, missing keys keep defaults") {
+  msgpack::sbuffer body;
+  msgpack::packer<msgpack::sbuffer> pk(body);
+  pk.pack_map(4);
+  pk.pack(std::string("turn_index"));
+  pk.pack(3);
+  pk.pack(std::string("a_key_from_a_newer_worker"));
+  pk.pack(std::vector<int>{1, 2});
+  pk.pack(std::string("x_request_id"));
+  pk.pack(std::string("r-1"));
+  pk.pack(std::string("chunk_gaps_ns"));
+  pk.pack(std::vector<int64_t>{5, 6});
+  msgpack::object_handle oh = msgpack::unpack(body.data(), body.size());
+  Record r = oh.get().as<Record>();
+  CHECK(r.turn_index == 3);
+  CHECK(r.x_request_id == "r-1");
+  CHECK(r.chunk_gaps_ns == std::vector<int64_t>{5, 6});
+  CHECK(r.cached_tokens == -1);
+  CHECK(r.error.kind == ErrorKind::kNone);
+
+  SUBCASE("a value of the wrong type is an error, not a silent default") {
+    msgpack::sbuffer bad;
+    msgpack::packer<msgpack::sbuffer> bp(bad);
+    bp.pack_map(1);
+    bp.pack(std::string("turn_index"));
+    bp.pack(std::string("three"));
+    msgpack::object_handle boh = msgpack::unpack(bad.data(), bad.size());
+    CHECK_THROWS(boh.get().as<Record>());
+  }
+}
