@@ -545,6 +545,7 @@ void Run::schedule(int64_t now) {
     const auto& load = config_.load;
     if (phase_ == RunPhase::kWarmup && scheduler_->exhausted() && outstanding_.empty()) {
       begin_measure(now);
+      schedule(now);  // the measured conversations start now, not at the next wake-up
       return;
     }
     if (phase_ == RunPhase::kMeasure) {

@@ -145,3 +145,31 @@ TEST_CASE("Ctrl-C stops the run, writes partial results and leaves no process be
   }
   fs::remove_all(out);
 }
+
+TEST_CASE("warmup conversations run first and are excluded from the metrics") {
+  fs::path out = fresh_path("e2e-warmup");
+  Subprocess run(run_args(out, {"--set", "dataset.conversations=10", "--set", "mock.speedup=20",
+                                "--set", "load.warmup_sessions=3"}));
+  auto rc = run.wait(120);
+  INFO(run.output());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 0);
+  auto records = read_jsonl(out / "records.jsonl");
+  int64_t warmup = 0, measured = 0, last_warmup_end = 0, first_measured_send = INT64_MAX;
+  for (const auto& r : records) {
+    if (std::string(r["phase"].GetString()) == "warmup") {
+      ++warmup;
+      last_warmup_end = std::max(last_warmup_end, r["end_ns"].GetInt64());
+    } else {
+      ++measured;
+      first_measured_send = std::min(first_measured_send, r["sent_ns"].GetInt64());
+    }
+  }
+  CHECK(warmup > 0);
+  CHECK(measured > 0);
+  CHECK(last_warmup_end <= first_measured_send);  // measure starts after warmup ends
+  auto summary = read_json(out / "summary.json");
+  CHECK(summary["request_count"]["avg"].GetDouble() == static_cast<double>(measured));
+  CHECK(run.output().find("warmup, excluded") != std::string::npos);
+  fs::remove_all(out);
+}
