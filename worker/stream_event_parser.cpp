@@ -38,7 +38,11 @@ class StreamEventHandler
   bool Uint(unsigned u) { return number(u); }
   bool Int64(int64_t i) { return number(i); }
   bool Uint64(uint64_t u) { return number(static_cast<int64_t>(u)); }
-  bool Double(double d) { return number(static_cast<int64_t>(d)); }
+  bool Double(double d) {
+    // Out of int64's range (or NaN) is unusual: stop, and the full parser takes the event.
+    if (!(d > -9.2e18 && d < 9.2e18)) return false;
+    return number(static_cast<int64_t>(d));
+  }
   bool String(const char* str, rapidjson::SizeType length, bool) {
     return scalar(Scalar::kString, 0, str, length);
   }

@@ -139,3 +139,14 @@ TEST_CASE("stream event fast path: identical to the document path") {
     CHECK(text == "keptx");
   }
 }
+
+TEST_CASE("stream event fast path: numbers outside int64 go to the document path") {
+  // Found by sse_fuzz: a token count of 4e50 was cast to int64 (undefined behaviour).
+  for (const char* data : {R"({"choices":[],"usage":{"prompt_tokens":4.4e50}})",
+                           R"({"choices":[{"index":-9.3e18,"delta":{"content":"x"}}]})"}) {
+    INFO(data);
+    std::string text;
+    CHECK_FALSE(parse_stream_event_fast(data, Endpoint::kChat, text).has_value());
+    CHECK(via_fast_path(data, Endpoint::kChat) == via_document(data, Endpoint::kChat));
+  }
+}
