@@ -51,7 +51,11 @@ int64_t int_of(const Value* value, int64_t fallback) {
   if (value == nullptr) return fallback;
   if (value->IsInt64()) return value->GetInt64();
   if (value->IsUint64()) return static_cast<int64_t>(value->GetUint64());
-  if (value->IsDouble()) return static_cast<int64_t>(value->GetDouble());
+  if (value->IsDouble()) {
+    const double d = value->GetDouble();
+    // Outside int64 (a fuzzer's 7e86, or NaN) the cast is undefined: treat as absent.
+    return d > -9.2e18 && d < 9.2e18 ? static_cast<int64_t>(d) : fallback;
+  }
   return fallback;
 }
 
