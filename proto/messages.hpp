@@ -229,16 +229,26 @@ MSGPACK_ADD_ENUM(convoy::proto::Phase);
 MSGPACK_ADD_ENUM(convoy::proto::ErrorKind);
 MSGPACK_ADD_ENUM(convoy::proto::EndReason);
 
-// Records dominate the controller's ingest: decode them with one pass over the map instead of
-// msgpack's generic map conversion (which builds a std::map of every key per record). The wire
-// format is unchanged: still the map MSGPACK_DEFINE_MAP writes; unknown keys are skipped and
-// missing keys keep their defaults, as with the generic path.
+// Records (the controller's ingest) and Conversations (every assignment) are decoded with one
+// pass over their map (proto/map_codecs.cpp) instead of msgpack's generic map conversion, which
+// builds a std::map of every key per object. The wire format is unchanged: still the map
+// MSGPACK_DEFINE_MAP writes; unknown keys are skipped and missing keys keep their defaults, as
+// with the generic path.
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
   namespace adaptor {
   template <>
   struct convert<convoy::proto::Record> {
     msgpack::object const& operator()(msgpack::object const& o, convoy::proto::Record& v) const;
+  };
+  template <>
+  struct convert<convoy::proto::Turn> {
+    msgpack::object const& operator()(msgpack::object const& o, convoy::proto::Turn& v) const;
+  };
+  template <>
+  struct convert<convoy::proto::Conversation> {
+    msgpack::object const& operator()(msgpack::object const& o,
+                                      convoy::proto::Conversation& v) const;
   };
   }  // namespace adaptor
 }  // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)

@@ -218,6 +218,11 @@ void EventLoop::remove_fd(int fd) {
   epoll_ctl(impl_->epoll_fd.fd, EPOLL_CTL_DEL, fd, &unused);
 }
 
+uint32_t EventLoop::fd_events(int fd) const {
+  auto it = impl_->fds.find(fd);
+  return it == impl_->fds.end() ? 0 : it->second->events;
+}
+
 EventLoop::TimerId EventLoop::add_timer(int64_t deadline_ns, TimerCallback cb) {
   const TimerId id = impl_->next_timer_id++;
   impl_->timers.emplace(id, std::move(cb));

@@ -25,7 +25,8 @@ class EventLoop {
   // `events` are EPOLLIN / EPOLLOUT bits. add_fd on a registered fd replaces it.
   void add_fd(int fd, uint32_t events, FdCallback cb);
   void modify_fd(int fd, uint32_t events);
-  void remove_fd(int fd);  // a no-op for unknown fds
+  void remove_fd(int fd);            // a no-op for unknown fds
+  uint32_t fd_events(int fd) const;  // the registered events; 0 for unknown fds
 
   // Runs `cb` once at or after `deadline_ns` (steady_now_ns() timeline).
   TimerId add_timer(int64_t deadline_ns, TimerCallback cb);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <regex>
 #include <set>
 
 #include "e2e/subprocess.hpp"
@@ -69,6 +70,9 @@ TEST_CASE("convoy run against the bundled mock writes a complete summary") {
   CHECK(workers_of.size() == 12);
   for (const auto& [id, ws] : workers_of) CHECK_MESSAGE(ws.size() == 1, id);
   CHECK(request_ids.size() == records.size());
+  // X-Request-ID is a uuid4 (version nibble 4, variant bits 10).
+  const std::regex uuid4("[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}");
+  for (const auto& id : request_ids) CHECK_MESSAGE(std::regex_match(id, uuid4), id);
   fs::remove_all(out);
 }
 

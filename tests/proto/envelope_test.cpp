@@ -205,3 +205,82 @@ TEST_CASE("records decode by key: unknown keys are skipped, missing keys keep de
     CHECK_THROWS(boh.get().as<Record>());
   }
 }
+
+namespace {
+
+void check_same_turn(const Turn& a, const Turn& b) {
+  CHECK(a.user_text == b.user_text);
+  CHECK(a.messages_json == b.messages_json);
+  CHECK(a.max_tokens == b.max_tokens);
+  CHECK(a.input_tokens_est == b.input_tokens_est);
+  CHECK(a.delay_ms == b.delay_ms);
+  CHECK(a.extra_json == b.extra_json);
+  CHECK(a.recorded_reply == b.recorded_reply);
+}
+
+void check_same_conversation(const Conversation& a, const Conversation& b) {
+  CHECK(a.index == b.index);
+  CHECK(a.conversation_id == b.conversation_id);
+  CHECK(a.correlation_id == b.correlation_id);
+  CHECK(a.phase == b.phase);
+  CHECK(a.start_ns == b.start_ns);
+  CHECK(a.first_turn == b.first_turn);
+  CHECK(a.system_prompt == b.system_prompt);
+  REQUIRE(a.turns.size() == b.turns.size());
+  for (size_t i = 0; i < a.turns.size(); ++i) check_same_turn(a.turns[i], b.turns[i]);
+}
+
+}  // namespace
+
+TEST_CASE("conversations decode by key exactly as msgpack's generic map conversion does") {
+  Conversation c;
+  c.index = 77;
+  c.conversation_id = "conv-77";
+  c.correlation_id = "corr-77";
+  c.phase = Phase::kWarmup;
+  c.start_ns = -42;
+  c.first_turn = 1;
+  c.system_prompt = "be brief";
+  c.turns = {Turn{"hi", R"([{"role":"user","content":"x"}])", 16, 3, 12.5, R"({"a":1})", "ok"},
+             Turn{"again", "", 0, 0, 0, "", ""}};
+  msgpack::sbuffer body;
+  msgpack::pack(body, c);
+  msgpack::object_handle oh = msgpack::unpack(body.data(), body.size());
+
+  const Conversation fast = oh.get().as<Conversation>();
+  Conversation generic;
+  generic.msgpack_unpack(oh.get());  // MSGPACK_DEFINE_MAP's own decoder
+  check_same_conversation(fast, c);
+  check_same_conversation(fast, generic);
+
+  SUBCASE("unknown keys are skipped, missing keys keep their defaults") {
+    msgpack::sbuffer partial;
+    msgpack::packer<msgpack::sbuffer> pk(partial);
+    pk.pack_map(3);
+    pk.pack(std::string("correlation_id"));
+    pk.pack(std::string("abc"));
+    pk.pack(std::string("a_key_from_a_newer_controller"));
+    pk.pack_map(0);
+    pk.pack(std::string("turns"));
+    pk.pack_array(1);
+    pk.pack_map(1);
+    pk.pack(std::string("user_text"));
+    pk.pack(std::string("hello"));
+    msgpack::object_handle poh = msgpack::unpack(partial.data(), partial.size());
+    const Conversation p = poh.get().as<Conversation>();
+    CHECK(p.correlation_id == "abc");
+    CHECK(p.phase == Phase::kMeasure);
+    REQUIRE(p.turns.size() == 1);
+    CHECK(p.turns[0].user_text == "hello");
+    CHECK(p.turns[0].max_tokens == 0);
+  }
+  SUBCASE("a value of the wrong type is an error") {
+    msgpack::sbuffer bad;
+    msgpack::packer<msgpack::sbuffer> bp(bad);
+    bp.pack_map(1);
+    bp.pack(std::string("turns"));
+    bp.pack(std::string("not a list"));
+    msgpack::object_handle boh = msgpack::unpack(bad.data(), bad.size());
+    CHECK_THROWS(boh.get().as<Conversation>());
+  }
+}

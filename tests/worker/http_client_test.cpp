@@ -36,6 +36,7 @@ enum class ReplyEnd {
   kClose,      // end the body, close
   kAbort,      // close without ending the body
   kHold,       // send nothing more; wait until the client hangs up
+  kIdleClose,  // end the body as for keep-alive, then close the idle connection 20 ms later
 };
 
 struct CannedReply {
@@ -184,6 +185,10 @@ class TestServer {
     switch (reply.end) {
       case ReplyEnd::kKeepAlive:
         return !reply.chunked || send_all(fd, "0\r\n\r\n");
+      case ReplyEnd::kIdleClose:
+        if (reply.chunked) send_all(fd, "0\r\n\r\n");
+        pause(fd, 20);
+        return false;
       case ReplyEnd::kClose:
         if (reply.chunked) send_all(fd, "0\r\n\r\n");
         return false;
@@ -346,6 +351,8 @@ std::map<std::string, CannedReply> canned_replies() {
       {0, chat_chunk("a")},
       {0, "event: error\ndata: {\"message\":\"overloaded\",\"type\":\"busy\"}\n\n"}};
   m["/ignores-stream"] = m["/nonstream"];
+  m["/fast-idle-close"] = m["/fast"];
+  m["/fast-idle-close"].end = ReplyEnd::kIdleClose;
   return m;
 }
 
@@ -668,6 +675,30 @@ TEST_CASE("http: connections are kept alive and reused") {
   REQUIRE(run_until(h.loop, [&] { return ok == 5; }));
   CHECK(server.requests() == 5);
   CHECK(server.accepts() == 1);
+}
+
+TEST_CASE("http: a kept-alive connection the server closes while idle is replaced") {
+  // The idle connection stays registered in the loop between requests (parked); the server's
+  // close must unregister it without spinning the loop, and the next request must reconnect.
+  TestServer server(canned_replies());
+  Harness h;
+  int ok = 0;
+  for (int i = 1; i <= 3; ++i) {
+    h.client.start(chat_request(server, "/fast-idle-close"), [&](HttpResponse&& r) {
+      if (r.error.kind == ErrorKind::kNone && r.reply_text == "ab") ++ok;
+    });
+    REQUIRE(run_until(h.loop, [&] { return ok == i; }));
+    // Let the server's close arrive while the connection sits idle in curl's cache.
+    int iterations = 0;
+    const int64_t until = steady_now_ns() + 100 * kMs;
+    while (steady_now_ns() < until) {
+      h.loop.run_once(until - steady_now_ns());
+      ++iterations;
+    }
+    CHECK_MESSAGE(iterations < 50, "the loop spun on a closed idle connection");
+  }
+  CHECK(server.accepts() == 3);
+  CHECK(server.requests() == 3);
 }
 
 TEST_CASE("http: 200 concurrent streams all complete") {
