@@ -274,7 +274,8 @@ int HttpClient::Impl::on_socket(CURL*, curl_socket_t s, int what, void* userp, v
       if (self->loop.fd_events(s) == EPOLLIN && self->connections.count(s) != 0) {
         it->second = true;  // park: keep the registration for the next request
       } else {
-        self->sockets.erase(it);  // a writable idle socket would wake the loop forever
+        // Watched for writing (idle, it would wake the loop forever) or not a connection.
+        self->sockets.erase(it);
         self->loop.remove_fd(s);
       }
       return 0;
