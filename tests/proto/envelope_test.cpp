@@ -175,6 +175,20 @@ TEST_CASE("decode rejects garbage, truncation and oversized input") {
   }
 }
 
+namespace {
+
+// A msgpack map with one string-valued member, unpacked.
+msgpack::object_handle one_string_member(const std::string& key, const std::string& value) {
+  msgpack::sbuffer buffer;
+  msgpack::packer<msgpack::sbuffer> pk(buffer);
+  pk.pack_map(1);
+  pk.pack(key);
+  pk.pack(value);
+  return msgpack::unpack(buffer.data(), buffer.size());
+}
+
+}  // namespace
+
 TEST_CASE("records decode by key: unknown keys are skipped, missing keys keep defaults") {
   msgpack::sbuffer body;
   msgpack::packer<msgpack::sbuffer> pk(body);
@@ -196,13 +210,7 @@ TEST_CASE("records decode by key: unknown keys are skipped, missing keys keep de
   CHECK(r.error.kind == ErrorKind::kNone);
 
   SUBCASE("a value of the wrong type is an error, not a silent default") {
-    msgpack::sbuffer bad;
-    msgpack::packer<msgpack::sbuffer> bp(bad);
-    bp.pack_map(1);
-    bp.pack(std::string("turn_index"));
-    bp.pack(std::string("three"));
-    msgpack::object_handle boh = msgpack::unpack(bad.data(), bad.size());
-    CHECK_THROWS(boh.get().as<Record>());
+    CHECK_THROWS(one_string_member("turn_index", "three").get().as<Record>());
   }
 }
 
@@ -275,12 +283,6 @@ TEST_CASE("conversations decode by key exactly as msgpack's generic map conversi
     CHECK(p.turns[0].max_tokens == 0);
   }
   SUBCASE("a value of the wrong type is an error") {
-    msgpack::sbuffer bad;
-    msgpack::packer<msgpack::sbuffer> bp(bad);
-    bp.pack_map(1);
-    bp.pack(std::string("turns"));
-    bp.pack(std::string("not a list"));
-    msgpack::object_handle boh = msgpack::unpack(bad.data(), bad.size());
-    CHECK_THROWS(boh.get().as<Conversation>());
+    CHECK_THROWS(one_string_member("turns", "not a list").get().as<Conversation>());
   }
 }
