@@ -185,6 +185,11 @@ void decide_mode(Transfer& t) {
 
 }  // namespace
 
+bool h2c_reuse_supported() {
+  static const bool supported = curl_version_info(CURLVERSION_NOW)->version_num >= 0x080000;
+  return supported;
+}
+
 struct HttpClient::Impl {
   EventLoop& loop;
   CurlMulti multi = CurlMulti::create();
@@ -430,7 +435,12 @@ std::string HttpClient::Impl::configure(Transfer& t) {
     curl_easy_setopt(
         h, CURLOPT_HTTP_VERSION,
         tls ? long{CURL_HTTP_VERSION_2TLS} : long{CURL_HTTP_VERSION_2_PRIOR_KNOWLEDGE});
-    curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);  // multiplex onto an open connection
+    if (tls || h2c_reuse_supported()) {
+      curl_easy_setopt(h, CURLOPT_PIPEWAIT, 1L);  // multiplex onto an open connection
+    } else {
+      curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);  // see h2c_reuse_supported()
+      curl_easy_setopt(h, CURLOPT_FORBID_REUSE, 1L);
+    }
   } else {
     curl_easy_setopt(h, CURLOPT_HTTP_VERSION, long{CURL_HTTP_VERSION_1_1});
   }

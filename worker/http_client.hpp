@@ -47,6 +47,12 @@ struct HttpResponse {
   bool request_reached_server = false;  // false for dns/connect/tls/send failures
 };
 
+// Whether this libcurl can reuse an HTTP/2 prior-knowledge (h2c, `http://` with http2)
+// connection. libcurl before 8.0.0 (Debian 12 has 7.88.1) breaks every request after the
+// first on such a connection with "Error in the HTTP2 framing layer" (curl issue 10634, fixed
+// by curl PR 10643). Where it cannot, each h2c request gets a connection of its own.
+bool h2c_reuse_supported();
+
 class HttpClient {
  public:
   using RequestId = uint64_t;

@@ -1,5 +1,7 @@
 #include "worker/worker.hpp"
 
+#include <curl/curl.h>
+#include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <unistd.h>
@@ -12,6 +14,7 @@
 #include "common/zmq_util.hpp"
 #include "proto/envelope.hpp"
 #include "worker/conversation_runner.hpp"
+#include "worker/http_client.hpp"
 #include "worker/proc_stats.hpp"
 
 namespace convoy::worker {
@@ -171,6 +174,13 @@ struct Worker::Impl {
       return;
     }
     if (w.settings.insecure) log_warn("TLS certificate verification is OFF (target.insecure)");
+    if (w.settings.http2 && !h2c_reuse_supported() &&
+        ::strncasecmp(w.settings.url.c_str(), "http://", 7) == 0) {
+      log_warn("libcurl ", curl_version_info(CURLVERSION_NOW)->version,
+               " cannot reuse HTTP/2 prior-knowledge (http://) connections (curl issue 10634, "
+               "fixed in 8.0.0): every request opens its own connection. https:// targets "
+               "multiplex normally.");
+    }
     log_info("joined run ", w.run_id, " (target ", w.settings.url, ")");
     send_heartbeat();
   }

@@ -1,0 +1,253 @@
+// convoy run against a real nginx (Debian's nginx-light) on loopback: the API key read from the
+// worker's environment, HTTP/2 with prior knowledge and over TLS, TLS verification on by
+// default and target.insecure. nginx logs each request's port, protocol, TLS and Authorization
+// header, so every check looks at what the server received.
+#include <doctest/doctest.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "e2e/subprocess.hpp"
+#include "test_util.hpp"
+
+namespace fs = std::filesystem;
+using convoy::test::bin;
+using convoy::test::free_port;
+using convoy::test::read_file;
+using convoy::test::read_json;
+using convoy::test::Subprocess;
+using convoy::test::TempDir;
+
+namespace {
+
+constexpr const char* kNginx = "/usr/sbin/nginx";
+constexpr const char* kOpenssl = "/usr/bin/openssl";
+constexpr const char* kKey = "sk-convoy-test";
+
+// One chat completion chunk and [DONE], escaped for an nginx double-quoted string.
+constexpr const char* kSseBody =
+    R"(data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"model\":\"m\",)"
+    R"(\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n)"
+    R"(data: [DONE]\n\n)";
+
+bool port_open(int port) {
+  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
+  ::close(fd);
+  return ok;
+}
+
+// nginx with three listeners: HTTP/1.1, HTTP/2 with prior knowledge (h2c), and TLS with a
+// fresh self-signed certificate (ALPN h2 or http/1.1). Paths under /keyed/ answer 401 in
+// OpenAI's error shape unless the request carries "Authorization: Bearer sk-convoy-test".
+class Nginx {
+ public:
+  explicit Nginx(const fs::path& dir) : dir_(dir) {
+    REQUIRE_MESSAGE(fs::exists(kNginx), "nginx is missing: scripts/setup installs nginx-light");
+    REQUIRE_MESSAGE(fs::exists(kOpenssl), "openssl is missing: scripts/setup installs it");
+    Subprocess cert({kOpenssl, "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                     "ec_paramgen_curve:prime256v1", "-nodes", "-keyout",
+                     (dir / "key.pem").string(), "-out", (dir / "cert.pem").string(), "-days", "2",
+                     "-subj", "/CN=localhost", "-addext", "subjectAltName=IP:127.0.0.1"});
+    const auto cert_rc = cert.wait(30);
+    INFO(cert.output());
+    REQUIRE(cert_rc == 0);
+
+    http1_ = free_port();
+    h2c_ = free_port();
+    tls_ = free_port();
+    const std::string d = dir.string();
+    std::ostringstream conf;
+    conf << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+         << "pid " << d << "/nginx.pid;\nerror_log " << d << "/error.log;\n"
+         << "events { worker_connections 256; }\nhttp {\n"
+         << "  log_format proto '$server_port $server_protocol \"$https\" "
+            "\"$http_authorization\"';\n"
+         << "  access_log " << d << "/access.log proto;\n";
+    for (const char* temp : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"}) {
+      conf << "  " << temp << "_temp_path " << d << "/" << temp << ";\n";
+    }
+    conf
+        << "  server {\n"
+        << "    listen 127.0.0.1:" << http1_ << ";\n"
+        << "    listen 127.0.0.1:" << h2c_ << " http2;\n"
+        << "    listen 127.0.0.1:" << tls_ << " ssl http2;\n"
+        << "    ssl_certificate " << d << "/cert.pem;\n"
+        << "    ssl_certificate_key " << d << "/key.pem;\n"
+        << "    location /keyed/ {\n"
+        << "      if ($http_authorization != \"Bearer " << kKey << "\") {\n"
+        << "        return 401 '{\"error\":{\"message\":\"invalid api key\",\"type\":\"auth\"}}';\n"
+        << "      }\n"
+        << "      default_type text/event-stream;\n"
+        << "      return 200 \"" << kSseBody << "\";\n"
+        << "    }\n"
+        << "  }\n}\n";
+    std::ofstream(dir / "nginx.conf") << conf.str();
+    server_ = std::make_unique<Subprocess>(
+        std::vector<std::string>{kNginx, "-p", d, "-c", d + "/nginx.conf", "-e", d + "/error.log"});
+    bool up = false;
+    for (int i = 0; i < 200 && !up; ++i) {
+      up = port_open(http1_) && port_open(h2c_) && port_open(tls_);
+      if (!up) ::usleep(20'000);
+    }
+    INFO(read_file(dir / "error.log"));
+    REQUIRE(up);
+  }
+
+  std::string url(int port, const char* scheme = "http") const {
+    return std::string(scheme) + "://127.0.0.1:" + std::to_string(port) + "/keyed";
+  }
+  int http1() const { return http1_; }
+  int h2c() const { return h2c_; }
+  int tls() const { return tls_; }
+
+  // Access log lines since the last call, counted.
+  std::map<std::string, int> take_log() {
+    std::map<std::string, int> lines;
+    std::istringstream in(read_file(dir_ / "access.log"));
+    std::string line;
+    int i = 0;
+    for (; std::getline(in, line); ++i) {
+      if (i >= seen_) ++lines[line];
+    }
+    seen_ = i;
+    return lines;
+  }
+
+ private:
+  fs::path dir_;
+  int http1_ = 0;
+  int h2c_ = 0;
+  int tls_ = 0;
+  int seen_ = 0;
+  std::unique_ptr<Subprocess> server_;
+};
+
+struct RunResult {
+  int rc = -1;
+  std::string output;
+  double requests = 0;
+  double errors = 0;
+  std::map<std::string, int> error_types;  // error_summary's type -> count
+};
+
+RunResult convoy_run(const fs::path& dir, const std::string& name, const std::string& url,
+                     std::vector<std::string> sets, std::vector<std::string> env) {
+  const fs::path config = dir / "run.yaml";
+  std::ofstream(config) << "name: nginx-target\n"
+                           "target:\n"
+                           "  url: "
+                        << url
+                        << "\n"
+                           "  api_key_env: CONVOY_TEST_KEY\n"
+                           "  use_server_token_counts: false\n"
+                           "dataset:\n"
+                           "  type: synthetic\n"
+                           "  conversations: 8\n"
+                           "  turns: {mean: 1, stddev: 0, min: 1, max: 1}\n"
+                           "  input_tokens: {mean: 8, stddev: 0}\n"
+                           "  output_tokens: {mean: 4, stddev: 0}\n"
+                           "load:\n"
+                           "  mode: concurrency\n"
+                           "  concurrency: 2\n"
+                           "workers:\n"
+                           "  local: 1\n"
+                           "output:\n"
+                           "  html: false\n";
+  const fs::path out = dir / name;
+  std::vector<std::string> argv = {
+      bin("controller/convoy"), "run", config.string(), "-o", out.string(), "--quiet"};
+  for (auto& s : sets) {
+    argv.push_back("--set");
+    argv.push_back(std::move(s));
+  }
+  Subprocess run(argv, std::move(env));
+  RunResult r;
+  const auto rc = run.wait(120);
+  r.output = run.output();
+  REQUIRE_MESSAGE(rc.has_value(), r.output);
+  r.rc = *rc;
+  REQUIRE_MESSAGE(fs::exists(out / "summary.json"), r.output);
+  const auto summary = read_json(out / "summary.json");
+  r.requests = summary["request_count"]["avg"].GetDouble();
+  r.errors = summary["error_request_count"]["avg"].GetDouble();
+  for (const auto& e : summary["error_summary"].GetArray()) {
+    r.error_types[e["error_details"]["type"].GetString()] += e["count"].GetInt();
+  }
+  return r;
+}
+
+std::string key_env() { return std::string("CONVOY_TEST_KEY=") + kKey; }
+
+}  // namespace
+
+TEST_CASE("against nginx: API key, HTTP/2 and TLS are what the server receives") {
+  ::unsetenv("CONVOY_TEST_KEY");  // only the runs that set it have it
+  TempDir dir("e2e-nginx");
+  Nginx nginx(dir.path());
+  const std::string http1_line = std::to_string(nginx.http1()) + " HTTP/1.1 \"\" ";
+
+  SUBCASE("the key comes from the environment variable target.api_key_env names") {
+    RunResult with = convoy_run(dir.path(), "with-key", nginx.url(nginx.http1()), {}, {key_env()});
+    INFO(with.output);
+    CHECK(with.rc == 0);
+    CHECK(with.requests == 8);
+    CHECK(with.errors == 0);
+    CHECK(nginx.take_log() ==
+          std::map<std::string, int>{{http1_line + "\"Bearer " + kKey + "\"", 8}});
+
+    RunResult without = convoy_run(dir.path(), "without-key", nginx.url(nginx.http1()), {}, {});
+    INFO(without.output);
+    CHECK(without.requests == 0);
+    CHECK(without.errors == 8);
+    CHECK(without.error_types == std::map<std::string, int>{{"auth", 8}});
+    CHECK(without.output.find("CONVOY_TEST_KEY") != std::string::npos);  // the insight names it
+    CHECK(nginx.take_log() == std::map<std::string, int>{{http1_line + "\"-\"", 8}});
+  }
+
+  SUBCASE("target.http2 over http:// speaks HTTP/2 with prior knowledge") {
+    RunResult r =
+        convoy_run(dir.path(), "h2c", nginx.url(nginx.h2c()), {"target.http2=true"}, {key_env()});
+    INFO(r.output);
+    CHECK(r.rc == 0);
+    CHECK(r.requests == 8);
+    CHECK(r.errors == 0);
+    const std::string line = std::to_string(nginx.h2c()) + " HTTP/2.0 \"\" \"Bearer " + kKey + "\"";
+    CHECK(nginx.take_log() == std::map<std::string, int>{{line, 8}});
+  }
+
+  SUBCASE("TLS is verified by default: a self-signed server is a tls error, nothing is sent") {
+    RunResult r =
+        convoy_run(dir.path(), "tls-verify", nginx.url(nginx.tls(), "https"), {}, {key_env()});
+    INFO(r.output);
+    CHECK(r.requests == 0);
+    CHECK(r.errors == 8);
+    CHECK(r.error_types == std::map<std::string, int>{{"tls", 8}});
+    CHECK(r.output.find("self-signed") != std::string::npos);
+    CHECK(nginx.take_log().empty());
+  }
+
+  SUBCASE("target.insecure skips verification, with a warning; http2 negotiates h2 by ALPN") {
+    RunResult r = convoy_run(dir.path(), "tls-insecure", nginx.url(nginx.tls(), "https"),
+                             {"target.insecure=true", "target.http2=true"}, {key_env()});
+    INFO(r.output);
+    CHECK(r.rc == 0);
+    CHECK(r.requests == 8);
+    CHECK(r.errors == 0);
+    CHECK(r.output.find("TLS certificate verification is OFF") != std::string::npos);
+    const std::string line =
+        std::to_string(nginx.tls()) + " HTTP/2.0 \"on\" \"Bearer " + kKey + "\"";
+    CHECK(nginx.take_log() == std::map<std::string, int>{{line, 8}});
+  }
+}
