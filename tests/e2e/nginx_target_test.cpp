@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,7 @@ using convoy::test::bin;
 using convoy::test::free_port;
 using convoy::test::read_file;
 using convoy::test::read_json;
+using convoy::test::read_jsonl;
 using convoy::test::Subprocess;
 using convoy::test::TempDir;
 
@@ -74,7 +76,9 @@ class Nginx {
          << "events { worker_connections 256; }\nhttp {\n"
          << "  log_format proto '$server_port $server_protocol \"$https\" "
             "\"$http_authorization\"';\n"
-         << "  access_log " << d << "/access.log proto;\n";
+         << "  access_log " << d << "/access.log proto;\n"
+         << "  log_format ids '$http_x_request_id $http_x_correlation_id $http_x_team';\n"
+         << "  access_log " << d << "/ids.log ids;\n";
     for (const char* temp : {"client_body", "proxy", "fastcgi", "uwsgi", "scgi"}) {
       conf << "  " << temp << "_temp_path " << d << "/" << temp << ";\n";
     }
@@ -151,6 +155,7 @@ RunResult convoy_run(const fs::path& dir, const std::string& name, const std::st
                         << url
                         << "\n"
                            "  api_key_env: CONVOY_TEST_KEY\n"
+                           "  headers: {X-Team: convoy}\n"
                            "  use_server_token_counts: false\n"
                            "dataset:\n"
                            "  type: synthetic\n"
@@ -206,6 +211,22 @@ TEST_CASE("against nginx: API key, HTTP/2 and TLS are what the server receives")
     CHECK(with.errors == 0);
     CHECK(nginx.take_log() ==
           std::map<std::string, int>{{http1_line + "\"Bearer " + kKey + "\"", 8}});
+
+    // Every request carries its X-Request-ID and X-Correlation-ID (the ones its record names)
+    // and target.headers.
+    std::set<std::string> sent;
+    std::istringstream ids(read_file(dir.path() / "ids.log"));
+    for (std::string id, correlation, team; ids >> id >> correlation >> team;) {
+      CHECK(team == "convoy");
+      sent.insert(id + " " + correlation);
+    }
+    std::set<std::string> recorded;
+    for (const auto& r : read_jsonl(dir.path() / "with-key" / "records.jsonl")) {
+      recorded.insert(std::string(r["x_request_id"].GetString()) + " " +
+                      r["x_correlation_id"].GetString());
+    }
+    CHECK(recorded.size() == 8);
+    CHECK(sent == recorded);
 
     RunResult without = convoy_run(dir.path(), "without-key", nginx.url(nginx.http1()), {}, {});
     INFO(without.output);
