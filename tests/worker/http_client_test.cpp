@@ -531,6 +531,32 @@ TEST_CASE("http: transport failures") {
     CHECK_FALSE(r.error.message.empty());
     CHECK(r.first_byte_ns == 0);
   }
+  SUBCASE("a connect that does not complete in connect_timeout_s is connect") {
+    // A listener whose accept queue (backlog 0: one connection) is already full: the kernel
+    // drops further SYNs, so a connect hangs until the client gives up.
+    const int listener = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in addr{};
+    addr.sin_family = AF_INET;
+    addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    REQUIRE(::listen(listener, 0) == 0);
+    socklen_t len = sizeof addr;
+    ::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len);
+    const int filler = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(::connect(filler, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+    HttpRequest req;
+    req.url = "http://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)) + "/v1/chat/completions";
+    req.body = "{}";
+    req.connect_timeout_s = 0.3;
+    req.request_timeout_s = 10;
+    const HttpResponse r = h.run(req);
+    ::close(filler);
+    ::close(listener);
+    CHECK(r.error.kind == ErrorKind::kConnect);
+    CHECK_FALSE(r.request_reached_server);
+    CHECK(r.end_ns - r.sent_ns >= 250 * kMs);
+    CHECK(r.end_ns - r.sent_ns < 5000 * kMs);  // the connect timeout, not the request timeout
+  }
   SUBCASE("a url curl cannot use fails later, from the loop") {
     HttpRequest req;
     req.url = "gopher://127.0.0.1/";
