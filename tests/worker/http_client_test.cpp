@@ -5,8 +5,10 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <atomic>
@@ -568,6 +570,44 @@ TEST_CASE("http: transport failures") {
     CHECK_FALSE(called);
     REQUIRE(run_until(h.loop, [&] { return called; }));
   }
+}
+
+TEST_CASE("http: a name that does not resolve is a dns error") {
+  // In a network namespace of its own (loopback only, and down) no DNS server is reachable,
+  // so the lookup fails at once whatever the machine's resolver is. The request runs in a
+  // forked child that reports the error kind as its exit status. Needs root; skips otherwise.
+  if (::geteuid() != 0) {
+    MESSAGE("skipped: a network namespace needs root");
+    return;
+  }
+  const pid_t child = ::fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    if (::unshare(CLONE_NEWNET) != 0) ::_exit(100);
+    int kind = 101;
+    {
+      EventLoop loop;
+      HttpClient client(loop);
+      HttpRequest req;
+      req.url = "http://convoy-no-such-host.invalid/v1/chat/completions";
+      req.body = "{}";
+      req.connect_timeout_s = 5;
+      bool done = false;
+      client.start(std::move(req), [&](HttpResponse&& r) {
+        kind = r.request_reached_server ? 102 : static_cast<int>(r.error.kind);
+        done = true;
+      });
+      const int64_t deadline = steady_now_ns() + 10'000 * kMs;
+      while (!done && steady_now_ns() < deadline) loop.run_once(deadline - steady_now_ns());
+    }
+    ::_exit(kind);
+  }
+  int status = 0;
+  REQUIRE(::waitpid(child, &status, 0) == child);
+  REQUIRE(WIFEXITED(status));
+  const int code = WEXITSTATUS(status);
+  REQUIRE_MESSAGE(code != 100, "unshare(CLONE_NEWNET) failed as root");
+  CHECK(code == static_cast<int>(ErrorKind::kDns));
 }
 
 TEST_CASE("http: timeouts split by whether a byte arrived") {
