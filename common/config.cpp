@@ -1,5 +1,7 @@
 #include "common/config.hpp"
 
+#include <arpa/inet.h>
+#include <net/if.h>
 #include <yaml-cpp/yaml.h>
 
 #include <array>
@@ -49,7 +51,8 @@ const Keys kTargetKeys = {"url",
                           "use_server_token_counts",
                           "max_completion_tokens",
                           "http2",
-                          "insecure"};
+                          "insecure",
+                          "max_response_bytes"};
 const Keys kMockKeys = {"workers", "contract",        "router_mode", "itl_ms",
                         "speedup", "engine_sessions", "extra_args"};
 const Keys kDatasetKeys = {"type",         "path",          "conversations",        "turns",
@@ -189,6 +192,9 @@ void read_target(const Section& top, TargetConfig& t) {
   s.read("max_completion_tokens", t.max_completion_tokens);
   s.read("http2", t.http2);
   s.read("insecure", t.insecure);
+  s.read("max_response_bytes", t.max_response_bytes);
+  s.check(t.max_response_bytes > 0, "max_response_bytes",
+          "must be a positive number of bytes, got " + std::to_string(t.max_response_bytes));
 }
 
 void read_mock(const Section& top, MockConfig& m) {
@@ -341,17 +347,43 @@ bool is_endpoint(std::string_view e) {
   return p && *p <= 65535 && !port.empty() && port.front() != '+';
 }
 
+// Why ZeroMQ could not bind the (well-formed) endpoint `e`, or "" when it can try: bind takes an
+// IP address, * or a network interface name, never a host name to resolve.
+std::string bind_problem(std::string_view e) {
+  if (e.rfind("tcp://", 0) != 0) return "";
+  const std::string_view hostport = e.substr(6);
+  const std::string host(hostport.substr(0, hostport.rfind(':')));
+  if (host == "*") return "";
+  unsigned char addr[16];
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) == 1) return "";
+    return "'" + host + "' is not an IPv6 address";
+  }
+  if (::inet_pton(AF_INET, host.c_str(), addr) == 1) return "";
+  if (::if_nametoindex(host.c_str()) != 0) return "";  // an interface name (eth0, lo)
+  std::string hint = host == "localhost" ? "tcp://127.0.0.1:PORT" : "tcp://0.0.0.0:PORT";
+  return "cannot bind '" + host + "': a listen address must be an IP address, * or an " +
+         "interface name, not a host name (for example " + hint + ")";
+}
+
 void read_workers(const Section& top, WorkersConfig& w) {
   const Section s = top.section("workers", kWorkersKeys);
   s.read("local", w.local);
   at_least(s, "local", w.local, 0);
+  s.check(w.local <= kMaxLocalWorkers, "local",
+          "at most " + std::to_string(kMaxLocalWorkers) + " worker processes per host, got " +
+              std::to_string(w.local) + " (one worker drives thousands of streams; use remote " +
+              "workers beyond that)");
   s.read("listen", w.listen);
   s.check(is_endpoint(w.listen), "listen",
           "expected tcp://HOST:PORT or ipc://PATH, got '" + w.listen + "'");
+  s.check(bind_problem(w.listen).empty(), "listen", bind_problem(w.listen));
   s.read("results_listen", w.results_listen);
   if (w.results_listen) {
     s.check(is_endpoint(*w.results_listen), "results_listen",
             "expected tcp://HOST:PORT or ipc://PATH, got '" + *w.results_listen + "'");
+    s.check(bind_problem(*w.results_listen).empty(), "results_listen",
+            bind_problem(*w.results_listen));
   }
   s.read("expect", w.expect);
   if (w.expect) at_least(s, "expect", *w.expect, 1);
@@ -447,6 +479,7 @@ Config parse_config(const std::string& yaml_text, const std::string& path,
   }
   try {
     for (const auto& o : overrides) src.apply_override(o);
+    src.check_utf8();  // every key and string, wherever it is read
     src.set_known_paths(known_paths());
     Config c;
     c.source_path = path;
@@ -517,7 +550,8 @@ std::string to_yaml(const Config& c) {
     << "  use_server_token_counts: " << yes_no(t.use_server_token_counts) << "\n"
     << "  max_completion_tokens: " << yes_no(t.max_completion_tokens) << "\n"
     << "  http2: " << yes_no(t.http2) << "\n"
-    << "  insecure: " << yes_no(t.insecure) << "\n";
+    << "  insecure: " << yes_no(t.insecure) << "\n"
+    << "  max_response_bytes: " << t.max_response_bytes << "\n";
 
   const auto& m = c.mock;
   y << "mock:\n"

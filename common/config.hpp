@@ -39,6 +39,9 @@ struct TargetConfig {
   bool max_completion_tokens = false;   // send max_completion_tokens instead of max_tokens
   bool http2 = false;
   bool insecure = false;  // TLS verification off (warns)
+  // A reply body (or one SSE event, or a stream's reply text) larger than this fails the
+  // request as response_too_large instead of growing the worker.
+  int64_t max_response_bytes = 64 << 20;
 };
 
 // Passed to convoy-mock as flags; see mock/ for their meaning.
@@ -89,6 +92,11 @@ struct SessionRoutingConfig {
   int64_t timeout_s = 300;  // whole seconds
   std::string header_name = "X-Dynamo-Session-ID";
 };
+
+// workers.local's upper bound. One worker process drives thousands of concurrent streams
+// (docs/benchmarks.md), so more processes than a large host has cores only costs memory,
+// descriptors and registration time; a typo like 20000 would fork-bomb the host.
+inline constexpr int kMaxLocalWorkers = 256;
 
 struct WorkersConfig {
   int local = 2;

@@ -1,7 +1,12 @@
 #include "common/curve.hpp"
 
+#include <sys/random.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <stdexcept>
+#include <vector>
 
 #include "common/log.hpp"
 
@@ -22,6 +27,35 @@ bool valid_z85_key(const std::string& k) {
 }
 
 }  // namespace
+
+std::string random_token(size_t bytes) {
+  std::vector<unsigned char> raw(bytes);
+  size_t got = 0;
+  while (got < bytes) {
+    ssize_t n = ::getrandom(raw.data() + got, bytes - got, 0);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) throw std::runtime_error(std::string("getrandom: ") + std::strerror(errno));
+    got += static_cast<size_t>(n);
+  }
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string out;
+  out.reserve(2 * bytes);
+  for (unsigned char c : raw) {
+    out += kHex[c >> 4];
+    out += kHex[c & 0x0f];
+  }
+  return out;
+}
+
+bool tokens_equal(std::string_view a, std::string_view b) noexcept {
+  if (a.size() != b.size()) return false;
+  volatile unsigned char diff = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    diff = static_cast<unsigned char>(
+        diff | (static_cast<unsigned char>(a[i]) ^ static_cast<unsigned char>(b[i])));
+  }
+  return diff == 0;
+}
 
 CurveKeyPair read_curve_key_file(const std::string& path) {
   std::ifstream in(path);
@@ -128,7 +162,7 @@ void ZapAuthenticator::serve() {
       }
       if (!ok) {
         ++refused_;
-        log_warn("refused a worker connection from ", address, ": ",
+        log_warn("refused a worker connection from ", log_escape(address), ": ",
                  client_key.empty() ? "no CURVE key" : "key " + client_key + " not authorized");
       }
       const std::string status = ok ? "200" : "400";

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <functional>
 #include <string>
+#include <string_view>
 #include <thread>
 #include <unordered_set>
 #include <vector>
@@ -26,6 +27,11 @@ std::vector<std::string> read_authorized_keys(const std::string& path);
 void make_curve_server(zmq::socket_t& socket, const CurveKeyPair& server);
 void make_curve_client(zmq::socket_t& socket, const CurveKeyPair& client,
                        const std::string& server_public_z85);
+
+// A fresh random secret (`bytes` of the OS's CSPRNG, as hex): the per-worker results token.
+std::string random_token(size_t bytes = 16);
+// Compares two secrets in time that depends only on their lengths, not on where they differ.
+bool tokens_equal(std::string_view a, std::string_view b) noexcept;
 
 // Answers ZAP requests (RFC 27) on inproc://zeromq.zap.01 of `ctx` from its own thread: CURVE
 // clients whose public key is in the allow-list get 200, everyone else 400 and a log line with

@@ -5,6 +5,8 @@
 #include <atomic>
 #include <mutex>
 
+#include "common/utf8.hpp"
+
 namespace convoy {
 
 namespace {
@@ -47,6 +49,37 @@ void log_line(LogLevel level, std::string_view message) {
   line += '\n';
   // One write per line so lines from several processes sharing stderr do not interleave.
   [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
+}
+
+std::string log_escape(std::string_view text, size_t max_bytes) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  const std::string_view shown = text.substr(0, max_bytes);
+  std::string out;
+  out.reserve(shown.size() + 16);
+  auto escape = [&](unsigned char c) {
+    out += "\\x";
+    out += kHex[c >> 4];
+    out += kHex[c & 0x0f];
+  };
+  size_t i = 0;
+  while (i < shown.size()) {
+    // Where the next ill-formed byte is (a sequence cut at max_bytes counts as ill-formed).
+    size_t bad = find_invalid_utf8(shown.substr(i));
+    const size_t good_end = bad == std::string_view::npos ? shown.size() : i + bad;
+    for (; i < good_end; ++i) {
+      const auto c = static_cast<unsigned char>(shown[i]);
+      if (c == '\\') {
+        out += "\\\\";
+      } else if (c < 0x20 || c == 0x7f) {
+        escape(c);
+      } else {
+        out += shown[i];
+      }
+    }
+    if (i < shown.size()) escape(static_cast<unsigned char>(shown[i++]));
+  }
+  if (text.size() > max_bytes) out += "...(" + std::to_string(text.size()) + " bytes)";
+  return out;
 }
 
 }  // namespace convoy

@@ -15,6 +15,11 @@ LogLevel log_level();
 void set_log_prefix(std::string prefix);
 void log_line(LogLevel level, std::string_view message);
 
+// Text a peer chose (a worker id, a hostname, a reject reason) made safe for one log line:
+// printable ASCII and well-formed UTF-8 pass through; control bytes, invalid UTF-8 and '\' are
+// written as \xNN (\\ for '\'); more than max_bytes is cut, saying how long it was.
+std::string log_escape(std::string_view text, size_t max_bytes = 256);
+
 namespace detail {
 template <class... Args>
 std::string concat(const Args&... args) {

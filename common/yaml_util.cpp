@@ -11,6 +11,7 @@
 
 #include "common/config.hpp"
 #include "common/did_you_mean.hpp"
+#include "common/utf8.hpp"
 
 namespace convoy::yaml_util {
 
@@ -103,9 +104,57 @@ void write_json(const Source& source, const YAML::Node& node, const std::string&
   w.String(text.data(), static_cast<rapidjson::SizeType>(text.size()));
 }
 
+// Walks every key and scalar under `node` (at dotted `path`); fails at the first that is not
+// well-formed UTF-8, naming its line (its own mark) and key.
+void check_utf8_under(const Source& source, const YAML::Node& node, const std::string& path) {
+  switch (node.Type()) {
+    case YAML::NodeType::Sequence: {
+      std::size_t i = 0;
+      for (const auto& item : node)
+        check_utf8_under(source, item, path + "[" + std::to_string(i++) + "]");
+      return;
+    }
+    case YAML::NodeType::Map:
+      for (auto it = node.begin(); it != node.end(); ++it) {
+        const YAML::Node& key = it->first;
+        if (key.IsScalar()) {
+          const std::size_t bad = find_invalid_utf8(key.Scalar());
+          if (bad != std::string_view::npos) {
+            const YAML::Mark mark = key.Mark();
+            const std::string shown =
+                (path.empty() ? "" : path + ".") + sanitize_utf8(key.Scalar());
+            source.fail_at(
+                path, shown,
+                "key is not valid UTF-8 (ill-formed byte at offset " + std::to_string(bad) + ")",
+                &mark);
+          }
+          check_utf8_under(source, it->second, (path.empty() ? "" : path + ".") + key.Scalar());
+        } else {
+          check_utf8_under(source, key, path);
+          check_utf8_under(source, it->second, path);
+        }
+      }
+      return;
+    case YAML::NodeType::Scalar: {
+      const std::size_t bad = find_invalid_utf8(node.Scalar());
+      if (bad == std::string_view::npos) return;
+      const YAML::Mark mark = node.Mark();
+      source.fail_at(path, sanitize_utf8(path),
+                     "value is not valid UTF-8 (ill-formed byte at offset " + std::to_string(bad) +
+                         "); convoy writes every string into JSON",
+                     &mark);
+    }
+    case YAML::NodeType::Undefined:
+    case YAML::NodeType::Null:
+      return;
+  }
+}
+
 }  // namespace
 
 // --- Source -------------------------------------------------------------------------------
+
+void Source::check_utf8() const { check_utf8_under(*this, root_, ""); }
 
 void Source::apply_override(const std::string& text) {
   const std::size_t eq = text.find('=');

@@ -28,6 +28,11 @@ class Source {
   // True when `path` (dotted) or one of its parents was written by a --set.
   bool overridden(const std::string& path) const;
 
+  // Throws ConfigError "FILE:LINE: key_path: ... not valid UTF-8 ..." at the first key or
+  // scalar value anywhere in the document (after overrides) that is not well-formed UTF-8:
+  // every string convoy reads from the file ends up in JSON output (summary.json's `run`).
+  void check_utf8() const;
+
   // Every known dotted key, for "did you mean" across sections ("load.header_name").
   void set_known_paths(std::vector<std::string> paths) { known_paths_ = std::move(paths); }
   std::optional<std::string> suggest_elsewhere(std::string_view key) const;

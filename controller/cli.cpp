@@ -7,6 +7,7 @@
 #include "common/config.hpp"
 #include "common/log.hpp"
 #include "controller/cli_aliases.hpp"
+#include "controller/dataset.hpp"
 #include "controller/keygen.hpp"
 #include "controller/run.hpp"
 
@@ -112,7 +113,12 @@ int cli_main(int argc, char** argv) {
     if (*ctl) return run_command(ctl_flags, true);
     if (*val) {
       Config c = load_with_flags(val_flags);
-      std::cout << "# " << val_flags.config_path << ": valid\n" << to_yaml(c);
+      // The dataset too: the same streaming validation pass a run makes, so that a bad row is
+      // found here rather than at `convoy run`.
+      const uint64_t conversations = open_dataset(c)->size();
+      std::cout << "# " << val_flags.config_path << ": valid (" << conversations
+                << " conversation(s) in the dataset)\n"
+                << to_yaml(c);
       return kExitOk;
     }
     if (*keygen) return write_curve_keys(keygen_dir, keygen_workers);

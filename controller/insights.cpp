@@ -29,6 +29,11 @@ bool contains_any(const std::string& lowered, std::initializer_list<std::string_
                      [&](std::string_view n) { return contains(lowered, n); });
 }
 
+// What a group's server said, as it said it: the raw example, else the normalised message.
+const std::string& raw(const ErrorGroupView& g) {
+  return g.example.empty() ? g.message : g.example;
+}
+
 // A server message quoted in a problem statement: one line, bounded.
 std::string quote(const std::string& message) {
   constexpr size_t kMaxQuoteBytes = 240;
@@ -91,7 +96,7 @@ Insight make(const Matches& m, std::string id, std::string severity, std::string
 
 std::string server_said(const Matches& m) {
   return requests(m.count) + " failed with HTTP " + std::to_string(m.first->code) + ": " +
-         quote(m.first->message) + ".";
+         quote(raw(*m.first)) + ".";
 }
 
 const char* kFindInRecords =
@@ -250,7 +255,7 @@ void context_length_insight(const std::vector<GroupText>& groups, std::vector<In
   if (m.empty()) return;
   Insight i = make(m, "context_length_exceeded", "error", "Context length exceeded");
   i.problem =
-      requests(m.count) + " exceeded the model's context length: " + quote(m.first->message) + ".";
+      requests(m.count) + " exceeded the model's context length: " + quote(raw(*m.first)) + ".";
   i.likely_causes = {
       "Multi-turn history grows every turn: late turns carry every earlier message and reply.",
       "dataset.input_tokens, dataset.output_tokens or dataset.shared_prefix_tokens are larger "
@@ -373,7 +378,7 @@ void connection_insights(const std::vector<GroupText>& groups, const InsightInpu
   } else if (!refused.empty()) {
     Insight i = make(refused, "connection_refused", "error", "Connections refused during the run");
     i.problem = requests(refused.count) + " could not connect to " + url + ": " +
-                quote(refused.first->message) + ".";
+                quote(raw(*refused.first)) + ".";
     i.likely_causes = {"The server stopped or restarted during the run.",
                        "The server's listen backlog or connection limit was exhausted."};
     i.investigate = {

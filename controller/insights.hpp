@@ -18,6 +18,7 @@ struct ErrorGroupView {
   std::string message;
   int64_t count = 0;
   std::vector<std::string> example_correlation_ids;
+  std::string example;  // one raw message of the group (message is normalised); quoted to users
 };
 
 // What detection looks at. Counts are of measured and warmup requests alike: an insight is about

@@ -7,17 +7,33 @@
 #pragma once
 
 #include <istream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/config.hpp"
 #include "controller/corpus.hpp"
+#include "controller/dataset.hpp"
+#include "controller/dataset_rows.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
 
-// Parses and validates the whole input, then keeps the first dataset.conversations. `source`
-// names the input in errors: ConfigError "SOURCE:LINE: what is wrong".
+// Validates all of `in` in one streaming pass (`source` names it in errors: ConfigError
+// "SOURCE:LINE: key: what is wrong"), keeps the byte offset of each of the first
+// dataset.conversations rows, and reads conversations back from `rows` (the same bytes) when
+// asked. Memory: 8 bytes per conversation, plus while validating a 16-byte hash per explicit
+// conversation_id.
+std::unique_ptr<Dataset> index_jsonl_dataset(std::istream& in, const std::string& source,
+                                             std::shared_ptr<const RowSource> rows,
+                                             const Config& config,
+                                             const Corpus& corpus = Corpus::embedded());
+
+// index_jsonl_dataset over the file at `path`.
+std::unique_ptr<Dataset> open_jsonl_dataset(const std::string& path, const Config& config,
+                                            const Corpus& corpus = Corpus::embedded());
+
+// Every conversation of an in-memory input (tests, small inputs).
 std::vector<proto::Conversation> parse_jsonl_dataset(std::istream& in, const std::string& source,
                                                      const Config& config,
                                                      const Corpus& corpus = Corpus::embedded());

@@ -265,31 +265,78 @@ void MetricsAggregator::add_success(const proto::Record& record, const RequestMe
   }
 }
 
+namespace {
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// A uuid (8-4-4-4-12 hex digits) starting at i and not running on into a word.
+bool uuid_at(std::string_view s, size_t i) {
+  static constexpr size_t kLength = 36;
+  if (s.size() - i < kLength) return false;
+  for (size_t k = 0; k < kLength; ++k) {
+    const char c = s[i + k];
+    if (k == 8 || k == 13 || k == 18 || k == 23 ? c != '-' : !hex_digit(c)) return false;
+  }
+  return i + kLength == s.size() || !word_char(s[i + kLength]);
+}
+
+// Where a number may start: not inside a word ("h2", "gpt-4", "v1.2", "llama-3.1-8b" keep
+// their digits), so after a separator, or after a sign that itself follows a separator.
+bool number_boundary(std::string_view s, size_t i) {
+  if (i == 0) return true;
+  const char before = s[i - 1];
+  if (word_char(before)) return false;
+  if (before == '-' || before == '.') return i < 2 || !word_char(s[i - 2]);
+  return true;
+}
+
+}  // namespace
+
 std::string error_group_message(std::string_view message) {
-  // Serde-style positions ("at line 1 column 187") vary with the body's length; they would
-  // split one error into a group per request.
-  static constexpr std::string_view kLine = " at line ";
+  // Byte counts, durations, positions ("at line 1 column 187"), ports, addresses and ids vary
+  // from one request to the next: each would split one failure mode into a group per request.
   std::string out;
   out.reserve(message.size());
   size_t i = 0;
   while (i < message.size()) {
-    if (message.compare(i, kLine.size(), kLine) == 0) {
-      size_t j = i + kLine.size();
-      size_t digits = j;
-      while (j < message.size() && std::isdigit(static_cast<unsigned char>(message[j]))) ++j;
-      static constexpr std::string_view kColumn = " column ";
-      if (j > digits && message.compare(j, kColumn.size(), kColumn) == 0) {
-        size_t k = j + kColumn.size();
-        size_t cdigits = k;
-        while (k < message.size() && std::isdigit(static_cast<unsigned char>(message[k]))) ++k;
-        if (k > cdigits) {
-          out += " at line N column N";
-          i = k;
-          continue;
+    const char c = message[i];
+    if (hex_digit(c) && number_boundary(message, i) && uuid_at(message, i)) {
+      out += "ID";
+      i += 36;
+      continue;
+    }
+    if (digit(c) && number_boundary(message, i)) {
+      // A sign right before it is part of it ("out of -1 bytes").
+      if (!out.empty() && (out.back() == '-' || out.back() == '+') &&
+          (i < 2 || !word_char(message[i - 2]))) {
+        out.pop_back();
+      }
+      size_t j = i;
+      if (c == '0' && j + 2 < message.size() && (message[j + 1] == 'x' || message[j + 1] == 'X') &&
+          hex_digit(message[j + 2])) {
+        j += 2;  // 0x7f3a: hex
+        while (j < message.size() && hex_digit(message[j])) ++j;
+      } else {
+        // Digits with inner dots or commas: 1.5, 127.0.0.1, 1,024.
+        while (j < message.size()) {
+          if (digit(message[j])) {
+            ++j;
+          } else if ((message[j] == '.' || message[j] == ',') && j + 1 < message.size() &&
+                     digit(message[j + 1])) {
+            j += 2;
+          } else {
+            break;
+          }
         }
       }
+      out += 'N';
+      i = j;
+      continue;
     }
-    out += message[i++];
+    out += c;
+    ++i;
   }
   return out;
 }
@@ -316,7 +363,8 @@ void MetricsAggregator::add_error(const proto::Record& record) {
     it = errors_.try_emplace(key).first;
     it->second.code = std::get<0>(key);
     it->second.type = std::get<1>(key);
-    it->second.message = message;  // the first raw message stands for the group
+    it->second.message = std::get<2>(key);  // the normalised message names the group
+    it->second.example = message;           // the first raw one shows what it looked like
   }
   ErrorGroup& group = it->second;
   ++group.count;
@@ -449,7 +497,8 @@ size_t MetricsAggregator::memory_bytes() const {
   for (const auto& h : ttft_by_turn_) bytes += h.memory_bytes();
   bytes += series_.capacity() * sizeof(Bucket);
   for (const auto& [key, group] : errors_) {
-    bytes += sizeof(key) + sizeof(group) + 2 * (group.type.capacity() + group.message.capacity());
+    bytes += sizeof(key) + sizeof(group) + 2 * (group.type.capacity() + group.message.capacity()) +
+             group.example.capacity();
     for (const auto& id : group.example_correlation_ids) bytes += sizeof(id) + id.capacity();
   }
   bytes += slos_.capacity() * sizeof(Slo);

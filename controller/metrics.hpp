@@ -36,8 +36,12 @@ struct RequestMetrics {
 };
 RequestMetrics compute_request_metrics(const proto::Record& record);
 
-// The grouping key of an error message: positions like "at line 1 column 187" (serde's
-// deserialization errors, which Dynamo returns) become "at line N column N".
+// The grouping key of an error message, so that one failure mode is one group: every number
+// that is not part of a word (byte counts, milliseconds, positions like serde's "at line 1
+// column 187", ports, addresses, hex) becomes "N" and every uuid "ID". "Operation timed out
+// after 5001 milliseconds with 1234 out of -1 bytes received" becomes "Operation timed out after
+// N milliseconds with N out of N bytes received"; "h2", "gpt-4" and "llama-3.1-8b" stay as they
+// are.
 std::string error_group_message(std::string_view message);
 
 // Metric tags `slo:` may name (values in ms, except output_token_throughput_per_user in
@@ -67,7 +71,8 @@ struct MetricStats {
 struct ErrorGroup {
   int64_t code = 0;
   std::string type;
-  std::string message;
+  std::string message;  // normalised (error_group_message): the same for the whole group
+  std::string example;  // the group's first raw message
   int64_t count = 0;
   std::vector<std::string> example_correlation_ids;  // at most kErrorExamples
 };

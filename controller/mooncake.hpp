@@ -10,11 +10,14 @@
 
 #include <cstdint>
 #include <istream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/config.hpp"
 #include "controller/corpus.hpp"
+#include "controller/dataset.hpp"
+#include "controller/dataset_rows.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
@@ -26,10 +29,32 @@ inline constexpr int64_t kMooncakeBlockTokens = 512;
 std::string mooncake_block_text(uint64_t seed, uint64_t hash_id, const Corpus& corpus,
                                 int64_t block_tokens = kMooncakeBlockTokens);
 
-// Parses and validates the whole input, groups rows by session_id (file order), keeps the first
-// dataset.conversations and builds their text. With load.mode trace every conversation's first
-// row needs a timestamp and start_ns is that timestamp relative to the earliest one kept; other
-// modes leave start_ns 0. Errors: ConfigError "SOURCE:LINE: what is wrong".
+// Upper bounds a row must meet (docs/datasets.md): a generated prompt is one string on the wire,
+// so input_length is at most proto::kMaxStringBytes / kBytesPerToken tokens; a timestamp is a
+// finite number of ms up to 1e15 (Unix-epoch milliseconds fit), and the first-row timestamps a
+// trace keeps span at most 1e12 ms (about 31.7 years), so every start fits int64 nanoseconds.
+inline constexpr int64_t kMaxInputLengthTokens =
+    static_cast<int64_t>(proto::kMaxStringBytes) / kBytesPerToken;
+inline constexpr double kMaxTimestampMs = 1e15;
+inline constexpr double kMaxTraceSpanMs = 1e12;
+
+// Validates all of `in` in one streaming pass, groups rows by session_id (file order) and keeps
+// the first dataset.conversations, remembering only each row's byte offset (and with load.mode
+// trace each conversation's start); conversations are read back from `rows` (the same bytes)
+// and their text built when asked. With load.mode trace every conversation's first row needs a
+// timestamp and start_ns is that timestamp relative to the earliest one kept; other modes give
+// 0. Errors: ConfigError "SOURCE:LINE: key: what is wrong".
+std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::string& source,
+                                              std::shared_ptr<const RowSource> rows,
+                                              const Config& config,
+                                              const Corpus& corpus = Corpus::embedded(),
+                                              int64_t block_tokens = kMooncakeBlockTokens);
+
+// index_mooncake_trace over the file at `path`.
+std::unique_ptr<Dataset> open_mooncake_trace(const std::string& path, const Config& config,
+                                             const Corpus& corpus = Corpus::embedded());
+
+// Every conversation of an in-memory trace (tests, small inputs).
 std::vector<proto::Conversation> parse_mooncake_trace(std::istream& in, const std::string& source,
                                                       const Config& config,
                                                       const Corpus& corpus = Corpus::embedded(),

@@ -6,11 +6,20 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
 #include <cmath>
+#include <cstring>
 #include <optional>
 #include <stdexcept>
 #include <utility>
 
+#include "common/log.hpp"
+#include "common/utf8.hpp"
 #include "controller/metrics.hpp"
 
 namespace convoy::controller {
@@ -132,8 +141,9 @@ void put_session_control(LineWriter& w, const std::string& json, rapidjson::Stri
   w.RawValue(scratch.GetString(), scratch.GetSize(), type);
 }
 
-void append_record_json(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
-                        const proto::Record& r, std::string_view worker_id, std::string_view host) {
+void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
+                            const proto::Record& r, std::string_view worker_id,
+                            std::string_view host) {
   LineWriter w(out);
   w.StartObject();
   w.Key("x_request_id");
@@ -169,6 +179,24 @@ void append_record_json(rapidjson::StringBuffer& out, rapidjson::StringBuffer& s
   w.EndObject();
 }
 
+// Server-supplied text (error messages and types, bodies quoted in them) is any bytes; the line
+// is checked once as a whole and its bad bytes replaced, which never touches JSON's ASCII
+// structure (see common/utf8.hpp).
+void make_valid_utf8(rapidjson::StringBuffer& out, size_t from) {
+  const std::string_view line(out.GetString() + from, out.GetSize() - from);
+  if (is_valid_utf8(line)) return;
+  const std::string clean = sanitize_utf8(line);
+  out.Pop(line.size());
+  std::copy(clean.begin(), clean.end(), out.Push(clean.size()));
+}
+
+void append_record_json(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
+                        const proto::Record& r, std::string_view worker_id, std::string_view host) {
+  const size_t from = out.GetSize();
+  append_record_json_raw(out, scratch, r, worker_id, host);
+  make_valid_utf8(out, from);
+}
+
 }  // namespace
 
 std::string record_json_line(const proto::Record& r, std::string_view worker_id,
@@ -180,8 +208,11 @@ std::string record_json_line(const proto::Record& r, std::string_view worker_id,
 }
 
 RecordsWriter::RecordsWriter(const std::filesystem::path& path)
-    : path_(path), file_(std::fopen(path.c_str(), "wb")) {
-  if (!file_) throw std::runtime_error("cannot create " + path.string());
+    : path_(path), fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+  if (!fd_) {
+    throw std::runtime_error("cannot create " + path.filename().string() + " (" + path.string() +
+                             "): " + std::strerror(errno));
+  }
 }
 
 RecordsWriter::~RecordsWriter() { close(); }
@@ -190,39 +221,101 @@ RecordsWriter& RecordsWriter::operator=(RecordsWriter&& other) noexcept {
   if (this != &other) {
     close();
     path_ = std::move(other.path_);
-    file_ = std::move(other.file_);
+    fd_ = std::move(other.fd_);
     buffer_ = std::move(other.buffer_);
     scratch_ = std::move(other.scratch_);
     lines_ = other.lines_;
-    failed_ = other.failed_;
+    buffered_lines_ = other.buffered_lines_;
+    written_ = other.written_;
+    file_bytes_ = other.file_bytes_;
+    error_ = std::move(other.error_);
+    removed_ = other.removed_;
+    unconfirmed_ = other.unconfirmed_;
   }
   return *this;
 }
 
 void RecordsWriter::write(const proto::Record& record, std::string_view worker_id,
                           std::string_view host) {
-  if (!file_) return;
+  if (!fd_) return;
+  ++lines_;
+  if (failed()) return;  // counted as lost
   append_record_json(buffer_, scratch_, record, worker_id, host);
   buffer_.Put('\n');
-  ++lines_;
+  ++buffered_lines_;
   if (buffer_.GetSize() >= kFlushBytes) flush();
 }
 
 void RecordsWriter::flush() {
-  if (!file_) return;
-  if (buffer_.GetSize() > 0) {
-    if (std::fwrite(buffer_.GetString(), 1, buffer_.GetSize(), file_.get()) != buffer_.GetSize()) {
-      failed_ = true;
-    }
-    buffer_.Clear();
+  if (!fd_ || failed() || buffer_.GetSize() == 0) return;
+  const std::string_view pending(buffer_.GetString(), buffer_.GetSize());
+  int err = 0;
+  const size_t done = write_all(fd_.get(), pending, &err);
+  if (done != pending.size()) {
+    fail(os_error("write", err), done);
+    log_error("cannot write ", path_.filename().string(), " (", path_.string(), "): ", error_,
+              ": records from here on are lost; the run goes on and will exit 3");
+    return;
   }
-  if (std::fflush(file_.get()) != 0) failed_ = true;
+  written_ += buffered_lines_;
+  file_bytes_ += static_cast<int64_t>(done);
+  buffered_lines_ = 0;
+  buffer_.Clear();
+}
+
+void RecordsWriter::fail(std::string error, size_t bytes_ok) {
+  if (failed()) return;
+  error_ = std::move(error);
+  // Whole lines that made it stay; a partial last line is cut off so every line parses.
+  const std::string_view done(buffer_.GetString(), bytes_ok);
+  const size_t last_newline = done.rfind('\n');
+  const size_t whole = last_newline == std::string_view::npos ? 0 : last_newline + 1;
+  written_ += static_cast<int64_t>(std::count(done.begin(), done.begin() + whole, '\n'));
+  file_bytes_ += static_cast<int64_t>(whole);
+  if (fd_ && whole != bytes_ok) (void)::ftruncate(fd_.get(), file_bytes_);
+  buffered_lines_ = 0;
+  buffer_.Clear();
 }
 
 void RecordsWriter::close() {
-  if (!file_) return;
+  if (!fd_) return;
   flush();
-  if (std::fclose(file_.release()) != 0) failed_ = true;
+  struct stat written_file {};
+  const bool have_identity = ::fstat(fd_.get(), &written_file) == 0;
+  if (!failed() && ::fsync(fd_.get()) != 0) {
+    unconfirmed_ = true;
+    fail(os_error("fsync", errno), 0);
+  }
+  if (const int err = fd_.close_checked(); err != 0 && !failed()) {
+    unconfirmed_ = true;
+    fail(os_error("close", err), 0);
+  }
+  if (failed() || !have_identity) return;
+  // Writes to a file whose folder was removed succeed; only the name shows it is gone.
+  struct stat now {};
+  if (::stat(path_.c_str(), &now) != 0) {
+    removed_ = true;
+    fail(os_error("the file was removed during the run", errno), 0);
+  } else if (now.st_dev != written_file.st_dev || now.st_ino != written_file.st_ino) {
+    removed_ = true;
+    fail("the file was replaced by another during the run", 0);
+  }
+}
+
+std::optional<OutputError> RecordsWriter::failure() const {
+  if (!failed()) return std::nullopt;
+  OutputError e{path_.filename().string(), path_.string(), error_, ""};
+  const std::string total = std::to_string(lines_);
+  if (removed_) {
+    e.missing = "all " + total + " records lost (" + std::to_string(written_) +
+                " were written to a file that is gone)";
+  } else if (unconfirmed_) {
+    e.missing = total + " records written but not confirmed on disk";
+  } else {
+    e.missing = std::to_string(lost()) + " of " + total + " records lost (" +
+                std::to_string(written_) + " written)";
+  }
+  return e;
 }
 
 }  // namespace convoy::controller

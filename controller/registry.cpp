@@ -2,6 +2,9 @@
 
 #include <algorithm>
 
+#include "common/log.hpp"
+#include "common/utf8.hpp"
+
 namespace convoy::controller {
 
 const char* to_string(WorkerState s) {
@@ -29,19 +32,49 @@ ClockSample clock_sample(int64_t t0, int64_t t1, int64_t t2, int64_t t3) {
   return s;
 }
 
-std::optional<std::string> WorkerRegistry::on_hello(const proto::Hello& hello, int64_t now_ns) {
+namespace {
+
+constexpr size_t kMaxIdBytes = 128;
+constexpr size_t kMaxHostBytes = 255;
+
+// Why `text` cannot name a worker or host in logs and outputs, or nullopt when it can.
+std::optional<std::string> bad_name(std::string_view text, size_t max_bytes) {
+  if (text.empty()) return "is empty";
+  if (text.size() > max_bytes) return "is longer than " + std::to_string(max_bytes) + " bytes";
+  if (!is_valid_utf8(text)) return "is not valid UTF-8";
+  for (unsigned char c : text) {
+    if (c < 0x20 || c == 0x7f) return "holds a control character";
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<std::string> WorkerRegistry::on_hello(const proto::Hello& hello, int64_t now_ns,
+                                                    size_t max_active) {
+  if (auto why = bad_name(hello.worker_id, kMaxIdBytes)) {
+    return "worker id \"" + log_escape(hello.worker_id, 64) + "\" " + *why;
+  }
+  if (auto why = bad_name(hello.host, kMaxHostBytes)) {
+    return "worker " + hello.worker_id + ": host \"" + log_escape(hello.host, 64) + "\" " + *why;
+  }
   if (hello.protocol_version != proto::kProtocolVersion) {
     return "protocol version mismatch: worker " + hello.worker_id + " speaks version " +
            std::to_string(hello.protocol_version) + ", this controller speaks version " +
            std::to_string(proto::kProtocolVersion) + "; run the same convoy release on both";
   }
-  auto [it, inserted] = workers_.try_emplace(hello.worker_id);
-  WorkerInfo& w = it->second;
-  if (!inserted && w.state != WorkerState::kLost && w.state != WorkerState::kDone) {
+  auto known = workers_.find(hello.worker_id);
+  if (known != workers_.end() && known->second.state != WorkerState::kLost &&
+      known->second.state != WorkerState::kDone) {
     // A repeated hello (the worker retries until welcomed): keep the state.
-    w.last_seen_ns = now_ns;
+    known->second.last_seen_ns = now_ns;
     return std::nullopt;
   }
+  if (active_count() >= max_active) {
+    return "worker " + hello.worker_id + " refused: the run already has " +
+           std::to_string(active_count()) + " worker(s), as many as workers.expect";
+  }
+  WorkerInfo& w = workers_[hello.worker_id];
   w = WorkerInfo{};
   w.id = hello.worker_id;
   w.host = hello.host;
@@ -92,12 +125,20 @@ void WorkerRegistry::set_state(const std::string& id, WorkerState state) {
 
 std::vector<std::string> WorkerRegistry::expire(int64_t now_ns) {
   std::vector<std::string> lost;
-  for (auto& [id, w] : workers_) {
-    if (w.state == WorkerState::kLost || w.state == WorkerState::kDone) continue;
-    if (now_ns - w.last_seen_ns > kMissedHeartbeats * kHeartbeatPeriodNs) {
-      w.state = WorkerState::kLost;
-      lost.push_back(id);
+  for (auto it = workers_.begin(); it != workers_.end();) {
+    WorkerInfo& w = it->second;
+    if (w.state == WorkerState::kLost || w.state == WorkerState::kDone ||
+        now_ns - w.last_seen_ns <= kMissedHeartbeats * kHeartbeatPeriodNs) {
+      ++it;
+      continue;
     }
+    if (w.state == WorkerState::kConnecting) {
+      it = workers_.erase(it);
+      continue;
+    }
+    w.state = WorkerState::kLost;
+    lost.push_back(it->first);
+    ++it;
   }
   return lost;
 }
@@ -115,6 +156,10 @@ const WorkerInfo* WorkerRegistry::find(const std::string& id) const {
 size_t WorkerRegistry::count(WorkerState state) const {
   return static_cast<size_t>(std::count_if(
       workers_.begin(), workers_.end(), [&](const auto& kv) { return kv.second.state == state; }));
+}
+
+size_t WorkerRegistry::active_count() const {
+  return count(WorkerState::kConnecting) + live_count();
 }
 
 size_t WorkerRegistry::live_count() const {

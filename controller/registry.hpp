@@ -3,6 +3,7 @@
 // clock offset from the minimum-round-trip ping. Pure: every call takes `now_ns`.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -43,14 +44,19 @@ struct WorkerInfo {
   int64_t max_rss_bytes = 0;
   int64_t records = 0;
   int64_t conversations_assigned = 0;
+  std::string token;          // the results secret sent in its Welcome ("" until then)
+  uint64_t batches_sent = 0;  // Assign batches numbered so far (Assign::batch)
 
   int64_t offset_ns() const { return best ? best->offset_ns : 0; }
 };
 
 class WorkerRegistry {
  public:
-  // A Hello. Returns an error message (and registers nothing) on a protocol mismatch.
-  std::optional<std::string> on_hello(const proto::Hello& hello, int64_t now_ns);
+  // A Hello. Returns an error message (and registers nothing) on a protocol mismatch, an id or
+  // host that is not printable UTF-8 (or too long), or when `max_active` workers are already
+  // connecting or live (workers.expect: a flood of hellos registers no phantom workers).
+  std::optional<std::string> on_hello(const proto::Hello& hello, int64_t now_ns,
+                                      size_t max_active = SIZE_MAX);
   // Any message from a known worker keeps it alive.
   void on_seen(const std::string& id, int64_t now_ns);
   void on_heartbeat(const std::string& id, const proto::Heartbeat& hb, int64_t now_ns);
@@ -59,13 +65,16 @@ class WorkerRegistry {
   bool on_pong(const std::string& id, const proto::Pong& pong, int64_t now_ns);
   void set_state(const std::string& id, WorkerState state);
 
-  // Workers silent for longer than kMissedHeartbeats periods become lost; returns them.
+  // Workers silent for longer than kMissedHeartbeats periods become lost; returns them. One
+  // still connecting (it never finished registering) is forgotten instead: it never ran
+  // anything, and a hello that was never followed up is no worker.
   std::vector<std::string> expire(int64_t now_ns);
 
   WorkerInfo* find(const std::string& id);
   const WorkerInfo* find(const std::string& id) const;
   size_t count(WorkerState state) const;
-  size_t live_count() const;  // ready, running or stopping
+  size_t live_count() const;    // ready, running or stopping
+  size_t active_count() const;  // connecting, ready, running or stopping
   const std::map<std::string, WorkerInfo>& workers() const { return workers_; }
 
  private:

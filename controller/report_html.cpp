@@ -10,6 +10,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/utf8.hpp"
+
 namespace convoy::controller {
 
 namespace {
@@ -724,7 +726,9 @@ std::string report_html(const MetricsSnapshot& snapshot, const SummaryExtras& ex
   if (const std::string v = str(run, "convoy_version"); !v.empty()) out << " " << escape(v);
   out << ". Self-contained: this page loads nothing from the network.</footer>"
          "</main></body></html>\n";
-  return out.str();
+  std::string page = out.str();
+  sanitize_utf8_in_place(page);  // the page declares utf-8; a server's bytes must not break it
+  return page;
 }
 
 void write_report_html(const std::filesystem::path& path, const MetricsSnapshot& snapshot,

@@ -16,6 +16,7 @@
 #include "common/log.hpp"
 #include "common/zmq_util.hpp"
 #include "controller/dataset.hpp"
+#include "controller/dataset_rows.hpp"
 #include "controller/ids.hpp"
 #include "controller/metrics.hpp"
 #include "controller/process.hpp"
@@ -37,6 +38,8 @@ constexpr int64_t kNsPerSec = 1'000'000'000;
 constexpr int64_t kLookaheadNs = 100 * kNsPerMs;    // conversations go out this far ahead
 constexpr int64_t kRecheckClockNs = 5 * kNsPerSec;  // offset re-check during the run
 constexpr int64_t kByeWaitNs = 10 * kNsPerSec;      // after the final stop
+// An Assign batch is split before it would outgrow half the wire's message limit.
+constexpr uint64_t kAssignBatchBytes = proto::kMaxMessageBytes / 2;
 
 // The only global mutable state: signals received.
 std::atomic<int> g_signals{0};
@@ -78,6 +81,7 @@ proto::WorkerSettings worker_settings(const Config& c, const std::string& url) {
   s.max_completion_tokens = c.target.max_completion_tokens;
   s.http2 = c.target.http2;
   s.insecure = c.target.insecure;
+  s.max_response_bytes = c.target.max_response_bytes;
   s.session_routing_mode = to_string(c.session_routing.mode);
   s.session_timeout_s = c.session_routing.timeout_s;
   s.session_header_name = c.session_routing.header_name;
@@ -110,6 +114,11 @@ class Run {
   void on_result(zmq::message_t& payload);
   void on_records(const std::string& worker_id, std::vector<proto::Record>& records);
   void on_end(const std::string& worker_id, const proto::ConversationEnd& end);
+  // Results and Bye: the named worker, when the message carries its token; else counted.
+  WorkerInfo* authentic(const std::string& worker_id, const std::string& token, const char* what);
+  // A conversation its worker could not run (its assignment did not decode): ended, counted.
+  void on_failed(const std::string& worker_id, uint64_t index, const std::string& error);
+  void on_undecodable(const std::string& worker_id, const proto::UndecodableAssign& u);
   void tick(int64_t now);
   void schedule(int64_t now);
   void begin_measure(int64_t now);
@@ -118,6 +127,7 @@ class Run {
   void on_worker_lost(const std::string& worker_id, int64_t now);
   void assign(uint64_t seq, int64_t intended_ns, proto::Phase phase);
   void flush_assignments();
+  void send_batch(const std::string& worker, proto::Assign& msg);
   proto::Conversation conversation_for(uint64_t seq) const;
 
   template <class T>
@@ -134,6 +144,7 @@ class Run {
 
   std::optional<ChildProcess> mock_;
   std::vector<ChildProcess> workers_;
+  std::optional<PrivateDir> ipc_dir_;  // convoy run's ipc:// endpoints; outlives the sockets
   zmq::context_t ctx_{1};
   std::optional<ZapAuthenticator> zap_;  // before the sockets: destroyed after them
   zmq::socket_t router_{ctx_, zmq::socket_type::router};
@@ -143,7 +154,7 @@ class Run {
 
   WorkerRegistry registry_;
   Sharder sharder_;
-  std::vector<proto::Conversation> dataset_;
+  std::unique_ptr<Dataset> dataset_;  // generated or read back per conversation, never held
   std::optional<MetricsAggregator> metrics_;
   std::optional<RecordsWriter> records_;
   RunFacts facts_;
@@ -156,9 +167,21 @@ class Run {
     int64_t intended_ns = 0;
     proto::Phase phase = proto::Phase::kMeasure;
     bool started = false;  // a record arrived for it
+    uint64_t batch = 0;    // the Assign batch it went out in (numbered per worker)
+    uint32_t batch_pos = 0;
   };
   std::unordered_map<uint64_t, Outstanding> outstanding_;  // by conversation index (= seq)
+  // load.requests: the turns each measured conversation committed, and how many it sent. Kept
+  // apart from outstanding_ so a re-homed conversation keeps its grant; a lost one keeps it too
+  // (it may have sent requests whose records never came back).
+  struct Grant {
+    int64_t granted = 0;
+    int64_t sent = 0;
+  };
+  RequestBudget budget_;  // unlimited until the measure phase
+  std::unordered_map<uint64_t, Grant> grants_;
   std::map<std::string, proto::Assign> pending_assign_;
+  std::map<std::string, uint64_t> pending_bytes_;  // wire_bytes_bound of each pending batch
   int64_t measure_requests_ = 0;
   int64_t ready_deadline_ns_ = 0;
   int64_t measure_start_ns_ = 0;
@@ -189,6 +212,12 @@ void Run::prepare_output_dir() {
   std::error_code ec;
   std::filesystem::create_directories(out_dir_, ec);
   if (ec) throw ConfigError("output.dir: cannot create " + dir + ": " + ec.message());
+  if (const auto old = previous_run_files(out_dir_); !old.empty()) {
+    std::string names;
+    for (const auto& name : old) names += (names.empty() ? "" : ", ") + name;
+    log_warn("output folder ", dir, " already holds a previous run's files (", names,
+             "): this run overwrites those it writes; the others stay as they are");
+  }
 }
 
 void Run::start_mock() {
@@ -244,17 +273,25 @@ void Run::bind_sockets() {
              "reaches it can join the run (see `convoy keygen`)");
   }
   router_.set(zmq::sockopt::router_mandatory, 0);
-  router_.bind(config_.workers.listen);
+  std::string control_at = listen;
+  if (!options_.controller_only && listen == WorkersConfig{}.listen &&
+      !config_.workers.results_listen) {
+    // `convoy run` left at the default: its own workers only, over ipc:// in a folder only
+    // this user can enter, instead of a loopback port any local user could connect to.
+    ipc_dir_.emplace("convoy-");
+    control_at = "ipc://" + ipc_dir_->path() + "/control";
+  }
+  bind_or_throw(router_, control_at, "workers.listen");
   control_endpoint_ = last_endpoint(router_);
   // Results listen where configured, else on the same interface on a port of their own.
   std::string base = control_endpoint_;
   if (config_.workers.results_listen) {
-    pull_.bind(*config_.workers.results_listen);
+    bind_or_throw(pull_, *config_.workers.results_listen, "workers.results_listen");
   } else if (base.rfind("tcp://", 0) == 0) {
     size_t colon = base.rfind(':');
-    pull_.bind(base.substr(0, colon) + ":0");
+    bind_or_throw(pull_, base.substr(0, colon) + ":0", "the results socket");
   } else {
-    pull_.bind(base + ".results");
+    bind_or_throw(pull_, base + ".results", "the results socket");
   }
   results_endpoint_ = last_endpoint(pull_);
   log_info("controller listening on ", control_endpoint_, " (results ", results_endpoint_, ")");
@@ -290,19 +327,32 @@ void Run::start_local_workers() {
 }
 
 proto::Conversation Run::conversation_for(uint64_t seq) const {
-  const proto::Conversation& base = dataset_[seq % dataset_.size()];
-  proto::Conversation c = base;
-  if (seq >= dataset_.size()) {
+  const uint64_t size = dataset_->size();
+  proto::Conversation c = dataset_->conversation(seq % size);
+  if (seq >= size) {
     // The dataset cycles: a new conversation with its own identity and the same content.
     c.index = seq;
     c.correlation_id = correlation_id(config_.seed, seq);
-    c.conversation_id = base.conversation_id + "#" + std::to_string(seq / dataset_.size());
+    c.conversation_id += "#" + std::to_string(seq / size);
   }
   return c;
 }
 
 void Run::assign(uint64_t seq, int64_t intended_ns, proto::Phase phase) {
-  proto::Conversation c = conversation_for(seq);
+  proto::Conversation c;
+  try {
+    c = conversation_for(seq);
+  } catch (const std::exception& e) {
+    // A dataset file changed under the run (rewritten in place): what was measured is kept,
+    // nothing more starts, and the run ends as incomplete with its outputs written.
+    if (!incomplete_) {
+      incomplete_ = true;
+      incomplete_reason_ = std::string("cannot read the dataset during the run: ") + e.what();
+      log_error(incomplete_reason_);
+    }
+    begin_stopping(now_ns());
+    return;
+  }
   c.phase = phase;
   const std::string& worker = sharder_.pick(c.correlation_id);
   if (worker.empty()) return;  // all workers lost; finish() reports it
@@ -312,15 +362,47 @@ void Run::assign(uint64_t seq, int64_t intended_ns, proto::Phase phase) {
     ++w->conversations_assigned;
     if (w->state == WorkerState::kReady) w->state = WorkerState::kRunning;
   }
+  if (phase == proto::Phase::kMeasure && budget_.limited()) {
+    // A re-homed conversation keeps the grant it had; a new one commits its planned turns.
+    const int64_t planned =
+        c.turns.size() > c.first_turn ? static_cast<int64_t>(c.turns.size() - c.first_turn) : 0;
+    auto [grant, fresh] = grants_.try_emplace(c.index);
+    if (fresh) grant->second.granted = budget_.commit(planned);
+    // Cut to fit: the last kept turn is the final one (final_turn, session_control close).
+    if (grant->second.granted < planned) {
+      c.turns.resize(c.first_turn + static_cast<size_t>(grant->second.granted));
+    }
+  }
+  // Each conversation fits one wire message (the dataset checks it at load), but a batch of heavy
+  // ones may not: such a batch goes out in several Assigns.
+  const uint64_t bytes = wire_bytes_bound(c);
+  proto::Assign& batch = pending_assign_[worker];
+  if (pending_bytes_[worker] + bytes > kAssignBatchBytes) send_batch(worker, batch);
+  pending_bytes_[worker] += bytes;
   outstanding_[c.index] = Outstanding{worker, intended_ns, phase, false};
-  pending_assign_[worker].conversations.push_back(std::move(c));
+  batch.conversations.push_back(std::move(c));
+}
+
+void Run::send_batch(const std::string& worker, proto::Assign& msg) {
+  if (msg.conversations.empty()) return;
+  // Numbered per worker, positions remembered: a worker that cannot decode part of a batch
+  // names it by number and position (Run::on_undecodable).
+  if (WorkerInfo* w = registry_.find(worker)) msg.batch = ++w->batches_sent;
+  for (size_t pos = 0; pos < msg.conversations.size(); ++pos) {
+    auto it = outstanding_.find(msg.conversations[pos].index);
+    if (it == outstanding_.end()) continue;
+    it->second.batch = msg.batch;
+    it->second.batch_pos = static_cast<uint32_t>(pos);
+  }
+  send_to(worker, msg);
+  msg.conversations.clear();
+  pending_bytes_[worker] = 0;
 }
 
 void Run::flush_assignments() {
-  for (auto& [worker, msg] : pending_assign_) {
-    if (!msg.conversations.empty()) send_to(worker, msg);
-  }
+  for (auto& [worker, msg] : pending_assign_) send_batch(worker, msg);
   pending_assign_.clear();
+  pending_bytes_.clear();
 }
 
 void Run::broadcast_stop(bool cancel) {
@@ -335,7 +417,7 @@ void Run::on_control(const std::string& worker_id, zmq::message_t& payload) {
   std::string error;
   auto d = proto::decode(payload.data(), payload.size(), &error);
   if (!d) {
-    log_warn("dropped a malformed message from ", worker_id, ": ", error);
+    log_warn("dropped a malformed message from ", log_escape(worker_id), ": ", log_escape(error));
     return;
   }
   switch (d->type) {
@@ -344,21 +426,40 @@ void Run::on_control(const std::string& worker_id, zmq::message_t& payload) {
       if (!hello) break;
       if (hello->worker_id != worker_id) hello->worker_id = worker_id;
       if (d->version != proto::kProtocolVersion) hello->protocol_version = d->version;
-      if (auto err = registry_.on_hello(*hello, now)) {
-        log_error(*err);
-        send_to(worker_id, proto::Reject{*err});
+      const WorkerInfo* known = registry_.find(worker_id);
+      const bool registered =
+          known && known->state != WorkerState::kLost && known->state != WorkerState::kDone;
+      auto refuse = [&](const std::string& why) {
+        // A flood of hellos is logged in moderation; every refusal is counted in summary.json.
+        if (++facts_.rejected_workers <= 10 || facts_.rejected_workers % 100 == 0) {
+          log_warn("refused worker ", log_escape(worker_id), " (", facts_.rejected_workers,
+                   " refused so far): ", log_escape(why, 512));
+        }
+        send_to(worker_id, proto::Reject{why});
+      };
+      if (!registered && phase_ >= RunPhase::kDrain) {
+        refuse("the run is ending");
+        break;
+      }
+      // Never more workers than workers.expect at once: late joiners only replace lost ones.
+      const auto max_active = static_cast<size_t>(config_.expected_workers());
+      if (auto err = registry_.on_hello(*hello, now, max_active)) {
+        refuse(*err);
         break;
       }
       WorkerInfo* w = registry_.find(worker_id);
       if (w && w->state == WorkerState::kConnecting && w->samples.empty()) {
         if (phase_ >= RunPhase::kDrain) {
-          send_to(worker_id, proto::Reject{"the run is ending"});
+          refuse("the run is ending");
           break;
         }
-        proto::Welcome welcome{run_id_, results_endpoint_, worker_settings(config_, url_)};
+        if (w->token.empty()) w->token = random_token();
+        proto::Welcome welcome{run_id_, results_endpoint_, worker_settings(config_, url_),
+                               w->token};
         send_to(worker_id, welcome);
         send_to(worker_id, proto::Ping{++ping_seq_, now_ns()});
-        log_info("worker ", worker_id, " (", hello->host, " pid ", hello->pid, ") joined");
+        log_info("worker ", log_escape(worker_id), " (", log_escape(hello->host), " pid ",
+                 hello->pid, ") joined");
       }
       break;
     }
@@ -372,8 +473,8 @@ void Run::on_control(const std::string& worker_id, zmq::message_t& payload) {
         send_to(worker_id, proto::Ping{++ping_seq_, now_ns()});
       }
       if (became_ready) {
-        log_debug("worker ", worker_id, " ready; clock offset ", w->offset_ns(), " ns (rtt ",
-                  w->best->rtt_ns, " ns)");
+        log_debug("worker ", log_escape(worker_id), " ready; clock offset ", w->offset_ns(),
+                  " ns (rtt ", w->best->rtt_ns, " ns)");
         if (phase_ == RunPhase::kWarmup || phase_ == RunPhase::kMeasure) {
           sharder_.add_worker(worker_id);  // a late joiner takes new conversations
         }
@@ -385,7 +486,8 @@ void Run::on_control(const std::string& worker_id, zmq::message_t& payload) {
       break;
     default:
       registry_.on_seen(worker_id, now);
-      log_warn("dropped an unexpected ", proto::to_string(d->type), " from ", worker_id);
+      log_warn("dropped an unexpected ", proto::to_string(d->type), " from ",
+               log_escape(worker_id));
   }
 }
 
@@ -393,16 +495,17 @@ void Run::on_result(zmq::message_t& payload) {
   std::string error;
   auto d = proto::decode(payload.data(), payload.size(), &error);
   if (!d) {
-    log_warn("dropped a malformed result batch: ", error);
+    log_warn("dropped a malformed result batch: ", log_escape(error));
     return;
   }
   if (d->type == proto::MsgType::kBye) {
     // The worker's results socket carries its bye after every batch: all its records are in.
     if (auto bye = d->as<proto::Bye>()) {
-      if (WorkerInfo* w = registry_.find(bye->worker_id)) {
-        w->state = WorkerState::kDone;
-        w->last_heartbeat.legacy_open_sessions = bye->legacy_open_sessions;
-      }
+      WorkerInfo* w = authentic(bye->worker_id, bye->token, "bye");
+      if (!w) return;
+      // A worker declared lost stays lost: its conversations were already counted lost.
+      if (w->state != WorkerState::kLost) w->state = WorkerState::kDone;
+      w->last_heartbeat.legacy_open_sessions = bye->legacy_open_sessions;
       sharder_.remove_worker(bye->worker_id);
     }
     return;
@@ -416,9 +519,55 @@ void Run::on_result(zmq::message_t& payload) {
     log_warn("dropped a result batch of the wrong shape");
     return;
   }
+  if (!authentic(results->worker_id, results->token, "results")) return;
   registry_.on_seen(results->worker_id, now_ns());
   on_records(results->worker_id, results->records);
   for (const auto& e : results->ended) on_end(results->worker_id, e);
+  for (const auto& f : results->failed) {
+    on_failed(results->worker_id, f.conversation_index, f.error);
+  }
+  for (const auto& u : results->undecodable) on_undecodable(results->worker_id, u);
+}
+
+WorkerInfo* Run::authentic(const std::string& worker_id, const std::string& token,
+                           const char* what) {
+  // The PULL socket takes pushes from anyone who reaches it: only the token issued in a
+  // worker's Welcome (on its own control connection) proves a message is that worker's.
+  WorkerInfo* w = registry_.find(worker_id);
+  if (w && !w->token.empty() && tokens_equal(token, w->token)) return w;
+  if (++facts_.forged_messages <= 10 || facts_.forged_messages % 1000 == 0) {
+    log_warn("dropped a ", what, " message claiming to be worker ", log_escape(worker_id), " (",
+             w ? "wrong token" : "no such worker", "; ", facts_.forged_messages,
+             " dropped so far)");
+  }
+  return nullptr;
+}
+
+void Run::on_failed(const std::string& worker_id, uint64_t index, const std::string& error) {
+  auto it = outstanding_.find(index);
+  if (it == outstanding_.end() || it->second.worker != worker_id) return;
+  const std::string id = correlation_id(config_.seed, index);  // = conversation_for(index)'s
+  facts_.failed_conversations.push_back(id);
+  if (facts_.failed_conversations.size() <= 20) {
+    log_error("conversation ", id, " failed on worker ", log_escape(worker_id),
+              " without being sent: ", log_escape(error, 512));
+  }
+  on_end(worker_id, proto::ConversationEnd{index, proto::EndReason::kAborted});
+}
+
+void Run::on_undecodable(const std::string& worker_id, const proto::UndecodableAssign& u) {
+  std::vector<uint64_t> failed;
+  for (const auto& [index, o] : outstanding_) {
+    if (o.worker != worker_id || o.batch != u.batch) continue;
+    const bool listed =
+        std::find(u.positions.begin(), u.positions.end(), o.batch_pos) != u.positions.end();
+    if (listed || (u.unreadable_from >= 0 && o.batch_pos >= u.unreadable_from)) {
+      failed.push_back(index);
+    }
+  }
+  log_error("worker ", log_escape(worker_id), " could not read ", failed.size(),
+            " conversation(s) of assignment batch ", u.batch, ": ", log_escape(u.error, 512));
+  for (uint64_t index : failed) on_failed(worker_id, index, u.error);
 }
 
 void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& records) {
@@ -435,7 +584,10 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
     if (auto it = outstanding_.find(r.conversation_index); it != outstanding_.end()) {
       it->second.started = true;
     }
-    if (r.phase == proto::Phase::kMeasure) ++measure_requests_;
+    if (r.phase == proto::Phase::kMeasure) {
+      ++measure_requests_;
+      if (auto g = grants_.find(r.conversation_index); g != grants_.end()) ++g->second.sent;
+    }
     metrics_->add(r);
     facts_.add(r);
     if (records_) records_->write(r, worker_id, host);
@@ -448,6 +600,13 @@ void Run::on_end(const std::string& worker_id, const proto::ConversationEnd& end
   if (it == outstanding_.end() || it->second.worker != worker_id) return;  // re-homed or lost
   const bool current = end.conversation_index >= seq_base_;
   outstanding_.erase(it);
+  if (auto g = grants_.find(end.conversation_index); g != grants_.end()) {
+    // Ended early (aborted, cancelled): the turns it did not send go back to load.requests.
+    // Not when it sent nothing at all (a worker that could not take it): were every
+    // conversation to fail that way, giving back would assign new ones forever.
+    if (g->second.sent > 0) budget_.release(g->second.granted, g->second.sent);
+    grants_.erase(g);
+  }
   progress_.on_conversation_end(end.reason);
   if (scheduler_ && current) scheduler_->on_end(now_ns());
 }
@@ -462,7 +621,7 @@ void Run::on_worker_lost(const std::string& worker_id, int64_t now) {
     if (!o.started && o.intended_ns > now && phase_ < RunPhase::kDrain && !sharder_.empty()) {
       rehome.push_back(index);
     } else {
-      lost.push_back(conversation_for(index).correlation_id);
+      lost.push_back(correlation_id(config_.seed, index));  // = conversation_for(index)'s
     }
   }
   for (uint64_t index : rehome) {
@@ -515,17 +674,18 @@ void Run::begin_measure(int64_t now) {
   if (load.sessions) {
     total = static_cast<uint64_t>(*load.sessions);
   } else if (!load.duration_s && !load.requests) {
-    total = dataset_.size();
+    total = dataset_->size();
   }
   if (config_.load.mode == LoadMode::kTrace) {
-    total = std::min<uint64_t>(total.value_or(dataset_.size()), dataset_.size());
+    total = std::min<uint64_t>(total.value_or(dataset_->size()), dataset_->size());
   }
   seq_base_ = static_cast<uint64_t>(config_.load.warmup_sessions);
   const uint64_t base = seq_base_;
   auto trace_offset = [this, base](uint64_t seq) {
-    return dataset_[(base + seq) % dataset_.size()].start_ns;
+    return dataset_->start_ns((base + seq) % dataset_->size());
   };
   scheduler_.emplace(load, load.mode, config_.seed, total, now, trace_offset);
+  budget_ = RequestBudget(load.requests);
   facts_.measure_start_ns = now;
   progress_.begin(now, total, load.requests);
   log_info("measuring: ", to_string(load.mode), " mode, ", registry_.live_count(), " worker(s)");
@@ -534,11 +694,18 @@ void Run::begin_measure(int64_t now) {
 void Run::schedule(int64_t now) {
   if (phase_ == RunPhase::kWarmup || phase_ == RunPhase::kMeasure) {
     if (scheduler_) {
-      for (const Dispatch& d : scheduler_->due(now, kLookaheadNs)) {
-        proto::Phase p =
-            phase_ == RunPhase::kWarmup ? proto::Phase::kWarmup : proto::Phase::kMeasure;
-        assign(seq_base_ + d.seq, d.intended_ns, p);
-        if (p == proto::Phase::kMeasure) facts_.intended_starts_ns.add(d.intended_ns);
+      const proto::Phase p =
+          phase_ == RunPhase::kWarmup ? proto::Phase::kWarmup : proto::Phase::kMeasure;
+      // With load.requests, one at a time: each commits its turns before the next is taken,
+      // and none is taken once every request is committed.
+      const bool budgeted = p == proto::Phase::kMeasure && budget_.limited();
+      while (!budgeted || budget_.remaining() > 0) {
+        const auto due = scheduler_->due(now, kLookaheadNs, budgeted ? 1 : SIZE_MAX);
+        for (const Dispatch& d : due) {
+          assign(seq_base_ + d.seq, d.intended_ns, p);
+          if (p == proto::Phase::kMeasure) facts_.intended_starts_ns.add(d.intended_ns);
+        }
+        if (!budgeted || due.empty()) break;
       }
       flush_assignments();
     }
@@ -552,8 +719,10 @@ void Run::schedule(int64_t now) {
       if (load.duration_s &&
           now - measure_start_ns_ >= static_cast<int64_t>(*load.duration_s * 1e9)) {
         begin_drain(now, "duration reached");
-      } else if (load.requests && measure_requests_ >= *load.requests) {
-        begin_drain(now, "request count reached");
+      } else if (budget_.used() && outstanding_.empty()) {
+        // Every request load.requests allowed was sent and has ended: nothing to drain.
+        log_info("request count reached: ", measure_requests_, " measured request(s)");
+        begin_stopping(now);
       } else if (scheduler_->exhausted() && outstanding_.empty()) {
         begin_stopping(now);
       }
@@ -702,6 +871,10 @@ void Run::loop() {
 
 int Run::execute() {
   run_id_ = config_.name + "-" + timestamp_text();
+  // Validated before anything starts: a bad dataset starts no mock and sends nothing.
+  dataset_ = open_dataset(config_);
+  // Listen next: an endpoint that cannot be bound fails the run before anything is started.
+  bind_sockets();
   if (config_.target.url == "mock") {
     start_mock();
   } else {
@@ -715,12 +888,9 @@ int Run::execute() {
       return kExitIncomplete;
     }
   }
-  dataset_ = load_dataset(config_);
-  if (dataset_.empty()) throw ConfigError("dataset: no conversations");
   prepare_output_dir();
   metrics_.emplace(config_);
   if (config_.output.records) records_.emplace(out_dir_ / "records.jsonl");
-  bind_sockets();
   start_local_workers();
   facts_.start_wall = std::chrono::system_clock::now();
   loop();
@@ -746,12 +916,19 @@ int Run::finish() {
   for (const auto& id : facts_.lost_conversations) (void)id;
   if (!outstanding_.empty()) {
     for (const auto& [index, o] : outstanding_) {
-      facts_.unfinished_conversations.push_back(conversation_for(index).correlation_id);
+      facts_.unfinished_conversations.push_back(correlation_id(config_.seed, index));
     }
   }
-  ReportInputs in{config_, url_,         out_dir_,    registry_,         metrics_->snapshot(),
-                  facts_,  interrupted_, incomplete_, incomplete_reason_};
+  std::vector<OutputError> output_errors;
+  if (records_) {
+    if (auto e = records_->failure()) output_errors.push_back(std::move(*e));
+  }
+  ReportInputs in{config_, url_,         out_dir_,    registry_,          metrics_->snapshot(),
+                  facts_,  interrupted_, incomplete_, incomplete_reason_, std::move(output_errors)};
   int code = write_run_report(in);
+  // An output that could not be written outranks the rest: what the user would act on is
+  // not all there.
+  if (code == kExitIncomplete) return code;
   if (interrupted_) return kExitInterrupted;
   if (incomplete_) return kExitIncomplete;
   return code;

@@ -8,15 +8,16 @@
 #include <string>
 
 #include "common/config.hpp"
+#include "common/exit_codes.hpp"
 
 namespace convoy::controller {
 
-// Exit codes (DESIGN.md §1).
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitCriterionFailed = 1;
-inline constexpr int kExitBadInput = 2;
-inline constexpr int kExitIncomplete = 3;
-inline constexpr int kExitInterrupted = 130;
+// Exit codes (DESIGN.md §1), shared with convoy-worker.
+using convoy::kExitBadInput;
+using convoy::kExitCriterionFailed;
+using convoy::kExitIncomplete;
+using convoy::kExitInterrupted;
+using convoy::kExitOk;
 
 struct RunOptions {
   Config config;

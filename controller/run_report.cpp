@@ -10,10 +10,12 @@
 #include <ctime>
 #include <iostream>
 
+#include "common/exit_codes.hpp"
 #include "common/log.hpp"
 #include "controller/insights.hpp"
 #include "controller/report_html.hpp"
 #include "controller/results_table.hpp"
+#include "controller/schedule.hpp"
 #include "controller/summary_writer.hpp"
 
 #ifndef CONVOY_VERSION
@@ -26,8 +28,8 @@ namespace {
 
 constexpr double kCpuWarnPercent = 85;
 constexpr double kLagWarnMs = 10;
-constexpr double kRateToleranceFraction = 0.05;
-constexpr double kKsAlpha = 0.01;
+// With the rate check's 3 sigma, a correct schedule warns well under 1% of the time.
+constexpr double kKsAlpha = 0.001;
 
 std::string iso_time(std::chrono::system_clock::time_point t) {
   std::time_t tt = std::chrono::system_clock::to_time_t(t);
@@ -105,11 +107,29 @@ double gamma_p(double a, double x) {
 
 }  // namespace
 
+TimeSample::TimeSample(size_t capacity) : heap_(capacity, 0) {}
+
 void TimeSample::add(int64_t t_ns) {
   if (count == 0 || t_ns < first_ns) first_ns = t_ns;
   if (count == 0 || t_ns > last_ns) last_ns = t_ns;
   ++count;
-  if (samples.size() < kMaxSamples) samples.push_back(t_ns);
+  if (heap_.empty()) return;
+  const auto begin = heap_.begin();
+  if (size_ < heap_.size()) {
+    heap_[size_++] = t_ns;
+    std::push_heap(begin, begin + static_cast<std::ptrdiff_t>(size_));
+  } else if (t_ns < heap_.front()) {
+    const auto end = begin + static_cast<std::ptrdiff_t>(size_);
+    std::pop_heap(begin, end);  // the latest kept time moves to the back, where t_ns replaces it
+    heap_[size_ - 1] = t_ns;
+    std::push_heap(begin, end);
+  }
+}
+
+std::vector<int64_t> TimeSample::samples() const {
+  std::vector<int64_t> out(heap_.begin(), heap_.begin() + static_cast<std::ptrdiff_t>(size_));
+  std::sort(out.begin(), out.end());
+  return out;
 }
 
 void RunFacts::add(const proto::Record& r) {
@@ -160,6 +180,11 @@ double ks_p_value(double d, size_t n) {
   return std::clamp(sum, 0.0, 1.0);
 }
 
+void add_output_failure(Verdict& v, const OutputError& e) {
+  v.status = "fail";
+  v.reasons.push_back("output incomplete: " + describe(e));
+}
+
 Verdict judge_run(const ReportInputs& in) {
   Verdict v;
   auto warn = [&](std::string reason) {
@@ -174,7 +199,14 @@ Verdict judge_run(const ReportInputs& in) {
   const MetricsSnapshot& s = in.snapshot;
   if (in.incomplete) fail("the run could not complete: " + in.incomplete_reason);
   if (in.interrupted) warn("interrupted: results are partial");
-  if (s.request_count + s.error_request_count == 0) fail("no measured request completed");
+  if (s.request_count + s.error_request_count == 0) {
+    fail("no measured request completed");
+  } else if (s.request_count == 0) {
+    // Every measured request failed: nothing was measured, whatever fail_on says.
+    fail("no measured request succeeded: all " + std::to_string(s.error_request_count) +
+         " failed (see error_summary)");
+  }
+  for (const OutputError& e : in.output_errors) add_output_failure(v, e);
   if (c.fail_on.error_rate && s.error_rate() > *c.fail_on.error_rate) {
     fail("error rate " + fixed(s.error_rate() * 100, 2) + "% exceeds fail_on.error_rate " +
          fixed(*c.fail_on.error_rate * 100, 2) + "%");
@@ -187,6 +219,16 @@ Verdict judge_run(const ReportInputs& in) {
   if (!in.facts.lost_conversations.empty()) {
     warn(std::to_string(in.facts.lost_conversations.size()) +
          " conversation(s) were lost with their worker");
+  }
+  if (!in.facts.failed_conversations.empty()) {
+    warn(std::to_string(in.facts.failed_conversations.size()) +
+         " conversation(s) could not be decoded by their worker and were never sent "
+         "(run.failed_conversations)");
+  }
+  if (in.facts.forged_messages > 0) {
+    warn(std::to_string(in.facts.forged_messages) +
+         " result message(s) without a registered worker's token were dropped "
+         "(run.forged_messages)");
   }
   for (const auto& [id, w] : in.registry.workers()) {
     if (w.max_cpu_percent > kCpuWarnPercent) {
@@ -208,14 +250,18 @@ Verdict judge_run(const ReportInputs& in) {
     v.intended_rate_per_s = c.load.rate;
     const TimeSample& starts = in.facts.actual_starts_ns;
     if (starts.count > 1 && starts.last_ns > starts.first_ns) {
-      v.achieved_rate_per_s = static_cast<double>(starts.count - 1) /
-                              (static_cast<double>(starts.last_ns - starts.first_ns) / 1e9);
-      double err = std::fabs(v.achieved_rate_per_s - c.load.rate) / c.load.rate;
-      if (err > kRateToleranceFraction && starts.count >= 20) {
+      // Against the spread of the arrival count, not the rate alone: a short poisson run is
+      // often more than 5% off by chance (controller/schedule.hpp, check_arrival_rate).
+      const RateCheck rc = check_arrival_rate(c.load.arrival, c.load.rate, c.load.burstiness,
+                                              starts.count, starts.last_ns - starts.first_ns);
+      v.achieved_rate_per_s = rc.achieved_per_s;
+      if (rc.warn) {
         warn("achieved " + fixed(v.achieved_rate_per_s, 2) + " conversations/s vs " +
-             fixed(c.load.rate, 2) + " intended");
+             fixed(c.load.rate, 2) + " intended (" + std::to_string(rc.observed_count) +
+             " arrivals where " + fixed(rc.expected_count, 1) + " +- " +
+             fixed(rc.allowed_deviation, 1) + " were expected)");
       }
-      std::vector<int64_t> sorted = starts.samples;
+      std::vector<int64_t> sorted = starts.samples();
       std::sort(sorted.begin(), sorted.end());
       std::vector<int64_t> gaps;
       for (size_t i = 1; i < sorted.size(); ++i) gaps.push_back(sorted[i] - sorted[i - 1]);
@@ -259,6 +305,10 @@ std::string run_json(const ReportInputs& in) {
   put(w, "unfinished_conversation_count",
       static_cast<int64_t>(in.facts.unfinished_conversations.size()));
   put_strings(w, "unfinished_conversations", in.facts.unfinished_conversations, 1000);
+  put(w, "failed_conversation_count", static_cast<int64_t>(in.facts.failed_conversations.size()));
+  put_strings(w, "failed_conversations", in.facts.failed_conversations, 1000);
+  put(w, "forged_messages", in.facts.forged_messages);
+  put(w, "rejected_workers", in.facts.rejected_workers);
   w.EndObject();
   return sb.GetString();
 }
@@ -314,7 +364,7 @@ InsightInputs insight_inputs(const ReportInputs& in) {
   ii.connection_refused_at_start = !in.facts.any_response && in.facts.connect_errors > 0;
   ii.total_requests = in.facts.total_requests;
   for (const auto& e : in.snapshot.errors) {
-    ii.errors.push_back({e.code, e.type, e.message, e.count, e.example_correlation_ids});
+    ii.errors.push_back({e.code, e.type, e.message, e.count, e.example_correlation_ids, e.example});
   }
   ii.later_turn_requests = in.facts.later_turn_requests;
   ii.later_turn_prompt_tokens = in.facts.later_turn_prompt_tokens;
@@ -326,22 +376,42 @@ InsightInputs insight_inputs(const ReportInputs& in) {
 }  // namespace
 
 int write_run_report(const ReportInputs& in) {
-  Verdict verdict = judge_run(in);
+  const Verdict judged = judge_run(in);  // with in.output_errors
   std::vector<Insight> insights = detect_insights(insight_inputs(in));
   SummaryExtras extras;
   extras.run_json = run_json(in);
   extras.workers_json = workers_json(in.registry);
   extras.insights_json = insights_to_json(insights);
-  extras.verdict_json = verdict_json(verdict);
-  try {
-    write_summary_json(in.out_dir / "summary.json", in.snapshot, extras);
-    write_summary_csv(in.out_dir / "summary.csv", in.snapshot);
-    if (in.config.output.html) {
-      write_report_html(in.out_dir / "report.html", in.snapshot, extras);
+  // The files that carry the verdict are rendered from the failures known so far: a file that
+  // cannot be written fails the verdict in the others (write_output_files re-renders them).
+  auto verdict_for = [&](const std::vector<OutputError>& errors) {
+    Verdict v = judged;
+    for (size_t i = in.output_errors.size(); i < errors.size(); ++i) {
+      add_output_failure(v, errors[i]);
     }
-  } catch (const std::exception& e) {
-    log_error("cannot write the outputs into ", in.out_dir.string(), ": ", e.what());
+    return v;
+  };
+  auto extras_for = [&](const std::vector<OutputError>& errors) {
+    SummaryExtras e = extras;
+    e.verdict_json = verdict_json(verdict_for(errors));
+    e.output_errors_json = output_errors_json(errors);
+    return e;
+  };
+  std::vector<OutputFile> files;
+  files.push_back({"summary.csv", [&](const auto&) { return summary_csv(in.snapshot); }});
+  if (in.config.output.html) {
+    files.push_back({"report.html", [&](const std::vector<OutputError>& errors) {
+                       return report_html(in.snapshot, extras_for(errors));
+                     }});
   }
+  // Last: it lists every failure, including those of the files before it.
+  files.push_back({"summary.json", [&](const std::vector<OutputError>& errors) {
+                     return summary_json(in.snapshot, extras_for(errors));
+                   }});
+  const std::vector<OutputError> errors = write_output_files(in.out_dir, files, in.output_errors);
+  const Verdict verdict = verdict_for(errors);
+  const bool summary_written = std::none_of(
+      errors.begin(), errors.end(), [](const OutputError& e) { return e.file == "summary.json"; });
 
   std::ostream& out = std::cout;
   out << "\n";
@@ -356,11 +426,15 @@ int write_run_report(const ReportInputs& in) {
   }
   out << "\nVerdict: " << verdict.status;
   for (const auto& r : verdict.reasons) out << "\n  - " << r;
-  out << "\nOutputs: " << in.out_dir.string() << "/summary.json\n";
+  if (summary_written) {
+    out << "\nOutputs: " << in.out_dir.string() << "/summary.json\n";
+  } else {
+    out << "\nOutputs: incomplete, summary.json could not be written (see the errors)\n";
+  }
   out.flush();
-  bool failed_criterion =
-      in.config.fail_on.error_rate && in.snapshot.error_rate() > *in.config.fail_on.error_rate;
-  return failed_criterion ? 1 : 0;
+  for (const OutputError& e : errors) log_error(describe(e));
+  if (!errors.empty()) return kExitIncomplete;
+  return verdict.status == "fail" ? kExitCriterionFailed : kExitOk;
 }
 
 }  // namespace convoy::controller

@@ -10,30 +10,53 @@
 
 #include "common/config.hpp"
 #include "controller/metrics.hpp"
+#include "controller/output_file.hpp"
 #include "controller/registry.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
 
-// A bounded sample of event times (the first kMaxSamples), with the exact count and extent.
-struct TimeSample {
+// The earliest `capacity` event times, kept exactly, with the count and extent of all of them.
+// The storage is allocated (and touched) once, up front, so a long run's memory stays flat.
+//
+// Why the earliest K and not the first K to arrive or a random reservoir: the KS check in
+// judge_run tests the gaps between *consecutive* starts. Records arrive in completion order,
+// not start order, so the first K to arrive can miss starts inside their own span, and a
+// reservoir thins the process (stretching every gap). The K earliest starts are one contiguous
+// stretch of the schedule, so their gaps are genuine inter-arrival gaps.
+class TimeSample {
+ public:
   static constexpr size_t kMaxSamples = 200'000;
-  int64_t count = 0;
+
+  explicit TimeSample(size_t capacity = kMaxSamples);
+  void add(int64_t t_ns);
+  std::vector<int64_t> samples() const;  // the kept times, ascending
+  size_t size() const { return size_; }
+  size_t capacity() const { return heap_.size(); }
+  const int64_t* storage() const { return heap_.data(); }  // stable: never reallocated
+
+  int64_t count = 0;  // every time added
   int64_t first_ns = 0;
   int64_t last_ns = 0;
-  std::vector<int64_t> samples;
-  void add(int64_t t_ns);
+
+ private:
+  std::vector<int64_t> heap_;  // [0, size_) is a max-heap: the latest kept time on top
+  size_t size_ = 0;
 };
 
 struct RunFacts {
   std::chrono::system_clock::time_point start_wall;
   std::chrono::system_clock::time_point end_wall;
   int64_t measure_start_ns = 0;
-  TimeSample intended_starts_ns;  // measured conversations, as scheduled
-  TimeSample actual_starts_ns;    // first requests of measured conversations, as sent
+  TimeSample intended_starts_ns{0};  // measured conversations, as scheduled (count and extent)
+  TimeSample actual_starts_ns;       // first requests of measured conversations, as sent
   std::vector<std::string> lost_workers;
   std::vector<std::string> lost_conversations;        // correlation ids in flight on lost workers
   std::vector<std::string> unfinished_conversations;  // still outstanding at the end
+  // Correlation ids their worker could not decode, so never ran (run.failed_conversations).
+  std::vector<std::string> failed_conversations;
+  int64_t forged_messages = 0;   // Results/Bye without the named worker's token, dropped
+  int64_t rejected_workers = 0;  // Hellos refused (over workers.expect, bad id, version, ...)
   // For the insights.
   int64_t total_requests = 0;
   int64_t later_turn_requests = 0;
@@ -71,12 +94,18 @@ struct ReportInputs {
   bool interrupted = false;
   bool incomplete = false;
   std::string incomplete_reason;
+  std::vector<OutputError> output_errors;  // outputs already known incomplete (records.jsonl)
 };
 
+// Fails when no measured request succeeded, a fail_on criterion is exceeded, the run could not
+// complete or an output file is incomplete (in.output_errors).
 Verdict judge_run(const ReportInputs& in);
+// Marks `v` failed because `e`'s file could not be written.
+void add_output_failure(Verdict& v, const OutputError& e);
 
-// Writes every output and prints the console report. Returns kExitCriterionFailed (1) when a
-// fail_on criterion was exceeded, else 0.
+// Writes every output and prints the console report. Returns kExitIncomplete (3) when an output
+// file could not be written (each is named on stderr and in summary.json "output_errors", and
+// the verdict fails), else kExitCriterionFailed (1) when the verdict is fail, else 0.
 int write_run_report(const ReportInputs& in);
 
 }  // namespace convoy::controller

@@ -78,9 +78,9 @@ std::optional<int64_t> Scheduler::next_intended_ns() const {
   return next_intended_;
 }
 
-std::vector<Dispatch> Scheduler::due(int64_t now_ns, int64_t lookahead_ns) {
+std::vector<Dispatch> Scheduler::due(int64_t now_ns, int64_t lookahead_ns, size_t max) {
   std::vector<Dispatch> out;
-  while (!exhausted() && in_flight_ < limit_) {
+  while (!exhausted() && in_flight_ < limit_ && out.size() < max) {
     int64_t intended = 0;
     if (mode_ == LoadMode::kConcurrency) {
       // The next starts when one ends: its intended time is when the slot freed.
@@ -101,6 +101,47 @@ std::vector<Dispatch> Scheduler::due(int64_t now_ns, int64_t lookahead_ns) {
 void Scheduler::on_end(int64_t now_ns) {
   if (in_flight_ > 0) --in_flight_;
   if (mode_ == LoadMode::kConcurrency) freed_at_ns_.push_back(now_ns);
+}
+
+RateCheck check_arrival_rate(Arrival arrival, double rate_per_s, double burstiness, int64_t starts,
+                             int64_t span_ns) {
+  RateCheck c;
+  if (starts < 2 || span_ns <= 0 || rate_per_s <= 0) return c;
+  c.computed = true;
+  const double span_s = static_cast<double>(span_ns) / 1e9;
+  c.observed_count = starts - 1;
+  c.achieved_per_s = static_cast<double>(c.observed_count) / span_s;
+  c.expected_count = rate_per_s * span_s;
+  double spread = kConstantRateAllowance;
+  if (arrival == Arrival::kPoisson) {
+    spread = kRateSigmas * std::sqrt(c.expected_count);
+  } else if (arrival == Arrival::kGamma) {
+    // A gamma renewal process's count has variance mean / shape (its gaps' squared CV).
+    spread = kRateSigmas * std::sqrt(c.expected_count / (burstiness > 0 ? burstiness : 1.0));
+  }
+  c.allowed_deviation = std::max(kRateToleranceFraction * c.expected_count, spread);
+  const double deviation = std::fabs(static_cast<double>(c.observed_count) - c.expected_count);
+  c.warn = starts >= kMinRateCheckStarts && deviation > c.allowed_deviation;
+  return c;
+}
+
+int64_t RequestBudget::commit(int64_t planned) {
+  planned = std::max<int64_t>(0, planned);
+  if (!limit_) return planned;
+  const int64_t granted = std::min(planned, remaining());
+  committed_ += granted;
+  return granted;
+}
+
+void RequestBudget::release(int64_t granted, int64_t sent) {
+  if (!limit_) return;
+  const int64_t unused = std::clamp<int64_t>(granted - sent, 0, committed_);
+  committed_ -= unused;
+}
+
+int64_t RequestBudget::remaining() const {
+  if (!limit_) return std::numeric_limits<int64_t>::max();
+  return std::max<int64_t>(0, *limit_ - committed_);
 }
 
 }  // namespace convoy::controller

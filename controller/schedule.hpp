@@ -3,6 +3,7 @@
 // instead of silently stretching the schedule (wrk2's coordinated-omission lesson).
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -43,8 +44,9 @@ class Scheduler {
             int64_t start_ns, std::function<int64_t(uint64_t)> trace_offset_ns = {});
 
   // Conversations to hand out now: those intended by now + lookahead, within the concurrency
-  // limit. In mode concurrency the intended time of a conversation is when its slot freed.
-  std::vector<Dispatch> due(int64_t now_ns, int64_t lookahead_ns);
+  // limit, at most `max` of them. In mode concurrency the intended time of a conversation is
+  // when its slot freed.
+  std::vector<Dispatch> due(int64_t now_ns, int64_t lookahead_ns, size_t max = SIZE_MAX);
   void on_end(int64_t now_ns);  // one dispatched conversation ended: its slot frees
   void stop() { stopped_ = true; }
 
@@ -73,6 +75,54 @@ class Scheduler {
   std::optional<int64_t> next_intended_;  // rate/trace: computed once per seq
   int64_t rate_clock_ns_;                 // the running sum of gaps
   std::vector<int64_t> freed_at_ns_;      // concurrency: when each free slot freed
+};
+
+// The verdict's rate check (mode rate). Over the span from the first to the last of `starts`
+// conversation starts, `starts - 1` arrivals were seen where rate * span were expected. It warns
+// only when the difference exceeds both kRateToleranceFraction of the expected count and
+// kRateSigmas standard deviations of the count the configured process itself gives (poisson:
+// sqrt(expected); gamma with shape k: sqrt(expected / k)); constant arrivals have no spread, so
+// they get kConstantRateAllowance arrivals instead. Short runs then do not warn on ordinary
+// noise, and long runs still catch a real shortfall. No warning below kMinRateCheckStarts.
+inline constexpr double kRateToleranceFraction = 0.05;
+inline constexpr double kRateSigmas = 3.0;
+inline constexpr double kConstantRateAllowance = 2.0;
+inline constexpr int64_t kMinRateCheckStarts = 20;
+
+struct RateCheck {
+  double achieved_per_s = 0;     // (starts - 1) / span; 0 when not computed
+  double expected_count = 0;     // rate * span
+  int64_t observed_count = 0;    // starts - 1
+  double allowed_deviation = 0;  // in arrivals: the larger of the band and the spread
+  bool computed = false;         // at least 2 starts over a positive span
+  bool warn = false;
+};
+
+RateCheck check_arrival_rate(Arrival arrival, double rate_per_s, double burstiness, int64_t starts,
+                             int64_t span_ns);
+
+// load.requests (AIPerf's --request-count): exactly this many measured requests are sent. A
+// conversation commits its planned turns when it is assigned; the one that would overshoot is
+// cut so that the committed total never exceeds the limit (its last kept turn becomes its final
+// turn). A conversation that ends early (aborted, cancelled) gives back the turns it did not
+// send, so further conversations can be assigned. Warmup conversations do not count.
+class RequestBudget {
+ public:
+  RequestBudget() = default;  // unlimited
+  explicit RequestBudget(std::optional<int64_t> limit) : limit_(limit) {}
+
+  bool limited() const { return limit_.has_value(); }
+  // Turns granted of `planned` (all of them when unlimited; fewer when the budget runs out).
+  int64_t commit(int64_t planned);
+  // A conversation granted `granted` turns ended after sending `sent`: the rest come back.
+  void release(int64_t granted, int64_t sent);
+  int64_t remaining() const;  // not yet committed; INT64_MAX when unlimited
+  bool used() const { return limit_ && committed_ >= *limit_; }
+  int64_t committed() const { return committed_; }
+
+ private:
+  std::optional<int64_t> limit_;
+  int64_t committed_ = 0;
 };
 
 }  // namespace convoy::controller

@@ -7,9 +7,10 @@
 
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 #include <stdexcept>
+
+#include "common/utf8.hpp"
 
 namespace convoy::controller {
 
@@ -70,6 +71,8 @@ void write_error_summary(JsonWriter& w, const MetricsSnapshot& s) {
     w.EndObject();
     w.Key("count");
     w.Int64(e.count);
+    w.Key("example");  // one raw message of the group; `message` is the normalised text
+    w.String(e.example.c_str(), static_cast<rapidjson::SizeType>(e.example.size()));
     w.Key("example_correlation_ids");
     w.StartArray();
     for (const auto& id : e.example_correlation_ids) {
@@ -119,9 +122,11 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   write_extra(w, "run", extras.run_json, true);
   write_extra(w, "workers", extras.workers_json, false);
   write_extra(w, "verdict", extras.verdict_json, true);
+  write_extra(w, "output_errors", extras.output_errors_json, false);
   w.EndObject();
   std::string out(buffer.GetString(), buffer.GetSize());
   out += '\n';
+  sanitize_utf8_in_place(out);  // only string contents can hold non-ASCII bytes
   return out;
 }
 
@@ -137,20 +142,15 @@ std::string summary_csv(const MetricsSnapshot& snapshot) {
     out << ',' << format_csv_number(m.std) << ',' << m.count << ',' << format_csv_number(m.sum)
         << '\n';
   }
-  return out.str();
+  std::string text = out.str();
+  sanitize_utf8_in_place(text);
+  return text;
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {
-  std::filesystem::path tmp = path;
-  tmp += ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
-    out.write(content.data(), static_cast<std::streamsize>(content.size()));
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write " + tmp.string());
+  if (auto e = write_file_atomically_or_error(path, content)) {
+    throw std::runtime_error(describe(*e));
   }
-  std::filesystem::rename(tmp, path);
 }
 
 void write_summary_json(const std::filesystem::path& path, const MetricsSnapshot& snapshot,

@@ -7,6 +7,7 @@
 #include <string_view>
 
 #include "controller/metrics.hpp"
+#include "controller/output_file.hpp"
 #include "controller/records_writer.hpp"
 #include "controller/results_table.hpp"
 
@@ -18,17 +19,20 @@ struct SummaryExtras {
   std::string workers_json = "[]";
   std::string insights_json = "[]";
   std::string verdict_json = "{}";
+  std::string output_errors_json = "[]";  // output_errors_json(): files that could not be written
 };
 
 // One object per metric tag {unit, avg, min, max, p1, p5, p10, p25, p50, p75, p90, p95, p99,
-// std, count, sum}, then error_summary, insights, run, workers, verdict. Throws
-// std::invalid_argument when an extras section is not valid JSON.
+// std, count, sum}, then error_summary, insights, run, workers, verdict, output_errors. Valid
+// UTF-8 whatever the text in it (a server's error messages): ill-formed bytes become U+FFFD.
+// Throws std::invalid_argument when an extras section is not valid JSON.
 std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& extras = {});
 // Header "metric,unit,avg,min,max,p1,...,p99,std,count,sum", then one row per metric tag.
 std::string summary_csv(const MetricsSnapshot& snapshot);
 
-// Write atomically (a temporary beside the file, then rename). Throw std::runtime_error (or
-// std::filesystem::filesystem_error) when the file cannot be written.
+// Write atomically (a temporary beside the file, fsync, then rename; see output_file.hpp). Throw
+// std::runtime_error naming the file and the OS error when it cannot be written, leaving no
+// temporary behind.
 void write_summary_json(const std::filesystem::path& path, const MetricsSnapshot& snapshot,
                         const SummaryExtras& extras = {});
 void write_summary_csv(const std::filesystem::path& path, const MetricsSnapshot& snapshot);

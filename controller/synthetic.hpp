@@ -1,16 +1,17 @@
 // dataset.type synthetic: conversations drawn from the seed (docs/datasets.md).
 //
-// Conversation i depends only on (config, i): make_synthetic_conversation(config, i) equals
-// element i of make_synthetic_dataset(config), so the controller may generate conversations
-// lazily, in any order, for runs of any length.
+// Conversation i depends only on (config, i): the dataset generates each when it is asked for,
+// in any order, so a run of any length costs no memory up front.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "common/config.hpp"
 #include "controller/corpus.hpp"
+#include "controller/dataset.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
@@ -29,7 +30,15 @@ std::string synthetic_system_prompt(const Config& config,
 proto::Conversation make_synthetic_conversation(const Config& config, uint64_t index,
                                                 const Corpus& corpus = Corpus::embedded());
 
-// dataset.conversations of them.
+// dataset.conversations of them, generated on demand. Throws ConfigError when the configured
+// draws could make a conversation that cannot cross the wire: a turn's text, a recorded reply or
+// the system prompt over proto::kMaxStringBytes, or a whole conversation over
+// kMaxConversationWireBytes (judged at each draw's upper bound: the smaller of max and
+// mean + 6 stddev).
+std::unique_ptr<Dataset> open_synthetic_dataset(const Config& config,
+                                                const Corpus& corpus = Corpus::embedded());
+
+// materialize(*open_synthetic_dataset(config)): for tests and small runs.
 std::vector<proto::Conversation> make_synthetic_dataset(const Config& config,
                                                         const Corpus& corpus = Corpus::embedded());
 

@@ -16,7 +16,10 @@ double to_ms(Clock::duration d) { return std::chrono::duration<double, std::mill
 }  // namespace
 
 Engine::Engine(const Options& options)
-    : options_(options), router_(options.router_mode, options.seed), fault_rng_(options.seed) {
+    : options_(options),
+      router_(options.router_mode, options.seed),
+      fault_rng_(options.seed),
+      stats_(static_cast<size_t>(options.stats_sessions)) {
   workers_.reserve(static_cast<size_t>(options_.workers));
   for (int i = 0; i < options_.workers; ++i) workers_.emplace_back(options_.kv_blocks_per_worker);
 }

@@ -119,6 +119,10 @@ void define(CLI::App& app, Options& opt, Names& names) {
   app.add_option("--reaper-period-ms", opt.reaper_period_ms, "Expired-pin sweep period (ms)")
       ->check(CLI::Range(1.0, 3.6e6))
       ->capture_default_str();
+  app.add_option("--stats-sessions", opt.stats_sessions,
+                 "Sessions /mock/stats keeps by id; the least recently seen beyond are dropped")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 32))
+      ->capture_default_str();
   app.add_option("--seed", opt.seed, "Seed for routing ties and faults")->capture_default_str();
   app.add_option("--error-rate", opt.error_rate, "Fraction of requests failing with 500")
       ->check(rate);

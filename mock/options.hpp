@@ -34,6 +34,7 @@ struct Options {
   std::optional<double> affinity_ttl_s;    // header contract: idle TTL of X-Dynamo-Session-ID pins
   double default_session_timeout_s = 300;  // when session_control carries no timeout
   double reaper_period_ms = 1000;          // real time (not divided by speedup)
+  int64_t stats_sessions = 65'536;         // sessions /mock/stats keeps by id (LRU beyond)
 
   // Faults, drawn per request from one generator seeded with `seed`.
   uint64_t seed = 0;

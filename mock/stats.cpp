@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <array>
+#include <iterator>
 #include <sstream>
 
 namespace convoy::mock {
@@ -56,10 +57,37 @@ void Stats::count_response(Endpoint endpoint, int status) {
   ++responses_[{static_cast<int>(endpoint), status}];
 }
 
+Stats::Stats(size_t session_limit) : session_limit_(std::max<size_t>(session_limit, 1)) {}
+
 int64_t Stats::observe_session(const std::string& key_name, int worker) {
-  auto& row = sessions_[key_name];
+  auto found = session_index_.find(std::string_view(key_name));
+  if (found == session_index_.end()) {
+    if (sessions_.size() >= session_limit_) {
+      // Forget the least recently seen session and reuse its list node (and the id's buffer:
+      // uuids are all one length), so a long run churns no row memory.
+      session_index_.erase(std::string_view(sessions_.back().id));
+      sessions_.splice(sessions_.begin(), sessions_, std::prev(sessions_.end()));
+      SessionRow& row = sessions_.front();
+      row.id.assign(key_name);
+      row.requests = 0;
+      row.switches = 0;
+      row.last_worker = -1;
+      row.workers.clear();
+      ++sessions_evicted_;
+    } else {
+      sessions_.push_front(SessionRow{key_name, 0, 0, -1, {}});
+    }
+    ++sessions_seen_;
+    found = session_index_.emplace(std::string_view(sessions_.front().id), sessions_.begin()).first;
+  } else if (found->second != sessions_.begin()) {
+    sessions_.splice(sessions_.begin(), sessions_, found->second);
+  }
+  SessionRow& row = *found->second;
   const int64_t turn = row.requests++;
-  if (row.last_worker >= 0 && row.last_worker != worker) ++row.switches;
+  if (row.last_worker >= 0 && row.last_worker != worker) {
+    if (row.switches++ == 0) ++sessions_with_switches_;
+    ++worker_switches_;
+  }
   row.last_worker = worker;
   if (std::find(row.workers.begin(), row.workers.end(), worker) == row.workers.end()) {
     row.workers.push_back(worker);
@@ -105,7 +133,10 @@ void Stats::record_completion(int64_t completion_tokens, double lateness_ms) {
 
 void Stats::count_fault(FaultKind kind) { ++faults_[static_cast<int>(kind)]; }
 
-void Stats::clear() { *this = Stats{}; }
+void Stats::clear() {
+  const size_t limit = session_limit_;
+  *this = Stats(limit);
+}
 
 std::string Stats::json(const std::vector<WorkerView>& workers, int64_t live_pins) const {
   rapidjson::StringBuffer buf;
@@ -169,24 +200,24 @@ std::string Stats::json(const std::vector<WorkerView>& workers, int64_t live_pin
   }
   w.EndArray();
 
-  int64_t switches = 0;
-  int64_t switched_sessions = 0;
-  for (const auto& [id, row] : sessions_) {
-    switches += row.switches;
-    if (row.switches > 0) ++switched_sessions;
-  }
   key(w, "sessions");
   w.StartObject();
   key(w, "count");
+  w.Int64(sessions_seen_);
+  key(w, "tracked");
   w.Int64(static_cast<int64_t>(sessions_.size()));
+  key(w, "limit");
+  w.Int64(static_cast<int64_t>(session_limit_));
+  key(w, "evicted");
+  w.Int64(sessions_evicted_);
   key(w, "worker_switches");
-  w.Int64(switches);
+  w.Int64(worker_switches_);
   key(w, "sessions_with_switches");
-  w.Int64(switched_sessions);
+  w.Int64(sessions_with_switches_);
   key(w, "by_id");
   w.StartObject();
-  for (const auto& [id, row] : sessions_) {
-    str(w, id);
+  for (const SessionRow& row : sessions_) {
+    str(w, row.id);
     w.StartObject();
     key(w, "requests");
     w.Int64(row.requests);

@@ -2,9 +2,12 @@
 // the Engine holds its lock around every call.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <list>
 #include <map>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <vector>
 
@@ -31,6 +34,15 @@ enum class FaultKind { kError, kReset, kMalformed, kStall };
 class Stats {
  public:
   static constexpr int64_t kMaxTurnIndex = 63;  // later turns share the last row
+  // Sessions kept in `sessions.by_id` (--stats-sessions): the least recently seen beyond it are
+  // forgotten, so a long run's memory stays flat. The totals keep counting every session.
+  static constexpr size_t kDefaultSessionLimit = 65'536;
+
+  explicit Stats(size_t session_limit = kDefaultSessionLimit);
+  Stats(const Stats&) = delete;  // the index views ids held in the list
+  Stats& operator=(const Stats&) = delete;
+  Stats(Stats&&) = default;
+  Stats& operator=(Stats&&) = default;
 
   void count_response(Endpoint endpoint, int status);
   // Per-session bookkeeping; returns the request's turn index within the session.
@@ -56,15 +68,24 @@ class Stats {
     double ttft_max_ms = 0;
   };
   struct SessionRow {
+    std::string id;
     int64_t requests = 0;
     int64_t switches = 0;
     int last_worker = -1;
     std::vector<int> workers;  // in order of first visit
   };
+  using SessionList = std::list<SessionRow>;  // front = most recently seen
 
+  size_t session_limit_;
   std::map<std::pair<int, int>, int64_t> responses_;  // (endpoint, status) -> count
   std::vector<TurnRow> turns_;
-  std::unordered_map<std::string, SessionRow> sessions_;
+  SessionList sessions_;
+  // Keys view the ids inside `sessions_` (list nodes never move).
+  std::unordered_map<std::string_view, SessionList::iterator> session_index_;
+  int64_t sessions_seen_ = 0;  // every session observed (one evicted and seen again counts twice)
+  int64_t sessions_evicted_ = 0;
+  int64_t worker_switches_ = 0;  // over every session, tracked or evicted
+  int64_t sessions_with_switches_ = 0;
   int64_t prompt_tokens_ = 0;
   int64_t cached_tokens_ = 0;
   int64_t completion_tokens_ = 0;

@@ -10,13 +10,12 @@ bool known_type(uint64_t t) {
   return t >= static_cast<uint64_t>(MsgType::kHello) && t <= static_cast<uint64_t>(MsgType::kBye);
 }
 
-// Limits on what a peer may make us allocate, beyond the total byte size.
-msgpack::unpack_limit limits() {
-  return msgpack::unpack_limit(/*array=*/4u << 20, /*map=*/1u << 16, /*str=*/16u << 20,
-                               /*bin=*/16u << 20, /*ext=*/1u << 10, /*depth=*/16);
-}
-
 }  // namespace
+
+msgpack::unpack_limit decode_limits() {
+  return msgpack::unpack_limit(/*array=*/4u << 20, /*map=*/1u << 16, /*str=*/kMaxStringBytes,
+                               /*bin=*/kMaxStringBytes, /*ext=*/1u << 10, /*depth=*/16);
+}
 
 std::string encode_raw(MsgType type, const msgpack::sbuffer& body, uint32_t version) {
   msgpack::sbuffer out(body.size() + 16);
@@ -43,8 +42,8 @@ std::optional<Decoded> decode(const void* data, size_t size, std::string* error,
   Decoded d;
   try {
     size_t off = 0;
-    d.handle =
-        msgpack::unpack(static_cast<const char*>(data), size, off, nullptr, nullptr, limits());
+    d.handle = msgpack::unpack(static_cast<const char*>(data), size, off, nullptr, nullptr,
+                               decode_limits());
     if (off != size) return fail("trailing bytes after the envelope");
   } catch (const std::exception& e) {
     return fail(std::string("undecodable message: ") + e.what());
@@ -129,6 +128,8 @@ std::string_view to_string(ErrorKind kind) {
       return "cancelled";
     case ErrorKind::kOther:
       return "other";
+    case ErrorKind::kResponseTooLarge:
+      return "response_too_large";
   }
   return "unknown";
 }

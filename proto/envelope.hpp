@@ -28,6 +28,9 @@ CONVOY_PROTO_TYPE(Results, kResults);
 CONVOY_PROTO_TYPE(Bye, kBye);
 #undef CONVOY_PROTO_TYPE
 
+// Limits on what a peer may make us allocate, beyond the total byte size.
+msgpack::unpack_limit decode_limits();
+
 std::string encode_raw(MsgType type, const msgpack::sbuffer& body, uint32_t version);
 
 template <class T>
@@ -62,5 +65,23 @@ std::optional<Decoded> decode(const void* data, size_t size, std::string* error,
                               size_t max_bytes = kMaxMessageBytes);
 
 std::string_view to_string(MsgType type);
+
+// The type of an envelope, read without decoding its body (so without the body's limits);
+// nullopt when even the envelope's structure is unreadable.
+std::optional<MsgType> peek_type(const void* data, size_t size);
+
+// What a worker can still use of an Assign that decode() or as<Assign>() refused (a string
+// over the str limit, a field of the wrong type, ...): every conversation is decoded on its
+// own, so one bad conversation never takes the others of its batch down.
+struct AssignSalvage {
+  uint64_t batch = 0;                       // 0 when the batch number itself was unreadable
+  std::vector<Conversation> conversations;  // the ones that decoded
+  std::vector<FailedConversation> failed;   // undecodable, with their index
+  // Undecodable down to the index: positions in the batch, or the whole batch.
+  std::optional<UndecodableAssign> undecodable;
+};
+
+// nullopt when the message is not an Assign (or its type cannot be read).
+std::optional<AssignSalvage> salvage_assign(const void* data, size_t size);
 
 }  // namespace convoy::proto

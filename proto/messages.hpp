@@ -12,9 +12,13 @@
 
 namespace convoy::proto {
 
-inline constexpr uint32_t kProtocolVersion = 1;
+// 2: per-worker results token (Welcome, Results, Bye), Assign batch numbers, failed
+// conversation ends and undecodable-assign notices.
+inline constexpr uint32_t kProtocolVersion = 2;
 // Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
+// Decoding refuses any one string (or bin) longer than this (the datasets validate against it).
+inline constexpr size_t kMaxStringBytes = 16u << 20;
 
 enum class MsgType : uint8_t {
   kHello = 1,  // worker -> controller: who I am
@@ -53,11 +57,12 @@ struct WorkerSettings {
   double cancel_after_ms = 0;
   std::string history = "live";  // live | recorded
   uint64_t seed = 42;
+  int64_t max_response_bytes = 64 << 20;  // target.max_response_bytes
   MSGPACK_DEFINE_MAP(url, endpoint, model, streaming, api_key_env, headers, extra_body_json,
                      request_timeout_s, connect_timeout_s, use_server_token_counts,
                      max_completion_tokens, http2, insecure, session_routing_mode,
                      session_timeout_s, session_header_name, cancel_fraction, cancel_after_ms,
-                     history, seed)
+                     history, seed, max_response_bytes)
 };
 
 struct Hello {
@@ -72,7 +77,11 @@ struct Welcome {
   std::string run_id;
   std::string results_endpoint;  // the worker connects a PUSH socket here
   WorkerSettings settings;
-  MSGPACK_DEFINE_MAP(run_id, results_endpoint, settings)
+  // A random secret for this worker's registration, sent only on its control connection. The
+  // results socket is a PULL anyone who reaches it can push to: the controller accepts Results
+  // and Bye only when they carry the token of the worker they name.
+  std::string token;
+  MSGPACK_DEFINE_MAP(run_id, results_endpoint, settings, token)
 };
 
 struct Reject {
@@ -133,8 +142,11 @@ struct Conversation {
 };
 
 struct Assign {
+  // Numbers this worker's batches from 1. Packed first, so a worker that cannot decode the
+  // conversations can still say which batch it lost (see UndecodableAssign).
+  uint64_t batch = 0;
   std::vector<Conversation> conversations;
-  MSGPACK_DEFINE_MAP(conversations)
+  MSGPACK_DEFINE_MAP(batch, conversations)
 };
 
 struct Stop {
@@ -144,9 +156,10 @@ struct Stop {
 
 struct Bye {
   std::string worker_id;
+  std::string token;  // from Welcome
   std::string reason;
   int64_t legacy_open_sessions = 0;  // the legacy open-tracking set's size at exit (0 expected)
-  MSGPACK_DEFINE_MAP(worker_id, reason, legacy_open_sessions)
+  MSGPACK_DEFINE_MAP(worker_id, token, reason, legacy_open_sessions)
 };
 
 // Error kinds, each counted; none crashes the worker.
@@ -164,6 +177,7 @@ enum class ErrorKind : uint8_t {
   kServerErrorEvent,
   kCancelled,
   kOther,
+  kResponseTooLarge,  // a reply over target.max_response_bytes, or a header over libcurl's limit
 };
 std::string_view to_string(ErrorKind kind);
 
@@ -215,11 +229,32 @@ struct ConversationEnd {
   MSGPACK_DEFINE_MAP(conversation_index, reason)
 };
 
+// A conversation the worker could not run at all: its part of an Assign did not decode. It
+// ends here, never sent; the controller counts it in run.failed_conversations.
+struct FailedConversation {
+  uint64_t conversation_index = 0;
+  std::string error;
+  MSGPACK_DEFINE_MAP(conversation_index, error)
+};
+
+// Parts of an Assign the worker could not read even the conversation index of: the controller
+// fails the conversations it sent at these positions of that batch.
+struct UndecodableAssign {
+  uint64_t batch = 0;
+  std::vector<uint32_t> positions;  // 0-based positions in Assign::conversations
+  int64_t unreadable_from = -1;     // and every position from here on (-1: none; 0: all)
+  std::string error;
+  MSGPACK_DEFINE_MAP(batch, positions, unreadable_from, error)
+};
+
 struct Results {
   std::string worker_id;
+  std::string token;  // from Welcome
   std::vector<Record> records;
   std::vector<ConversationEnd> ended;
-  MSGPACK_DEFINE_MAP(worker_id, records, ended)
+  std::vector<FailedConversation> failed;
+  std::vector<UndecodableAssign> undecodable;
+  MSGPACK_DEFINE_MAP(worker_id, token, records, ended, failed, undecodable)
 };
 
 }  // namespace convoy::proto

@@ -209,6 +209,9 @@ void ConversationRunner::send_turn(uint64_t index) {
   req.streaming = settings_.streaming && settings_.endpoint != "embeddings";
   req.request_timeout_s = settings_.request_timeout_s;
   req.connect_timeout_s = settings_.connect_timeout_s;
+  if (settings_.max_response_bytes > 0) {
+    req.max_response_bytes = static_cast<size_t>(settings_.max_response_bytes);
+  }
   req.http2 = settings_.http2;
   req.insecure = settings_.insecure;
   if (cancel_injected(settings_.seed, index, turn_index, settings_.cancel_fraction)) {

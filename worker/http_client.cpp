@@ -13,6 +13,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "worker/capped_append.hpp"
 #include "worker/curl_handles.hpp"
 #include "worker/reply_parser.hpp"
 #include "worker/sse_parser.hpp"
@@ -24,7 +25,6 @@ namespace {
 using proto::ErrorKind;
 
 constexpr size_t kMaxErrorBodyBytes = 64u << 10;  // of a non-2xx reply: enough for its message
-constexpr size_t kMaxBodyBytes = 256u << 20;      // a whole non-streaming reply
 constexpr size_t kEasyPoolSize = 256;             // idle easy handles kept for reuse
 constexpr long kMaxConnections = 20000;
 
@@ -74,6 +74,15 @@ bool is_tls_error(CURLcode code) {
 bool reached_server(ErrorKind kind) {
   return kind != ErrorKind::kDns && kind != ErrorKind::kConnect && kind != ErrorKind::kTls &&
          kind != ErrorKind::kSend;
+}
+
+// libcurl refuses a response header line (or, from 8.x, all headers together) over a fixed
+// limit with CURLE_OUT_OF_MEMORY before 8.6 and CURLE_TOO_LARGE after: tell the user that.
+bool is_header_too_large(CURLcode code) {
+#if LIBCURL_VERSION_NUM >= 0x080600
+  if (code == CURLE_TOO_LARGE) return true;
+#endif
+  return code == CURLE_OUT_OF_MEMORY;
 }
 
 }  // namespace
@@ -159,6 +168,29 @@ bool on_sse_event(Transfer& t, const SseEvent& event) {
   }
   apply_usage(r, chunk.usage);
   if (chunk.has_content) record_content(r, event.recv_ns);
+  if (r.reply_text.size() > t.request.max_response_bytes) {  // live history holds it all
+    set_error(r, ErrorKind::kResponseTooLarge,
+              "streamed reply text larger than target.max_response_bytes (" +
+                  std::to_string(t.request.max_response_bytes) + " bytes)");
+    return false;
+  }
+  return true;
+}
+
+// A body that cannot fit fails before its first byte is kept: a Content-Length over the limit
+// ends the transfer at once; one under it is reserved exactly (no doubling past it).
+bool start_body(Transfer& t) {
+  curl_off_t length = -1;
+  curl_easy_getinfo(t.easy.get(), CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &length);
+  const size_t limit = t.request.max_response_bytes;
+  if (length > 0 && static_cast<uint64_t>(length) > limit) {
+    set_error(t.response, ErrorKind::kResponseTooLarge,
+              "reply body of " + std::to_string(length) +
+                  " bytes (Content-Length) larger than target.max_response_bytes (" +
+                  std::to_string(limit) + " bytes)");
+    return false;
+  }
+  if (length > 0) t.body.reserve(static_cast<size_t>(length));
   return true;
 }
 
@@ -354,25 +386,43 @@ size_t HttpClient::Impl::on_write(char* ptr, size_t size, size_t count, void* us
   const int64_t now = *t.read_ns;
   if (r.first_byte_ns == 0) r.first_byte_ns = now;
   try {
-    if (t.mode == BodyMode::kUnknown) decide_mode(t);
+    if (t.mode == BodyMode::kUnknown) {
+      decide_mode(t);
+      if (t.mode == BodyMode::kBody && !start_body(t)) return 0;
+      if (t.mode == BodyMode::kSse) t.sse.set_max_event_bytes(t.request.max_response_bytes);
+    }
     switch (t.mode) {
-      case BodyMode::kErrorBody:
-        t.body.append(
-            ptr, std::min(n, kMaxErrorBodyBytes - std::min(kMaxErrorBodyBytes, t.body.size())));
+      case BodyMode::kErrorBody: {
+        const size_t limit = std::min(kMaxErrorBodyBytes, t.request.max_response_bytes);
+        append_capped(t.body, ptr, std::min(n, limit - std::min(limit, t.body.size())), limit);
+        r.max_buffered_bytes = std::max(r.max_buffered_bytes, t.body.capacity());
         return n;
-      case BodyMode::kBody:
-        if (t.body.size() + n > kMaxBodyBytes) {
-          set_error(r, ErrorKind::kOther, "reply body larger than 256 MiB");
+      }
+      case BodyMode::kBody: {
+        const size_t limit = t.request.max_response_bytes;
+        if (n > limit - std::min(limit, t.body.size())) {
+          set_error(r, ErrorKind::kResponseTooLarge,
+                    "reply body larger than target.max_response_bytes (" + std::to_string(limit) +
+                        " bytes)");
           return 0;
         }
-        t.body.append(ptr, n);
+        append_capped(t.body, ptr, n, limit);
+        r.max_buffered_bytes = std::max(r.max_buffered_bytes, t.body.capacity());
         return n;
+      }
       case BodyMode::kSse:
       case BodyMode::kUnknown: {
         const auto status = t.sse.feed(
             {ptr, n}, now, [&t](const SseEvent& event) { return on_sse_event(t, event); });
+        r.max_buffered_bytes = std::max(r.max_buffered_bytes, t.sse.buffered_bytes());
         if (status == SseParser::Status::kOverflow) {
-          set_error(r, ErrorKind::kMalformedEvent, "event larger than 16 MiB");
+          if (t.request.max_response_bytes <= SseParser::kMaxEventBytes) {
+            set_error(r, ErrorKind::kResponseTooLarge,
+                      "SSE line or event larger than target.max_response_bytes (" +
+                          std::to_string(t.sse.max_event_bytes()) + " bytes)");
+          } else {
+            set_error(r, ErrorKind::kMalformedEvent, "event larger than 16 MiB");
+          }
         }
         // After a malformed or error event the rest of the stream means nothing: abort.
         return r.error.kind == ErrorKind::kNone ? n : 0;
@@ -525,6 +575,15 @@ void HttpClient::Impl::complete(Transfer& t, CURLcode code) {
           curl_message);
       break;
     default:
+      if (is_header_too_large(code) && t.mode == BodyMode::kUnknown && request_bytes > 0) {
+        // Before any body byte, after the request went out: only the header limit is left.
+        set_error(
+            r, ErrorKind::kResponseTooLarge,
+            "response header larger than libcurl's limit (" +
+                std::to_string(CURL_MAX_HTTP_HEADER / 1024) + " KiB for one header in libcurl " +
+                curl_version_info(CURLVERSION_NOW)->version + "; curl said: " + curl_message + ")");
+        break;
+      }
       set_error(r, is_tls_error(code) ? ErrorKind::kTls : ErrorKind::kOther, curl_message);
       break;
   }

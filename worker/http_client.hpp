@@ -24,6 +24,9 @@ struct HttpRequest {
   bool http2 = false;
   bool insecure = false;        // skip TLS verification
   double cancel_after_ms = -1;  // >= 0: cancel the transfer this long after sending (injection)
+  // target.max_response_bytes: a non-streamed body, one SSE line or event, or a stream's reply
+  // text larger than this fails the request as kResponseTooLarge; nothing buffers beyond it.
+  size_t max_response_bytes = 64u << 20;
 };
 
 // What came back. Times are steady_now_ns(); 0 = did not happen.
@@ -45,6 +48,9 @@ struct HttpResponse {
   int64_t http_status = 0;
   proto::RecordError error;             // kind kNone on success
   bool request_reached_server = false;  // false for dns/connect/tls/send failures
+  // The most memory this reply's buffers held at once (body, or SSE line and event buffers,
+  // by capacity): at most max_response_bytes (the SSE buffers: each at most that).
+  size_t max_buffered_bytes = 0;
 };
 
 // Whether this libcurl can reuse an HTTP/2 prior-knowledge (h2c, `http://` with http2)

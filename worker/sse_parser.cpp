@@ -2,6 +2,8 @@
 
 #include <cstring>
 
+#include "worker/capped_append.hpp"
+
 namespace convoy::worker {
 
 namespace {
@@ -27,17 +29,18 @@ SseParser::Status SseParser::feed(std::string_view bytes, int64_t recv_ns, SseSi
   }
   while (p != end) {
     const char* eol = find_eol(p, end);
+    const auto length = static_cast<size_t>(eol - p);
+    if (line_.size() + length > max_event_bytes_) {  // a line, or its part in this read
+      overflow_ = true;
+      return Status::kOverflow;
+    }
     if (eol == end) {  // the line continues in the next read
-      if (line_.size() + static_cast<size_t>(end - p) > kMaxEventBytes) {
-        overflow_ = true;
-        return Status::kOverflow;
-      }
-      line_.append(p, end);
+      append_capped(line_, p, length, max_event_bytes_);
       break;
     }
-    std::string_view line(p, static_cast<size_t>(eol - p));
+    std::string_view line(p, length);
     if (!line_.empty()) {
-      line_.append(line);
+      append_capped(line_, p, length, max_event_bytes_);
       line = line_;
     }
     p = eol + 1;
@@ -102,15 +105,15 @@ bool SseParser::process_line(std::string_view line, int64_t recv_ns, SseSink& si
     if (!value.empty() && value.front() == ' ') value.remove_prefix(1);
   }
   if (field == "data") {
-    if (data_.size() + value.size() + 1 > kMaxEventBytes) {
+    if (data_.size() + value.size() + 1 > max_event_bytes_) {
       overflow_ = true;
       return false;
     }
-    if (has_data_) data_.push_back('\n');
-    data_.append(value);
+    if (has_data_) append_capped(data_, "\n", 1, max_event_bytes_);
+    append_capped(data_, value.data(), value.size(), max_event_bytes_);
     has_data_ = true;
   } else if (field == "event") {
-    type_.assign(value.substr(0, kMaxEventBytes));
+    type_.assign(value.substr(0, max_event_bytes_));
   }
   // `id`, `retry` and unknown fields do not matter to a load generator.
   return true;

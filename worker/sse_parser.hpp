@@ -37,7 +37,7 @@ class SseSink {
 class SseParser {
  public:
   // A line or an event larger than this is refused (kOverflow): a broken or hostile stream
-  // cannot grow the worker without bound.
+  // cannot grow the worker without bound. set_max_event_bytes() may only lower it.
   static constexpr size_t kMaxEventBytes = 16u << 20;
 
   enum class Status : uint8_t {
@@ -56,6 +56,15 @@ class SseParser {
 
   void reset();
 
+  // Lowers the line and event limit (target.max_response_bytes); kMaxEventBytes stays the
+  // ceiling. Neither buffer's capacity ever exceeds the limit.
+  void set_max_event_bytes(size_t limit) {
+    max_event_bytes_ = limit < kMaxEventBytes ? limit : kMaxEventBytes;
+  }
+  size_t max_event_bytes() const { return max_event_bytes_; }
+  // Memory held by the line and event buffers (capacity).
+  size_t buffered_bytes() const { return line_.capacity() + data_.capacity(); }
+
   uint64_t events() const { return events_; }
   uint64_t comments() const { return comments_; }  // `:` lines (keep-alives)
 
@@ -69,6 +78,7 @@ class SseParser {
   bool has_data_ = false;
   bool skip_lf_ = false;  // the previous read ended in CR: a leading LF ends nothing new
   bool overflow_ = false;
+  size_t max_event_bytes_ = kMaxEventBytes;
   uint64_t events_ = 0;
   uint64_t comments_ = 0;
 };

@@ -26,6 +26,10 @@ constexpr int64_t kHeartbeatPeriodNs = kNsPerSec;
 constexpr int64_t kFlushDelayNs = 10'000'000;  // a batch waits at most this long
 constexpr size_t kMaxBatchRecords = 512;
 constexpr int64_t kShutdownDrainNs = 5 * kNsPerSec;
+// How long the results socket may keep flushing after the loop ends: long enough for the Bye
+// to a live controller, short when the controller is gone (it bounds the exit after silence).
+constexpr int kResultsLingerMs = 2000;
+constexpr int kLostControllerLingerMs = 200;
 
 // The self-pipe for signals: the handler only writes to an eventfd.
 std::atomic<int> g_signal_fd{-1};
@@ -68,6 +72,9 @@ struct Worker::Impl {
   int64_t started_ns = steady_now_ns();
   int64_t last_heard_ns = 0;
   int64_t shutdown_deadline_ns = 0;
+  bool controller_lost = false;
+  std::string token;        // from Welcome: proves our Results and Bye are ours
+  uint64_t last_batch = 0;  // the last Assign batch number read
 
   proto::Results batch;
   EventLoop::TimerId flush_timer = 0;
@@ -117,7 +124,8 @@ struct Worker::Impl {
     std::string error;
     auto d = proto::decode(msg.data(), msg.size(), &error);
     if (!d) {
-      log_warn("dropped a malformed control message: ", error);
+      if (salvage_assign(msg)) return;
+      log_warn("dropped a malformed control message: ", log_escape(error));
       return;
     }
     switch (d->type) {
@@ -126,7 +134,7 @@ struct Worker::Impl {
         break;
       case proto::MsgType::kReject:
         if (auto r = d->as<proto::Reject>()) {
-          log_error("the controller refused this worker: ", r->reason);
+          log_error("the controller refused this worker: ", log_escape(r->reason, 1024));
           exit_code = 2;
           loop.stop();
         }
@@ -141,9 +149,12 @@ struct Worker::Impl {
       case proto::MsgType::kHeartbeat:
         break;  // last_heard_ns is all it is for
       case proto::MsgType::kAssign:
+        if (!runner) break;
         if (auto a = d->as<proto::Assign>()) {
-          if (!runner) break;
+          if (a->batch != 0) last_batch = a->batch;
           for (auto& c : a->conversations) runner->assign(std::move(c));
+        } else {
+          salvage_assign(msg);
         }
         break;
       case proto::MsgType::kStop:
@@ -154,14 +165,50 @@ struct Worker::Impl {
     }
   }
 
+  // An Assign that did not decode as a whole: run the conversations that decode on their own
+  // and report the rest as failed, so the controller is not left waiting for them. False when
+  // `msg` is not an Assign at all.
+  bool salvage_assign(const zmq::message_t& msg) {
+    auto s = proto::salvage_assign(msg.data(), msg.size());
+    if (!s) return false;
+    if (!runner) return true;
+    // Batches arrive in order: one whose number is unreadable is the one after the last read.
+    const uint64_t number = s->batch != 0 ? s->batch : last_batch + 1;
+    last_batch = number;
+    size_t unreadable = 0;
+    if (s->undecodable) {
+      s->undecodable->batch = number;
+      unreadable = s->undecodable->positions.size();
+      log_error("assignment batch ", number, ": ",
+                s->undecodable->unreadable_from >= 0
+                    ? "conversations from position " +
+                          std::to_string(s->undecodable->unreadable_from) + " on"
+                    : std::to_string(unreadable) + " conversation(s)",
+                " unreadable (", log_escape(s->undecodable->error), "); reported as failed");
+      batch.undecodable.push_back(std::move(*s->undecodable));
+    }
+    for (auto& f : s->failed) {
+      log_error("conversation ", f.conversation_index, " of batch ", number,
+                " cannot run: ", log_escape(f.error), "; reported as failed");
+      batch.failed.push_back(std::move(f));
+    }
+    for (auto& c : s->conversations) runner->assign(std::move(c));
+    arm_flush(/*this_iteration=*/true);
+    return true;
+  }
+
   void on_welcome(const proto::Welcome& w) {
     if (welcomed) return;
     welcomed = true;
+    token = w.token;
+    batch.token = token;
     set_log_prefix("convoy-worker " + options.id);
     try {
-      configure_socket(results);
+      configure_socket(results, kResultsLingerMs);
       apply_curve(results);
-      results.connect(reachable_endpoint(w.results_endpoint, options.connect));
+      const std::string results_at = reachable_endpoint(w.results_endpoint, options.connect);
+      enable_ipv6_for(results, results_at);
+      results.connect(results_at);
       http = std::make_unique<HttpClient>(loop);
       RunnerSink sink{[this](proto::Record&& r) { on_record(std::move(r)); },
                       [this](const proto::ConversationEnd& e) { on_end(e); }};
@@ -181,8 +228,9 @@ struct Worker::Impl {
                "fixed in 8.0.0): every request opens its own connection. https:// targets "
                "multiplex normally.");
     }
-    log_info("joined run ", w.run_id, " (target ", w.settings.url, ")");
+    log_info("joined run ", log_escape(w.run_id), " (target ", log_escape(w.settings.url), ")");
     send_heartbeat();
+    arm_silence_check();
   }
 
   void on_stop(bool cancel) {
@@ -216,7 +264,7 @@ struct Worker::Impl {
     flush();
     // Bye travels on the results socket, after every batch, so nothing is counted missing.
     if (welcomed) {
-      proto::Bye bye{options.id, exit_code == 0 ? "done" : "stopped", 0};
+      proto::Bye bye{options.id, token, exit_code == 0 ? "done" : "stopped", 0};
       if (runner) bye.legacy_open_sessions = static_cast<int64_t>(runner->legacy_open_sessions());
       std::string bytes = proto::encode(bye);
       unsent.push_back(std::move(bytes));
@@ -260,10 +308,15 @@ struct Worker::Impl {
       loop.cancel_timer(flush_timer);
       flush_timer = 0;
     }
-    if (batch.records.empty() && batch.ended.empty()) return;
+    if (batch.records.empty() && batch.ended.empty() && batch.failed.empty() &&
+        batch.undecodable.empty()) {
+      return;
+    }
     unsent.push_back(proto::encode(batch));
     batch.records.clear();
     batch.ended.clear();
+    batch.failed.clear();
+    batch.undecodable.clear();
     send_unsent(false);
   }
 
@@ -311,22 +364,34 @@ struct Worker::Impl {
       // Say hello again: a controller that started after us never saw the first one.
       send_control(proto::Hello{proto::kProtocolVersion, options.id, host, ::getpid()});
     } else {
-      if (now - last_heard_ns > static_cast<int64_t>(options.controller_silence_s * 1e9) &&
-          !shutting_down) {
-        log_error("no word from the controller for ", options.controller_silence_s,
-                  " s: cancelling every transfer and exiting");
-        exit_code = 3;
-        begin_shutdown();
-      }
       send_heartbeat();
     }
     loop.add_timer(now + kHeartbeatPeriodNs, [this] { on_tick(); });
+  }
+
+  // Fires at last_heard_ns + controller_silence_s, not at the next 1 s tick after it: the
+  // promise is "exits 5 s after the controller goes quiet", not 6.
+  void arm_silence_check() {
+    const auto silence_ns = static_cast<int64_t>(options.controller_silence_s * 1e9);
+    loop.add_timer(last_heard_ns + silence_ns, [this, silence_ns] {
+      if (shutting_down) return;
+      if (steady_now_ns() - last_heard_ns < silence_ns) {
+        arm_silence_check();
+        return;
+      }
+      log_error("no word from the controller for ", options.controller_silence_s,
+                " s: cancelling every transfer and exiting");
+      exit_code = 3;
+      controller_lost = true;
+      begin_shutdown();
+    });
   }
 
   int run() {
     configure_socket(control, 500);
     control.set(zmq::sockopt::routing_id, options.id);
     apply_curve(control);
+    enable_ipv6_for(control, options.connect);
     control.connect(options.connect);
     loop.add_fd(control.get(zmq::sockopt::fd), EPOLLIN, [this](uint32_t) { drain_control(); });
 
@@ -345,6 +410,10 @@ struct Worker::Impl {
     loop.run();
     runner.reset();
     http.reset();
+    // Nothing that matters is left on the control socket; the results socket may still be
+    // flushing the Bye, briefly when nobody is there to take it.
+    control.set(zmq::sockopt::linger, 0);
+    results.set(zmq::sockopt::linger, controller_lost ? kLostControllerLingerMs : kResultsLingerMs);
     return exit_code;
   }
 };

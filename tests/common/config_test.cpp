@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/did_you_mean.hpp"
+#include "common/utf8.hpp"
 
 namespace fs = std::filesystem;
 using convoy::Config;
@@ -585,4 +586,64 @@ TEST_CASE("enum names") {
   CHECK(convoy::parse_session_routing_mode("legacy") == convoy::SessionRoutingMode::kLegacy);
   CHECK(convoy::parse_session_routing_mode("off") == convoy::SessionRoutingMode::kOff);
   CHECK_FALSE(convoy::parse_session_routing_mode("Bind").has_value());
+}
+
+TEST_CASE("target.max_response_bytes is a positive integer, 64 MiB by default") {
+  CHECK(Config{}.target.max_response_bytes == 67108864);
+  CHECK(parse_config("", "c.yaml").target.max_response_bytes == 67108864);
+  CHECK(parse_config("target:\n  max_response_bytes: 1048576\n", "c.yaml")
+            .target.max_response_bytes == 1048576);
+  CHECK(parse_config("", "c.yaml", {"target.max_response_bytes=4096"}).target.max_response_bytes ==
+        4096);
+  CHECK(contains(convoy::to_yaml(parse_config("target: {max_response_bytes: 123}\n", "c.yaml")),
+                 "  max_response_bytes: 123\n"));
+  CHECK_ERROR("target:\n  max_response_bytes: 0\n",
+              "c.yaml:2: target.max_response_bytes:", "positive");
+  CHECK_ERROR("target:\n  max_response_bytes: -5\n", "c.yaml:2: target.max_response_bytes:");
+  CHECK_ERROR("target:\n  max_response_bytes: 64MiB\n",
+              "c.yaml:2: target.max_response_bytes:", "expected an integer");
+  CHECK_ERROR("target:\n  max_response_bytes: 1.5\n", "c.yaml:2: target.max_response_bytes:");
+  CHECK_ERROR("target:\n  max_response_bytes: null\n", "c.yaml:2: target.max_response_bytes:");
+}
+
+TEST_CASE("workers.local has an upper bound") {
+  CHECK(parse_config("workers: {local: 256}\n", "c.yaml").workers.local ==
+        convoy::kMaxLocalWorkers);
+  CHECK_ERROR("name: a\nworkers:\n  local: 257\n", "c.yaml:3: workers.local:", "at most 256");
+  CHECK_ERROR("workers:\n  local: 100000\n", "c.yaml:2: workers.local:", "at most 256");
+  CHECK(contains(error_of("", {"workers.local=5000"}), "--set workers.local=5000"));
+}
+
+TEST_CASE("a string that is not valid UTF-8 is an error naming file, line and key") {
+  SUBCASE("a top-level string") {
+    CHECK_ERROR("seed: 1\nname: \"ok\xff\"\n", "c.yaml:2: name:", "not valid UTF-8");
+    CHECK_ERROR("name: caf\xc3\n", "c.yaml:1: name:", "not valid UTF-8");  // truncated
+    CHECK_ERROR("name: \xed\xa0\x80x\n", "c.yaml:1: name:");               // a surrogate
+    CHECK_ERROR("name: \xc0\xafx\n", "c.yaml:1: name:");                   // overlong '/'
+  }
+  SUBCASE("nested strings, list items, extra_body and header values") {
+    CHECK_ERROR("target:\n  model: m\xfe\n", "c.yaml:2: target.model:", "not valid UTF-8");
+    CHECK_ERROR("target:\n  headers:\n    X-A: \"v\x80\"\n", "c.yaml:3: target.headers.X-A:");
+    CHECK_ERROR("target:\n  extra_body:\n    a:\n      b: \"\xff\"\n",
+                "c.yaml:4: target.extra_body.a.b:");
+    CHECK_ERROR("mock:\n  extra_args:\n    - ok\n    - \"\xff\"\n",
+                "c.yaml:4: mock.extra_args[1]:");
+    CHECK_ERROR("output:\n  dir: \"out-\xff\"\n", "c.yaml:2: output.dir:");
+  }
+  SUBCASE("a key") {
+    const std::string message = error_of("target:\n  extra_body:\n    \"k\xff\": 1\n");
+    CHECK(contains(message, "c.yaml:3: target.extra_body.k"));
+    CHECK(contains(message, "key is not valid UTF-8"));
+    CHECK(convoy::is_valid_utf8(message));  // the message itself shows a replacement character
+  }
+  SUBCASE("from --set") {
+    const std::string message = error_of("", {"name=bad\xff"});
+    CHECK(contains(message, "--set name=bad"));
+    CHECK(contains(message, "not valid UTF-8"));
+  }
+  SUBCASE("valid UTF-8 beyond ASCII is fine") {
+    const Config c =
+        parse_config("name: \"caf\xc3\xa9-\xe5\x90\x8d-\xf0\x9f\x9a\x80\"\n", "c.yaml");
+    CHECK(c.name == "caf\xc3\xa9-\xe5\x90\x8d-\xf0\x9f\x9a\x80");
+  }
 }

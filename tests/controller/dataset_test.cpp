@@ -7,6 +7,7 @@
 
 #include <unistd.h>
 #include "controller/dataset.hpp"
+#include "controller/dataset_rows.hpp"
 #include "controller/dataset_test_util.hpp"
 #include "controller/synthetic.hpp"
 
@@ -114,6 +115,69 @@ TEST_CASE("load_dataset: jsonl and mooncake files") {
     config.dataset.path.reset();
     CHECK(error_of(config) == "dataset.path is required with dataset.type jsonl and mooncake");
   }
+}
+
+}  // namespace convoy::controller
+
+namespace convoy::controller {
+
+TEST_CASE("open_dataset: file datasets are read back from the open file by offset") {
+  TempDir dir;
+  const auto file = dir.write("chat.jsonl", "{\"text\": \"hello\"}\n{\"text\": \"world\"}\n");
+  Config config;
+  config.dataset.type = DatasetType::kJsonl;
+  config.dataset.path = file.string();
+  const auto dataset = open_dataset(config);
+  REQUIRE(dataset->size() == 2);
+  SUBCASE("a file renamed over it does not change what is read") {
+    const auto other = dir.write("other.jsonl", "{\"text\": \"other\"}\n{\"text\": \"rows\"}\n");
+    fs::rename(other, file);
+    CHECK(dataset->conversation(1).turns[0].user_text == "world");
+  }
+  SUBCASE("a file rewritten in place fails as a run failure, not as bad input") {
+    std::ofstream(file, std::ios::binary | std::ios::trunc) << "{\"text\": 5}\n";
+    CHECK_THROWS_AS(dataset->conversation(1), std::runtime_error);
+    bool config_error = false;
+    try {
+      dataset->conversation(0);
+    } catch (const ConfigError&) {
+      config_error = true;
+    } catch (const std::runtime_error& e) {
+      CHECK(std::string(e.what()).find("changed during the run") != std::string::npos);
+    }
+    CHECK_FALSE(config_error);
+  }
+}
+
+}  // namespace convoy::controller
+
+namespace convoy::controller {
+
+TEST_CASE("wire_bytes_bound is never below what a conversation packs to") {
+  Config config;
+  config.dataset.conversations = 50;
+  config.dataset.history = HistoryMode::kRecorded;
+  config.dataset.shared_prefix_tokens = 40;
+  for (const auto& c : load_dataset(config)) {
+    CHECK(wire_bytes_bound(c) >= testing::packed(c).size());
+  }
+  proto::Conversation big;
+  big.index = UINT64_MAX;
+  big.start_ns = INT64_MIN;
+  big.first_turn = UINT32_MAX;
+  big.conversation_id = std::string(70000, 'i');
+  for (int k = 0; k < 20; ++k) {
+    proto::Turn t;
+    t.user_text = std::string(70000, 'u');
+    t.messages_json = "[]";
+    t.extra_json = std::string(300, 'e');
+    t.recorded_reply = std::string(40, 'r');
+    t.max_tokens = INT64_MIN;
+    t.input_tokens_est = INT64_MAX;
+    t.delay_ms = 1e300;
+    big.turns.push_back(t);
+  }
+  CHECK(wire_bytes_bound(big) >= testing::packed(big).size());
 }
 
 }  // namespace convoy::controller

@@ -5,6 +5,7 @@
 // threads of its own, every wait bounded.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <deque>
@@ -50,18 +51,25 @@ class FakeWorker {
   int silent_after_completed = -1;
   // Reported in heartbeats; the Bye always reports 0.
   int64_t heartbeat_legacy_open_sessions = 0;
+  // As a worker that could not decode its assignment: conversations whose index is a multiple
+  // of this are reported failed by index instead of run (0 = never), and the conversations of
+  // the first Assign batch at these positions as unreadable (UndecodableAssign).
+  uint64_t fail_index_multiple = 0;
+  std::vector<uint32_t> unreadable_positions_of_first_batch;
 
   // --- what happened ---
   bool welcomed = false;
   bool rejected = false;
   std::string reject_reason;
   std::string results_endpoint;
+  std::string token;  // from Welcome; every Results and Bye carries it
   bool silent = false;
   bool stop_starting = false;
   bool bye_sent = false;
   int completed = 0;
   std::vector<proto::Conversation> assigned;     // every conversation received, in order
   std::set<std::string> completed_ids;           // correlation ids run to the end
+  std::set<std::string> failed_ids;              // reported failed (fail_* knobs)
   std::optional<std::string> left_in_flight_id;  // the one abandoned mid-conversation
   std::vector<std::string> unexpected;           // message types this worker did not expect
 
@@ -117,6 +125,7 @@ class FakeWorker {
         if (auto w = d->as<proto::Welcome>(); w && !welcomed) {
           welcomed = true;
           results_endpoint = w->results_endpoint;
+          token = w->token;
           results_.connect(results_endpoint);
         }
         break;
@@ -134,12 +143,7 @@ class FakeWorker {
       case proto::MsgType::kHeartbeat:
         break;
       case proto::MsgType::kAssign:
-        if (auto a = d->as<proto::Assign>()) {
-          for (auto& c : a->conversations) {
-            assigned.push_back(c);
-            queue_.push_back(std::move(c));
-          }
-        }
+        if (auto a = d->as<proto::Assign>()) on_assign(*a);
         break;
       case proto::MsgType::kStop:
         if (auto s = d->as<proto::Stop>(); s && !silent) on_stop(s->cancel);
@@ -149,17 +153,51 @@ class FakeWorker {
     }
   }
 
+  void on_assign(proto::Assign& a) {
+    proto::Results report = new_batch();
+    const bool first = ++batches_ == 1;
+    for (uint32_t pos = 0; pos < a.conversations.size(); ++pos) {
+      proto::Conversation& c = a.conversations[pos];
+      assigned.push_back(c);
+      const auto& unreadable = unreadable_positions_of_first_batch;
+      if (first && std::find(unreadable.begin(), unreadable.end(), pos) != unreadable.end()) {
+        failed_ids.insert(c.correlation_id);
+        continue;
+      }
+      if (fail_index_multiple > 0 && c.index % fail_index_multiple == 0) {
+        report.failed.push_back({c.index, "undecodable assignment: str size overflow"});
+        failed_ids.insert(c.correlation_id);
+        continue;
+      }
+      queue_.push_back(std::move(c));
+    }
+    if (first && !unreadable_positions_of_first_batch.empty()) {
+      report.undecodable.push_back(
+          {a.batch, unreadable_positions_of_first_batch, -1, "not a conversation"});
+    }
+    if (!report.failed.empty() || !report.undecodable.empty()) {
+      send_raw_results(proto::encode(report, version_));
+    }
+  }
+
   void on_stop(bool cancel) {
     stop_starting = true;
     // Nothing is mid-request here: every queued conversation ends unstarted.
-    proto::Results batch{id_, {}, {}};
+    proto::Results batch = new_batch();
     for (const auto& c : queue_) batch.ended.push_back({c.index, proto::EndReason::kCancelled});
     queue_.clear();
     if (!batch.ended.empty()) send_raw_results(proto::encode(batch, version_));
     if (cancel && !bye_sent) {
-      send_raw_results(proto::encode(proto::Bye{id_, "done", 0}, version_));
+      send_raw_results(proto::encode(proto::Bye{id_, token, "done", 0}, version_));
       bye_sent = true;
     }
+  }
+
+  proto::Results new_batch() const {
+    proto::Results batch;
+    batch.worker_id = id_;
+    batch.token = token;
+    return batch;
   }
 
   static proto::Record record_for(const proto::Conversation& c, uint32_t turn, int64_t now) {
@@ -187,7 +225,7 @@ class FakeWorker {
 
   void run_due(int64_t now) {
     if (stop_starting) return;
-    proto::Results batch{id_, {}, {}};
+    proto::Results batch = new_batch();
     while (!queue_.empty() && queue_.front().start_ns <= now) {
       proto::Conversation c = std::move(queue_.front());
       queue_.pop_front();
@@ -215,6 +253,7 @@ class FakeWorker {
   zmq::socket_t results_;
   std::deque<proto::Conversation> queue_;  // assigned, not yet run (start order = arrival order)
   int64_t last_hello_ns_ = 0;
+  int batches_ = 0;
   int64_t last_heartbeat_ns_ = 0;
 };
 

@@ -176,3 +176,120 @@ TEST_CASE("jsonl errors name the file, the line and what is wrong") {
 }
 
 }  // namespace convoy::controller
+
+namespace convoy::controller {
+
+TEST_CASE("jsonl: a string longer than the wire carries is rejected at load") {
+  const std::string big(proto::kMaxStringBytes + 1, 'a');
+  CHECK(error_of("{\"text\": \"ok\"}\n{\"text\": \"" + big + "\"}\n") ==
+        "data.jsonl:2: text: 16777217 bytes (16 MiB) is longer than one string may be on the wire "
+        "(16777216 bytes (16 MiB))");
+  CHECK(
+      error_of("{\"turns\": [{\"text\": \"a\"}, {\"text\": \"b\", \"reply\": \"" + big + "\"}]}\n")
+          .starts_with("data.jsonl:1: turns[1].reply: 16777217 bytes"));
+  CHECK(error_of("{\"text\": \"a\", \"extra\": {\"k\": \"" + big + "\"}}\n")
+            .starts_with("data.jsonl:1: extra: 16777225 bytes"));
+  CHECK(error_of("{\"messages\": [{\"role\": \"user\", \"content\": \"" + big + "\"}]}\n")
+            .starts_with("data.jsonl:1: messages: 16777"));
+  const std::string fits(proto::kMaxStringBytes, 'a');
+  CHECK(error_of("{\"text\": \"" + fits + "\"}\n") == "");
+}
+
+TEST_CASE("jsonl: a conversation heavier than one wire message is rejected at load") {
+  Config config;
+  config.dataset.history = HistoryMode::kRecorded;
+  SUBCASE("generated replies over the message limit in all") {
+    std::string turns;
+    for (int k = 0; k < 6; ++k) {
+      turns += std::string(k ? ", " : "") + "{\"text\": \"a\", \"max_tokens\": 4000000}";
+    }
+    CHECK(error_of("{\"turns\": [" + turns + "]}\n", config)
+              .starts_with("data.jsonl:1: turns: the conversation would be 800"));
+  }
+  SUBCASE("one generated reply over the string limit") {
+    CHECK(error_of("{\"turns\": [{\"text\": \"a\", \"max_tokens\": 5000000}, {\"text\": \"b\"}]}\n",
+                   config)
+              .starts_with("data.jsonl:1: turns[0].max_tokens: with history: recorded the "
+                           "generated reply of 20000000 bytes"));
+  }
+  SUBCASE("configured draws whose reply could not cross the wire") {
+    config.dataset.output_tokens = Distribution{5e6, 0, 1, std::nullopt};
+    CHECK(error_of("{\"text\": \"a\"}\n", config)
+              .starts_with("dataset.output_tokens: with history: recorded, rows without "
+                           "max_tokens get a reply of up to 5e+06 tokens"));
+  }
+  SUBCASE("the last turn gets no reply: one big max_tokens there is fine") {
+    CHECK(error_of("{\"turns\": [{\"text\": \"a\"}, {\"text\": \"b\", \"max_tokens\": 5000000}]}\n",
+                   config) == "");
+  }
+}
+
+TEST_CASE("jsonl: invalid UTF-8 anywhere in a row is rejected at load") {
+  CHECK(error_of("{\"text\": \"ok\"}\n{\"text\": \"caf\xC3\"}\n") ==
+        "data.jsonl:2: text: invalid UTF-8 at byte 3 of the string");
+  CHECK(error_of("{\"turns\": [{\"text\": \"a\"}, {\"text\": \"b\xFF\"}]}\n") ==
+        "data.jsonl:1: turns[1].text: invalid UTF-8 at byte 1 of the string");
+  CHECK(error_of("{\"messages\": [{\"role\": \"user\", \"content\": [{\"type\": \"text\", "
+                 "\"text\": \"\xED\xA0\x80\"}]}]}\n") ==
+        "data.jsonl:1: messages[0].content[0].text: invalid UTF-8 at byte 0 of the string");
+  CHECK(error_of("{\"text\": \"a\", \"extra\": {\"k\": \"\xC0\x80\"}}\n") ==
+        "data.jsonl:1: extra.k: invalid UTF-8 at byte 0 of the string");
+  CHECK(error_of("{\"text\": \"a\", \"extra\": {\"\xF5\": 1}}\n") ==
+        "data.jsonl:1: extra: a key is not valid UTF-8");
+  SUBCASE("valid multi-byte text and escapes pass") {
+    const auto all = parse("{\"text\": \"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \\u00e9\"}\n");
+    CHECK(all[0].turns[0].user_text == "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xC3\xA9");
+  }
+  SUBCASE("a lone surrogate escape is invalid JSON") {
+    CHECK(error_of("{\"text\": \"\\ud800\"}\n").starts_with("data.jsonl:1: invalid JSON"));
+  }
+}
+
+TEST_CASE("jsonl: a row that repeats a key is rejected") {
+  CHECK(error_of("{\"text\": \"a\", \"text\": \"b\"}\n") == "data.jsonl:1: text: duplicate key");
+  CHECK(error_of("{\"text\": \"a\", \"extra\": {\"temperature\": 0, \"temperature\": 1}}\n") ==
+        "data.jsonl:1: extra.temperature: duplicate key");
+  CHECK(error_of("{\"turns\": [{\"text\": \"a\", \"delay_ms\": 1, \"delay_ms\": 2}]}\n") ==
+        "data.jsonl:1: turns[0].delay_ms: duplicate key");
+}
+
+TEST_CASE("jsonl: think times are bounded") {
+  CHECK(error_of("{\"turns\": [{\"text\": \"a\"}, {\"text\": \"b\", \"delay_ms\": 1e300}]}\n") ==
+        "data.jsonl:1: turns[1].delay_ms: must be <= 1e+09, got 1e+300 (about 11.6 days)");
+  CHECK(error_of("{\"turns\": [{\"text\": \"a\"}, {\"text\": \"b\", \"delay_ms\": 1e9}]}\n") == "");
+}
+
+TEST_CASE("jsonl: rows are read back by their offset when asked, nothing is kept") {
+  // A row source that records every read.
+  class CountingRows final : public RowSource {
+   public:
+    explicit CountingRows(std::string text) : inner_(row_text(std::move(text))) {}
+    std::string line_at(uint64_t offset) const override {
+      reads.push_back(offset);
+      return inner_->line_at(offset);
+    }
+    mutable std::vector<uint64_t> reads;
+
+   private:
+    std::shared_ptr<const RowSource> inner_;
+  };
+  const std::string text = "{\"text\": \"zero\"}\n\n{\"text\": \"one\"}\n{\"text\": \"two\"}";
+  auto rows = std::make_shared<CountingRows>(text);
+  std::istringstream in(text);
+  const auto dataset = index_jsonl_dataset(in, "data.jsonl", rows, Config{});
+  REQUIRE(dataset->size() == 3);
+  CHECK(rows->reads.empty());
+  const auto two = dataset->conversation(2);
+  CHECK(two.turns[0].user_text == "two");
+  CHECK(two.index == 2);
+  CHECK(dataset->conversation(1).turns[0].user_text == "one");
+  CHECK(rows->reads == std::vector<uint64_t>{34, 18});
+  SUBCASE("and equal what a whole parse gives") {
+    const auto all = parse(text);
+    for (uint64_t i = 0; i < 3; ++i) {
+      CHECK(testing::packed(dataset->conversation(i)) == testing::packed(all[i]));
+    }
+  }
+}
+
+}  // namespace convoy::controller

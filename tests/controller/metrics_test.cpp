@@ -3,7 +3,9 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
+#include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -53,6 +55,16 @@ Record failed(int64_t at, ErrorKind kind, int64_t http_status, std::string messa
   r.error.code = http_status;
   r.error.message = std::move(message);
   return r;
+}
+
+// `n` spelled in letters: a, b, ..., z, ba, bb, ...
+std::string letters(int64_t n) {
+  std::string out;
+  do {
+    out.insert(out.begin(), static_cast<char>('a' + n % 26));
+    n /= 26;
+  } while (n > 0);
+  return out;
 }
 
 }  // namespace
@@ -221,6 +233,64 @@ TEST_CASE("errors are counted and grouped by code, type and message") {
   }
 }
 
+TEST_CASE("one failure mode is one error group whatever its numbers") {
+  using convoy::controller::error_group_message;
+  MetricsAggregator agg{Config{}};
+  // One stall (the mock's --stall-ms) as curl words it: byte counts and milliseconds differ.
+  const std::vector<std::string> stalls = {
+      "Operation timed out after 2001 milliseconds with 1234 out of -1 bytes received",
+      "Operation timed out after 2003 milliseconds with 987 out of -1 bytes received",
+      "Operation timed out after 2000 milliseconds with 41 out of 1048576 bytes received"};
+  for (size_t i = 0; i < stalls.size(); ++i) {
+    agg.add(failed(2 * kS, ErrorKind::kTimeoutMidStream, 0, stalls[i], "s" + std::to_string(i)));
+  }
+  // An endless stream cut at different points.
+  for (int64_t bytes : {70001, 70112, 69987, 1048577}) {
+    agg.add(failed(2 * kS, ErrorKind::kStreamDisconnected, 0,
+                   "transfer closed with " + std::to_string(bytes) + " bytes remaining to read",
+                   "e"));
+  }
+  const auto s = agg.snapshot();
+  REQUIRE(s.errors.size() == 2);
+  CHECK(s.errors[0].type == "stream_disconnected");
+  CHECK(s.errors[0].count == 4);
+  CHECK(s.errors[0].message == "transfer closed with N bytes remaining to read");
+  CHECK(s.errors[0].example == "transfer closed with 70001 bytes remaining to read");
+  CHECK(s.errors[1].type == "timeout_mid_stream");
+  CHECK(s.errors[1].count == 3);
+  CHECK(s.errors[1].message ==
+        "Operation timed out after N milliseconds with N out of N bytes received");
+  CHECK(s.errors[1].example == stalls[0]);  // the first raw message
+  CHECK(s.errors[1].example_correlation_ids == std::vector<std::string>{"s0", "s1", "s2"});
+
+  SUBCASE("numbers, addresses, ports, hex and uuids become placeholders") {
+    CHECK(error_group_message("Failed to connect to 127.0.0.1 port 8000 after 0 ms: Couldn't "
+                              "connect to server") ==
+          "Failed to connect to N port N after N ms: Couldn't connect to server");
+    CHECK(error_group_message("expected value at line 1 column 187") ==
+          "expected value at line N column N");
+    CHECK(error_group_message("took 1.5s, limit 1,024 tokens (5000ms)") ==
+          "took Ns, limit N tokens (Nms)");
+    CHECK(error_group_message("session 6f1c2b7e-9d3a-4c5e-8f00-0123456789ab not found") ==
+          "session ID not found");
+    CHECK(error_group_message("bad pointer 0x7f3a9c at offset -12") == "bad pointer N at offset N");
+  }
+  SUBCASE("digits inside words stay") {
+    for (const char* kept : {"model llama-3.1-8b does not exist", "h2 stream error on utf8",
+                             "gpt-4o rejected max_tokens", "GET /v1/chat/completions"}) {
+      CHECK(error_group_message(kept) == kept);
+    }
+  }
+  SUBCASE("different failure modes stay apart") {
+    std::set<std::string> groups;
+    for (const char* m : {"Connection refused", "Connection reset by peer",
+                          "Operation timed out after 5 milliseconds with 0 bytes received"}) {
+      groups.insert(error_group_message(m));
+    }
+    CHECK(groups.size() == 3);
+  }
+}
+
 TEST_CASE("goodput counts requests within every slo") {
   Config config;
   config.slo["time_to_first_token"] = 60;
@@ -269,8 +339,8 @@ TEST_CASE("aggregator memory does not grow with the number of records") {
     r.output_tokens = osl;
     r.last_token_ns = r.first_token_ns + (osl - 1) * 10 * kMs;
     r.end_ns = r.last_token_ns + 1 * kMs;
-    // Distinct messages: the error groups are capped.
-    if (i % 97 == 0) r = failed(at, ErrorKind::kOther, 0, "oops " + std::to_string(i), "c");
+    // Distinct messages (letters: numbers are normalised away): the error groups are capped.
+    if (i % 97 == 0) r = failed(at, ErrorKind::kOther, 0, "oops " + letters(i), "c");
     agg.add(r);
   };
   // The latest completion and the largest values of every turn come first; after that the

@@ -159,3 +159,93 @@ TEST_CASE("mooncake errors name the file, the line and what is wrong") {
 }
 
 }  // namespace convoy::controller
+
+namespace convoy::controller {
+
+namespace {
+
+// Validates without building any text (a 16 MiB prompt is not generated to check its bounds).
+std::string index_error_of(const std::string& text, Config config = {}) {
+  return test::error_message<ConfigError>([&] {
+    std::istringstream in(text);
+    index_mooncake_trace(in, "trace.jsonl", row_text(text), config);
+  });
+}
+
+}  // namespace
+
+TEST_CASE("mooncake input_length is bounded by what crosses the wire") {
+  CHECK(error_of("{\"input_length\": 10}\n{\"input_length\": 1e12}\n") ==
+        "trace.jsonl:2: input_length: must be <= 4194304, got 1000000000000 (a prompt crosses the "
+        "wire "
+        "as one string of at most 16777216 bytes (16 MiB))");
+  CHECK(index_error_of("{\"input_length\": 4194305}\n")
+            .starts_with("trace.jsonl:1: input_length: must be <= 4194304, got 4194305"));
+  CHECK(index_error_of("{\"input_length\": 4194304}\n") == "");
+  SUBCASE("a session heavier than one wire message") {
+    std::string rows;
+    for (int k = 0; k < 5; ++k) rows += "{\"session_id\": \"s\", \"input_length\": 4000000}\n";
+    CHECK(index_error_of(rows).starts_with(
+        "trace.jsonl:5: session_id: the conversation reaches 800"));
+    CHECK(index_error_of(rows.substr(0, rows.size() / 5 * 4)) == "");
+  }
+  SUBCASE("history recorded: the reply of output_length tokens must fit too") {
+    Config config;
+    config.dataset.history = HistoryMode::kRecorded;
+    CHECK(index_error_of("{\"input_length\": 4, \"output_length\": 5000000}\n", config)
+              .starts_with("trace.jsonl:1: output_length: with history: recorded the generated "
+                           "reply of 20000000 bytes"));
+  }
+}
+
+TEST_CASE("mooncake timestamps are finite, bounded and fit int64 nanoseconds") {
+  CHECK(error_of("{\"timestamp\": 0, \"input_length\": 4}\n{\"timestamp\": 1e300, "
+                 "\"input_length\": 4}\n",
+                 trace_config()) ==
+        "trace.jsonl:2: timestamp: must be <= 1e+15, got 1e+300 (a finite number of "
+        "milliseconds; Unix-epoch ms fit)");
+  CHECK(error_of("{\"timestamp\": 1e300, \"input_length\": 4}\n")
+            .starts_with("trace.jsonl:1: timestamp: must be <= 1e+15"));  // in every mode
+  CHECK(error_of("{\"timestamp\": 5, \"input_length\": 4}\n{\"timestamp\": 2e12, "
+                 "\"input_length\": 4}\n",
+                 trace_config()) ==
+        "trace.jsonl:2: timestamp: 2e+12 is 2e+12 ms after the earliest first-row timestamp "
+        "(line 1); a trace may span at most 1e+12 ms (about 31.7 years)");
+  CHECK(error_of("{\"input_length\": 4, \"delay\": 1e300}\n")
+            .starts_with("trace.jsonl:1: delay: must be <= 1e+09, got 1e+300"));
+  SUBCASE("Unix-epoch milliseconds replay relative to the earliest") {
+    const auto all = parse(
+        "{\"timestamp\": 1764590000000, \"input_length\": 4}\n"
+        "{\"timestamp\": 1764590000250.5, \"input_length\": 4}\n",
+        trace_config());
+    REQUIRE(all.size() == 2);
+    CHECK(all[1].start_ns == 250'500'000);
+  }
+}
+
+TEST_CASE("mooncake rows with invalid UTF-8 or repeated keys are rejected") {
+  CHECK(error_of("{\"text_input\": \"\xFFx\"}\n") ==
+        "trace.jsonl:1: text_input: invalid UTF-8 at byte 0 of the string");
+  CHECK(error_of("{\"input_length\": 4, \"input_length\": 5}\n") ==
+        "trace.jsonl:1: input_length: duplicate key");
+}
+
+TEST_CASE("mooncake sessions are read back from their rows by offset") {
+  const std::string text =
+      "{\"timestamp\": 10, \"session_id\": \"a\", \"text_input\": \"a0\"}\n"
+      "{\"timestamp\": 30, \"session_id\": \"b\", \"text_input\": \"b0\"}\n"
+      "{\"timestamp\": 99, \"session_id\": \"a\", \"text_input\": \"a1\", \"delay\": 7}\n";
+  std::istringstream in(text);
+  const auto dataset = index_mooncake_trace(in, "trace.jsonl", row_text(text), trace_config());
+  REQUIRE(dataset->size() == 2);
+  CHECK(dataset->start_ns(1) == 20'000'000);
+  const auto a = dataset->conversation(0);
+  CHECK(a.conversation_id == "a");
+  REQUIRE(a.turns.size() == 2);
+  CHECK(a.turns[1].user_text == "a1");
+  CHECK(a.turns[1].delay_ms == 7);
+  CHECK(testing::packed(dataset->conversation(1)) ==
+        testing::packed(parse(text, trace_config())[1]));
+}
+
+}  // namespace convoy::controller

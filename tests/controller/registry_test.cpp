@@ -108,9 +108,15 @@ TEST_CASE("registry liveness transitions") {
     CHECK(r.live_count() == 0);
   }
 
-  SUBCASE("a connecting worker that goes silent is lost too") {
+  SUBCASE("a connecting worker that goes silent is forgotten, not lost") {
+    // A hello never followed up (a phantom, or a worker that died registering) never ran
+    // anything: it must not appear among the run's workers or lost workers.
     REQUIRE_FALSE(r.on_hello(hello("w1"), t).has_value());
-    CHECK(r.expire(t + kLostAfterNs + 1) == std::vector<std::string>{"w1"});
+    CHECK(r.expire(t + kLostAfterNs).empty());
+    CHECK(r.find("w1") != nullptr);
+    CHECK(r.expire(t + kLostAfterNs + 1).empty());
+    CHECK(r.find("w1") == nullptr);
+    CHECK(r.workers().empty());
   }
 
   SUBCASE("heartbeats keep a worker alive indefinitely and record its load") {
@@ -286,4 +292,52 @@ TEST_CASE("clock offset estimation") {
     CHECK_FALSE(r.find("w1")->best.has_value());
     CHECK(r.find("w1")->offset_ns() == 0);
   }
+}
+
+TEST_CASE("registry admits no more than max_active workers at once") {
+  WorkerRegistry r;
+  const int64_t t = 1'000 * kHeartbeatPeriodNs;
+  int64_t now = make_ready(r, "a", t);
+  REQUIRE_FALSE(r.on_hello(hello("b"), now, 2).has_value());  // connecting counts
+  CHECK(r.active_count() == 2);
+
+  SUBCASE("a third is refused and registers nothing") {
+    auto err = r.on_hello(hello("phantom"), now, 2);
+    REQUIRE(err.has_value());
+    CHECK(err->find("workers.expect") != std::string::npos);
+    CHECK(r.find("phantom") == nullptr);
+    CHECK(r.workers().size() == 2);
+  }
+  SUBCASE("a repeated hello of a registered worker is still accepted") {
+    CHECK_FALSE(r.on_hello(hello("a"), now + kMs, 2).has_value());
+    CHECK_FALSE(r.on_hello(hello("b"), now + kMs, 2).has_value());
+  }
+  SUBCASE("a lost worker frees its place for a late joiner") {
+    r.on_seen("b", now + kLostAfterNs);  // b stays alive, a goes silent
+    for (int i = 0; i < kClockPings; ++i) {
+      int64_t t3 = 0;
+      r.on_pong("b", pong_for(now, 0, kMs, kMs, &t3), now + kLostAfterNs);
+    }
+    REQUIRE(r.expire(now + kLostAfterNs + 1) == std::vector<std::string>{"a"});
+    CHECK(r.active_count() == 1);
+    CHECK_FALSE(r.on_hello(hello("c"), now + kLostAfterNs + 2, 2).has_value());
+    CHECK(r.on_hello(hello("d"), now + kLostAfterNs + 2, 2).has_value());
+    CHECK(r.find("a")->state == WorkerState::kLost);  // still reported
+  }
+}
+
+TEST_CASE("registry refuses ids and hosts that are not printable UTF-8") {
+  WorkerRegistry r;
+  for (const std::string& id : {std::string(), std::string("bad\nid"), std::string("\x01"),
+                                std::string("w\xff"), std::string(129, 'a')}) {
+    auto err = r.on_hello(hello(id), 1);
+    REQUIRE_MESSAGE(err.has_value(), id);
+    // The message quotes the id escaped: no raw control byte or invalid UTF-8 in it.
+    for (unsigned char c : *err) CHECK(c >= 0x20);
+    CHECK(err->find('\xff') == std::string::npos);
+  }
+  CHECK(r.on_hello(proto::Hello{proto::kProtocolVersion, "w", "ho\rst", 1}, 1).has_value());
+  CHECK(r.workers().empty());
+  CHECK_FALSE(r.on_hello(hello("convoy-worker-0.é"), 1).has_value());
+  CHECK_FALSE(r.on_hello(hello(std::string(128, 'a')), 1).has_value());
 }

@@ -5,10 +5,12 @@
 #include <rapidjson/document.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <map>
+#include <memory>
 #include <set>
 #include <thread>
 
@@ -377,4 +379,199 @@ TEST_CASE("controller protocol: all workers lost ends the run with exit 3 and a 
   CHECK(lines >= 2 * 2);  // one conversation each, two turns  // the conversations completed before
                           // the hang are all there
   CHECK(summary["time_to_first_token"]["count"].GetInt64() == static_cast<int64_t>(lines));
+}
+
+namespace {
+
+// A record a forger makes up for `worker_id`.
+proto::Record forged_record(const std::string& correlation_id) {
+  proto::Record r;
+  r.x_request_id = "forged-request";
+  r.x_correlation_id = correlation_id;
+  r.conversation_id = "forged";
+  r.turn_index = 0;
+  r.final_turn = true;
+  r.sent_ns = 1;
+  r.first_token_ns = 2;
+  r.end_ns = 3;
+  r.output_tokens = 1;
+  r.http_status = 200;
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("controller protocol: results and byes without the worker's token are dropped") {
+  ControllerRun run("forged", 2,
+                    dataset_yaml(20, 2) + "load: {mode: concurrency, concurrency: 4}\n");
+  zmq::context_t ctx;
+  FakeWorker a(ctx, run.endpoint(), "fake-a");
+  FakeWorker b(ctx, run.endpoint(), "fake-b");
+  for (FakeWorker* w : {&a, &b}) w->hello();
+  REQUIRE(pump({&a, &b}, 30, [&] { return a.welcomed && b.welcomed; }));
+  CHECK(a.token.size() >= 32);
+  CHECK(a.token != b.token);
+
+  // Another local process that found the results endpoint: it claims to be fake-a.
+  zmq::socket_t forger(ctx, zmq::socket_type::push);
+  forger.set(zmq::sockopt::linger, 1000);
+  forger.connect(a.results_endpoint);
+  auto push = [&](const std::string& bytes) { REQUIRE(forger.send(zmq::buffer(bytes))); };
+  proto::Results wrong_token;
+  wrong_token.worker_id = "fake-a";
+  wrong_token.token = std::string(a.token.size(), '0');
+  wrong_token.records = {forged_record("forged-wrong-token")};
+  push(proto::encode(wrong_token));
+  proto::Results no_token = wrong_token;
+  no_token.token.clear();
+  no_token.records = {forged_record("forged-no-token")};
+  push(proto::encode(no_token));
+  proto::Results stranger = wrong_token;
+  stranger.worker_id = "nobody";
+  stranger.token = a.token;  // even a real token, under another name
+  stranger.records = {forged_record("forged-stranger")};
+  push(proto::encode(stranger));
+  // A forged bye would take fake-a out of the run before it started.
+  push(proto::encode(proto::Bye{"fake-a", "not-the-token", "done", 0}));
+
+  REQUIRE(pump({&a, &b}, 30, [&] { return run.done(); }));
+  CHECK(run.rc() == 0);
+  CHECK(a.completed > 0);
+  CHECK(a.completed + b.completed == 20);
+
+  size_t lines = 0;
+  auto by_conversation = record_workers(run.out() / "records.jsonl", &lines);
+  CHECK(lines == 40);
+  for (const char* id : {"forged-wrong-token", "forged-no-token", "forged-stranger"}) {
+    CHECK_MESSAGE(by_conversation.count(id) == 0, id);
+  }
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  CHECK(summary["run"]["forged_messages"].GetInt64() == 4);
+  CHECK(summary["time_to_first_token"]["count"].GetInt64() == 40);
+  for (const auto& w : summary["workers"].GetArray()) {
+    CHECK(std::string(w["state"].GetString()) == "done");
+  }
+}
+
+TEST_CASE("controller protocol: a hello flood beyond workers.expect registers no phantom") {
+  fs::path log_path =
+      fs::temp_directory_path() / ("convoy-proto-flood-" + std::to_string(::getpid()) + ".log");
+  StderrCapture capture(log_path);
+  constexpr int kPhantoms = 300;
+  // Long enough (3 s) for every phantom's hello to be answered while the run goes on.
+  ControllerRun run(
+      "flood", 2,
+      dataset_yaml(30, 2) + "load: {mode: rate, rate: 20, arrival: constant, duration_s: 3}\n");
+  zmq::context_t ctx;
+  FakeWorker a(ctx, run.endpoint(), "real-a");
+  FakeWorker b(ctx, run.endpoint(), "real-b");
+  for (FakeWorker* w : {&a, &b}) w->hello();
+  REQUIRE(pump({&a, &b}, 30, [&] { return a.welcomed && b.welcomed; }));
+
+  // 300 connections, each with an id of its own (one with bytes no log should print raw).
+  std::vector<std::unique_ptr<FakeWorker>> phantoms;
+  for (int i = 0; i < kPhantoms; ++i) {
+    std::string id = i == 0 ? std::string("phantom-\x1b[31m-\xff") : "phantom-" + std::to_string(i);
+    phantoms.push_back(std::make_unique<FakeWorker>(ctx, run.endpoint(), id));
+    phantoms.back()->hello();
+    if (i == 0) {
+      // Refused first, so that its refusal is among the ones logged (the first ten are).
+      FakeWorker* first = phantoms.back().get();
+      REQUIRE(pump({&a, &b, first}, 30, [&] { return first->rejected; }));
+    }
+  }
+  std::vector<FakeWorker*> everyone = {&a, &b};
+  for (auto& p : phantoms) everyone.push_back(p.get());
+  auto all_rejected = [&] {
+    return std::all_of(phantoms.begin(), phantoms.end(), [](const auto& p) { return p->rejected; });
+  };
+  REQUIRE(pump(everyone, 60, [&] { return run.done() && all_rejected(); }));
+  int rc = run.rc();
+  std::string log = capture.text();
+  CHECK(rc == 0);
+  for (const auto& p : phantoms) {
+    CHECK_FALSE(p->welcomed);
+    CHECK(p->assigned.empty());
+  }
+  CHECK(a.completed + b.completed > 0);
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  std::set<std::string> ids;
+  for (const auto& w : summary["workers"].GetArray()) ids.insert(w["worker_id"].GetString());
+  CHECK(ids == std::set<std::string>{"real-a", "real-b"});
+  // Every hello refused is counted (a phantom may say hello again before its Reject arrives).
+  CHECK(summary["run"]["rejected_workers"].GetInt64() >= kPhantoms);
+  CHECK(summary["run"]["lost_workers"].Size() == 0);
+  CHECK(std::string(summary["verdict"]["status"].GetString()) == "pass");
+  // The refusals are logged in moderation, peer bytes escaped.
+  CHECK(log.find("refused worker") != std::string::npos);
+  CHECK(log.find('\x1b') == std::string::npos);
+  CHECK(log.find('\xff') == std::string::npos);
+  CHECK(log.find("phantom-\\x1b[31m-\\xff") != std::string::npos);
+  fs::remove(log_path);
+}
+
+TEST_CASE("controller protocol: a worker declared lost stays lost when its bye comes late") {
+  fs::path log_path =
+      fs::temp_directory_path() / ("convoy-proto-late-bye-" + std::to_string(::getpid()) + ".log");
+  StderrCapture capture(log_path);
+  ControllerRun run("late-bye", 2,
+                    dataset_yaml(40, 2) +
+                        "load: {mode: rate, rate: 100, arrival: constant,"
+                        " concurrency: 100000, duration_s: 6, grace_s: 2}\n");
+  zmq::context_t ctx;
+  FakeWorker a(ctx, run.endpoint(), "survivor");
+  FakeWorker hung(ctx, run.endpoint(), "comes-back");
+  hung.silent_after_completed = 2;
+  for (FakeWorker* w : {&a, &hung}) w->hello();
+  // Until the controller has declared it lost (its log says so), then it speaks again: a Bye
+  // with its real token.
+  REQUIRE(pump({&a, &hung}, 30, [&] {
+    return read_file(log_path).find("worker comes-back lost") != std::string::npos;
+  }));
+  REQUIRE_FALSE(run.done());
+  proto::Bye bye{"comes-back", hung.token, "done", 0};
+  hung.send_raw_results(proto::encode(bye));
+  REQUIRE(pump({&a}, 30, [&] { return run.done(); }));
+  int rc = run.rc();
+  std::string log = capture.text();
+  INFO(log);
+  CHECK(rc == 0);
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  std::map<std::string, std::string> states;
+  for (const auto& w : summary["workers"].GetArray()) {
+    states[w["worker_id"].GetString()] = w["state"].GetString();
+  }
+  CHECK(states["comes-back"] == "lost");
+  CHECK(states["survivor"] == "done");
+  CHECK(string_set(summary["run"]["lost_workers"]) == std::set<std::string>{"comes-back"});
+  CHECK(summary["run"]["forged_messages"].GetInt64() == 0);  // its bye was genuine
+  fs::remove(log_path);
+}
+
+TEST_CASE("controller protocol: conversations a worker could not decode fail and the run ends") {
+  ControllerRun run("undecodable", 1,
+                    dataset_yaml(24, 2) + "load: {mode: concurrency, concurrency: 6}\n");
+  zmq::context_t ctx;
+  FakeWorker w(ctx, run.endpoint(), "picky");
+  w.fail_index_multiple = 5;                       // by index: 0, 5, 10, ...
+  w.unreadable_positions_of_first_batch = {1, 3};  // by position in the first batch
+  w.hello();
+  REQUIRE(pump({&w}, 30, [&] { return run.done(); }));
+  CHECK(run.rc() == 0);
+  REQUIRE_FALSE(w.failed_ids.empty());
+  CHECK(w.completed + static_cast<int>(w.failed_ids.size()) == 24);
+
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  const auto& r = summary["run"];
+  CHECK(string_set(r["failed_conversations"]) == w.failed_ids);
+  CHECK(r["failed_conversation_count"].GetInt64() == static_cast<int64_t>(w.failed_ids.size()));
+  CHECK(r["unfinished_conversation_count"].GetInt64() == 0);
+  CHECK(std::string(summary["verdict"]["status"].GetString()) == "warn");
+  auto by_conversation = record_workers(run.out() / "records.jsonl");
+  for (const auto& id : w.failed_ids) CHECK_MESSAGE(by_conversation.count(id) == 0, id);
+  CHECK(by_conversation.size() == static_cast<size_t>(w.completed));
 }

@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/report_html.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -250,4 +253,45 @@ TEST_CASE("console tables") {
     CHECK(convoy::controller::format_grouped(-0.001) == "0.00");
     CHECK(convoy::controller::format_grouped(-1500, 0) == "-1,500");
   }
+}
+
+TEST_CASE("every output is valid UTF-8 whatever bytes a server sent") {
+  const std::string fffd = "\xEF\xBF\xBD";
+  Record bad = error_record(1'000'000'000);
+  bad.error.message = "bad \xFF\xFE body \xE2\x82";  // lone bytes, a truncated sequence
+  bad.error.type = "type\xC3";
+  bad.session_control = "{\"session_id\":\"id\xED\xA0\x80\"}";  // a surrogate, as JSON text
+  auto strict = [](const std::string& text) {
+    rapidjson::Document doc;
+    doc.Parse<rapidjson::kParseValidateEncodingFlag>(text.c_str(), text.size());
+    return !doc.HasParseError();
+  };
+  // Any text, checked by rapidjson: written raw as a JSON string, parsed back strictly.
+  auto strict_text = [&](const std::string& text) {
+    rapidjson::StringBuffer buffer;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+    w.String(text.c_str(), static_cast<rapidjson::SizeType>(text.size()));
+    return strict(std::string(buffer.GetString(), buffer.GetSize()));
+  };
+  REQUIRE_FALSE(strict_text(bad.error.message));  // the check can fail
+
+  const std::string line = convoy::controller::record_json_line(bad, "w-0", "host");
+  CHECK(strict(line));
+  const auto doc = parse_json(line);
+  CHECK(std::string(doc["error"]["message"].GetString()) == "bad " + fffd + fffd + " body " + fffd);
+  CHECK(std::string(doc["error"]["type"].GetString()) == "type" + fffd);
+  CHECK(std::string(doc["session_control"]["session_id"].GetString()) == "id" + fffd + fffd + fffd);
+
+  MetricsAggregator agg{Config{}};
+  agg.add(bad);
+  const MetricsSnapshot snapshot = agg.snapshot();
+  SummaryExtras extras;
+  extras.run_json = "{\"name\":\"n\xFF\"}";  // the caller's sections too
+  const std::string summary = convoy::controller::summary_json(snapshot, extras);
+  CHECK(strict(summary));
+  CHECK(summary.find("bad " + fffd + fffd + " body " + fffd) != std::string::npos);
+  CHECK(strict_text(convoy::controller::summary_csv(snapshot)));
+  const std::string page = convoy::controller::report_html(snapshot, extras);
+  CHECK(strict_text(page));
+  CHECK(page.find("bad " + fffd + fffd + " body " + fffd) != std::string::npos);
 }

@@ -10,6 +10,7 @@
 #include "controller/ids.hpp"
 #include "controller/rng.hpp"
 #include "controller/synthetic.hpp"
+#include "test_util.hpp"
 
 namespace convoy::controller {
 namespace {
@@ -218,6 +219,59 @@ TEST_CASE("synthetic history: recorded gives every non-final turn a reply") {
     CHECK(c.turns[0].recorded_reply.size() == bytes_for_tokens(c.turns[0].max_tokens));
     CHECK(c.turns[1].recorded_reply.size() == bytes_for_tokens(c.turns[1].max_tokens));
     CHECK(c.turns[2].recorded_reply.empty());
+  }
+}
+
+}  // namespace convoy::controller
+
+namespace convoy::controller {
+
+TEST_CASE("synthetic conversations are generated when asked for, not up front") {
+  Config config;
+  config.seed = 7;
+  config.dataset.conversations = 10'000'000;
+  config.dataset.shared_prefix_tokens = 32;
+  // Building ten million conversations up front took seconds and gigabytes: opening is O(1).
+  const auto dataset = open_synthetic_dataset(config);
+  REQUIRE(dataset->size() == 10'000'000);
+  for (uint64_t i : {9'999'999u, 0u, 4'242'424u}) {
+    CHECK(testing::packed(dataset->conversation(i)) ==
+          testing::packed(make_synthetic_conversation(config, i)));
+    CHECK(dataset->start_ns(i) == 0);
+  }
+}
+
+TEST_CASE("synthetic draws that could not cross the wire are rejected at load") {
+  Config config;
+  config.source_path = "run.yaml";
+  auto error_of = [&] {
+    return test::error_message<ConfigError>([&] { open_synthetic_dataset(config); });
+  };
+  SUBCASE("a turn's text") {
+    config.dataset.input_tokens = Distribution{5e6, 0, 1, std::nullopt};
+    CHECK(error_of() ==
+          "run.yaml: dataset.input_tokens: a turn's text of up to 5e+06 tokens (2e+07 bytes) is "
+          "longer than one string may be on the wire (16777216 bytes (16 MiB))");
+  }
+  SUBCASE("the tail of the draw counts, unless max bounds it") {
+    config.dataset.input_tokens = Distribution{1e6, 1e6, 1, std::nullopt};
+    CHECK(error_of().starts_with("run.yaml: dataset.input_tokens: a turn's text of up to 7e+06"));
+    config.dataset.input_tokens.max = 4e6;
+    config.dataset.turns = Distribution{1, 0, 1, 1};
+    CHECK(error_of() == "");
+  }
+  SUBCASE("a recorded reply and the system prompt") {
+    config.dataset.history = HistoryMode::kRecorded;
+    config.dataset.output_tokens = Distribution{5e6, 0, 1, std::nullopt};
+    CHECK(error_of().starts_with("run.yaml: dataset.output_tokens: with history: recorded"));
+    config.dataset.output_tokens = Distribution{64, 0, 1, std::nullopt};
+    config.dataset.shared_prefix_tokens = 5'000'000;
+    CHECK(error_of().starts_with("run.yaml: dataset.shared_prefix_tokens: the system prompt"));
+  }
+  SUBCASE("a whole conversation") {
+    config.dataset.turns = Distribution{20, 0, 1, 32};
+    config.dataset.input_tokens = Distribution{1e6, 0, 1, std::nullopt};
+    CHECK(error_of().starts_with("run.yaml: dataset.turns: up to 20 turns of up to"));
   }
 }
 

@@ -96,6 +96,7 @@ struct Run {
   std::vector<Record> records;
   bool incomplete = false;
   std::string incomplete_reason;
+  std::vector<convoy::controller::OutputError> output_errors;
 
   explicit Run(int ok = 50) {
     add_worker("w-0", 40, 0);
@@ -121,8 +122,8 @@ struct Run {
       agg.add(r);
       facts.add(r);
     }
-    const ReportInputs in{config, url,   out_dir,    registry,         agg.snapshot(),
-                          facts,  false, incomplete, incomplete_reason};
+    const ReportInputs in{config, url,   out_dir,    registry,          agg.snapshot(),
+                          facts,  false, incomplete, incomplete_reason, output_errors};
     return judge_run(in);
   }
 };
@@ -335,4 +336,30 @@ TEST_CASE("run verdict in rate mode checks the delivered arrival process") {
     CHECK(v.achieved_rate_per_s == doctest::Approx(kRatePerS / 2).epsilon(0.15));
     CHECK(has_reason(v, "conversations/s vs"));
   }
+}
+
+TEST_CASE("run verdict fails when no measured request succeeded") {
+  Run run(0);
+  for (uint32_t i = 0; i < 8; ++i) run.records.push_back(error_record(kS + i * kMs, i));
+  const Verdict v = run.judge();
+  CHECK(v.status == "fail");
+  CHECK(has_reason(v, "no measured request succeeded: all 8 failed"));
+
+  SUBCASE("one success among the failures is a warning, not a failure") {
+    run.records.push_back(ok_record(2 * kS, 99));
+    const Verdict w = run.judge();
+    CHECK(w.status == "warn");
+    CHECK_FALSE(has_reason(w, "no measured request succeeded"));
+  }
+}
+
+TEST_CASE("run verdict fails when an output file could not be written") {
+  Run run;
+  run.output_errors.push_back({"records.jsonl", "/out/records.jsonl",
+                               "write: No space left on device", "230 of 600 records lost"});
+  const Verdict v = run.judge();
+  CHECK(v.status == "fail");
+  CHECK(has_reason(v,
+                   "cannot write records.jsonl (/out/records.jsonl): write: No space left on "
+                   "device; 230 of 600 records lost"));
 }

@@ -122,3 +122,61 @@ TEST_CASE("the same seed sends the same request bodies whatever the number of wo
   }
   fs::remove_all(dir);
 }
+
+TEST_CASE("a dataset that cannot cross the wire stops the run before anything starts") {
+  fs::path dir = fresh_dir("e2e-wire-limits");
+  fs::path data = dir / "data.jsonl";
+  std::string type = "jsonl";
+  std::string expected;
+  SUBCASE("a JSONL turn over the 16 MiB string limit") {
+    std::ofstream(data) << R"({"text": "fine"})"
+                        << "\n"
+                        << R"({"text": ")" << std::string((16u << 20) + 1, 'a') << "\"}\n";
+    expected = data.string() + ":2: text: 16777217 bytes";
+  }
+  SUBCASE("invalid UTF-8 in a JSONL text") {
+    std::ofstream(data) << "{\"text\": \"caf\xC3\"}\n";
+    expected = data.string() + ":1: text: invalid UTF-8";
+  }
+  SUBCASE("a Mooncake input_length of 1e12 tokens") {
+    type = "mooncake";
+    std::ofstream(data) << R"({"input_length": 1e12})"
+                        << "\n";
+    expected = data.string() + ":1: input_length: must be <= 4194304";
+  }
+  SUBCASE("a Mooncake timestamp of 1e300") {
+    type = "mooncake";
+    std::ofstream(data) << R"({"timestamp": 1e300, "input_length": 8})"
+                        << "\n";
+    expected = data.string() + ":1: timestamp: must be <= 1e+15";
+  }
+  fs::path out = dir / "out";
+  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
+                  out.string(), "--quiet", "--set", "dataset.type=" + type, "--set",
+                  "dataset.path=" + data.string()});
+  auto rc = run.wait(60);
+  INFO(run.output());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 2);
+  CHECK(run.output().find(expected) != std::string::npos);
+  CHECK(run.output().find("started convoy-mock") == std::string::npos);  // nothing started
+  CHECK_FALSE(fs::exists(out / "records.jsonl"));
+  fs::remove_all(dir);
+}
+
+TEST_CASE("ten million synthetic conversations start at once and cost no memory up front") {
+  // Built up front this took about 15 GB and minutes before the first request; generated on
+  // demand the run is over in about its 1 s.
+  fs::path dir = fresh_dir("e2e-ten-million");
+  fs::path out = dir / "out";
+  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
+                  out.string(), "--quiet", "--set", "dataset.conversations=10000000", "--set",
+                  "load.duration_s=1", "--set", "mock.speedup=20"});
+  auto rc = run.wait(60);
+  INFO(run.output());
+  REQUIRE(rc.has_value());
+  CHECK(*rc == 0);
+  auto records = read_jsonl(out / "records.jsonl");
+  CHECK_FALSE(records.empty());
+  fs::remove_all(dir);
+}

@@ -232,10 +232,13 @@ TEST_CASE("multi-host: a worker whose link is cut mid-run is lost and nothing is
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   while (!flowing && std::chrono::steady_clock::now() < deadline) {
     std::error_code ec;
-    flowing = fs::file_size(m.out() / "records.jsonl", ec) > 4000;
+    const auto bytes = fs::file_size(m.out() / "records.jsonl", ec);
+    flowing = !ec && bytes > 4000;  // (a file not there yet is size -1 with ec set)
     if (!flowing) m.drain();
   }
   INFO(m.controller->output());
+  INFO(m.workers[0]->output());
+  INFO(m.workers[1]->output());
   REQUIRE(flowing);
   const std::string victim = m.ids[1];
   const auto cut = m.lab.link_down(m.worker_ns[1]);

@@ -311,7 +311,7 @@ TEST_CASE("mode bind against a frontend that removed body session control says t
       std::string(kFastMockYaml) + "  contract: header\n  extra_args: [--affinity-ttl-s, \"60\"]\n";
   RunResult r = run_convoy(dir, {"mock", "bind", mock_yaml, std::nullopt});
   INFO(r.console);
-  CHECK(r.exit_code == 0);  // no fail_on: the failures are reported, not judged
+  CHECK(r.exit_code == 1);  // no measured request succeeded: verdict fail, exit 1
   CHECK(r.records.size() == kConversations);
   for (const auto& rec : r.records) CHECK(rec["http_status"].GetInt() == 400);
   CHECK(has_insight(r, "session_control_removed"));

@@ -72,7 +72,8 @@ TEST_CASE("a worker killed mid-run is reported lost and no conversation is split
   bool flowing = false;
   for (int i = 0; i < 600 && !flowing; ++i) {
     std::error_code ec;
-    flowing = fs::file_size(out / "records.jsonl", ec) > 2000;
+    const auto bytes = fs::file_size(out / "records.jsonl", ec);
+    flowing = !ec && bytes > 2000;  // (a file not there yet is size -1 with ec set)
     if (!flowing) run.wait_for_output("\x01never", 0.05);
   }
   REQUIRE(flowing);
@@ -177,7 +178,10 @@ TEST_CASE("a worker whose controller goes silent cancels its transfers and exits
   turn.user_text = "hello?";
   turn.max_tokens = 8;
   c.turns.push_back(turn);
-  send(proto::encode(proto::Assign{{c}}));
+  proto::Assign assign;
+  assign.batch = 1;
+  assign.conversations.push_back(c);
+  send(proto::encode(assign));
   const auto silent_since = Clock::now();
 
   // From here on the controller says nothing. The worker must give up on its own.
@@ -186,8 +190,8 @@ TEST_CASE("a worker whose controller goes silent cancels its transfers and exits
   INFO(worker.output());
   REQUIRE(rc.has_value());
   CHECK(*rc == 3);
-  CHECK(waited_s >= 4.0);   // it waited for the 5 s of silence...
-  CHECK(waited_s <= 10.0);  // ...and not much longer
+  CHECK(waited_s >= 4.5);  // it waited for the 5 s of silence...
+  CHECK(waited_s < 5.5);   // ...and stopped within the 5 s docs/multi-host.md promises
   CHECK(worker.output().find("no word from the controller") != std::string::npos);
 
   // What it flushed on the way out: the cancelled request, its conversation's end, and a Bye.

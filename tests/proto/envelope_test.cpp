@@ -67,7 +67,9 @@ TEST_CASE("every message survives a round trip") {
     w.settings.session_routing_mode = "legacy";
     w.settings.session_timeout_s = 77;
     w.settings.cancel_fraction = 0.25;
+    w.token = "0123456789abcdef";
     auto out = round_trip(w);
+    CHECK(out.token == w.token);
     CHECK(out.results_endpoint == w.results_endpoint);
     CHECK(out.settings.headers == w.settings.headers);
     CHECK(out.settings.session_routing_mode == "legacy");
@@ -77,8 +79,9 @@ TEST_CASE("every message survives a round trip") {
   SUBCASE("reject, stop, bye") {
     CHECK(round_trip(Reject{"version"}).reason == "version");
     CHECK(round_trip(Stop{true}).cancel);
-    auto bye = round_trip(Bye{"w1", "done", 0});
+    auto bye = round_trip(Bye{"w1", "secret", "done", 0});
     CHECK(bye.worker_id == "w1");
+    CHECK(bye.token == "secret");
     CHECK(bye.reason == "done");
   }
   SUBCASE("ping and pong") {
@@ -102,16 +105,31 @@ TEST_CASE("every message survives a round trip") {
     c.start_ns = 123456789;
     c.turns = {Turn{"hello", "", 16, 2, 0, R"({"nvext":{}})", ""},
                Turn{"again", "", 8, 2, 50, "", "r"}};
-    Assign a{{c, c}};
+    Assign a{17, {c, c}};
     auto out = round_trip(a);
+    CHECK(out.batch == 17);
     REQUIRE(out.conversations.size() == 2);
     CHECK(out.conversations[1].turns[1].delay_ms == doctest::Approx(50));
     CHECK(out.conversations[0].turns[0].extra_json == R"({"nvext":{}})");
     CHECK(out.conversations[0].phase == Phase::kWarmup);
   }
   SUBCASE("results") {
-    Results res{"w2", {sample_record()}, {ConversationEnd{7, EndReason::kAborted}}};
+    Results res;
+    res.worker_id = "w2";
+    res.token = "t";
+    res.records = {sample_record()};
+    res.ended = {ConversationEnd{7, EndReason::kAborted}};
+    res.failed = {FailedConversation{8, "undecodable assignment: str size overflow"}};
+    res.undecodable = {UndecodableAssign{3, {1, 4}, 6, "why"}};
     auto out = round_trip(res);
+    CHECK(out.token == "t");
+    REQUIRE(out.failed.size() == 1);
+    CHECK(out.failed[0].conversation_index == 8);
+    CHECK(out.failed[0].error == res.failed[0].error);
+    REQUIRE(out.undecodable.size() == 1);
+    CHECK(out.undecodable[0].batch == 3);
+    CHECK(out.undecodable[0].positions == std::vector<uint32_t>{1, 4});
+    CHECK(out.undecodable[0].unreadable_from == 6);
     REQUIRE(out.records.size() == 1);
     const Record& r = out.records[0];
     CHECK(r.chunk_gaps_ns == std::vector<int64_t>{10, 20, 30});
@@ -133,7 +151,10 @@ TEST_CASE("decode rejects garbage, truncation and oversized input") {
   }
   SUBCASE("empty") { CHECK_FALSE(decode("", 0, &error).has_value()); }
   SUBCASE("truncated at every length") {
-    std::string bytes = encode(Results{"w", {sample_record()}, {}});
+    Results res;
+    res.worker_id = "w";
+    res.records = {sample_record()};
+    std::string bytes = encode(res);
     for (size_t n = 0; n < bytes.size(); ++n) {
       CHECK_FALSE(decode(bytes.data(), n, &error).has_value());
     }
@@ -156,7 +177,7 @@ TEST_CASE("decode rejects garbage, truncation and oversized input") {
     CHECK(error.find("unknown message type") != std::string::npos);
   }
   SUBCASE("trailing bytes") {
-    std::string bytes = encode(Bye{"w", "x", 0}) + "z";
+    std::string bytes = encode(Bye{"w", "t", "x", 0}) + "z";
     CHECK_FALSE(decode(bytes.data(), bytes.size(), &error).has_value());
   }
   SUBCASE("body of the wrong shape converts to nullopt, not a crash") {

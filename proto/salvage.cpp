@@ -1,0 +1,337 @@
+// Salvaging an Assign that does not decode as a whole. A bounds-checked walk over the msgpack
+// bytes (it never allocates and applies no decode limits) finds where each conversation starts
+// and ends; each is then decoded on its own, with the usual limits. What still fails is
+// reported by index when the index can be read, else by position in the batch.
+#include <limits>
+
+#include "proto/envelope.hpp"
+
+namespace convoy::proto {
+
+namespace {
+
+class Reader {
+ public:
+  Reader(const void* data, size_t size) : p_(static_cast<const uint8_t*>(data)), size_(size) {}
+
+  size_t offset() const { return off_; }
+
+  std::optional<uint64_t> map_header() {
+    if (!need(1)) return std::nullopt;
+    const uint8_t tag = p_[off_];
+    if (tag >= 0x80 && tag <= 0x8f) return advance(1, tag & 0x0fu);
+    if (tag == 0xde) return sized(2);
+    if (tag == 0xdf) return sized(4);
+    return std::nullopt;
+  }
+
+  std::optional<uint64_t> array_header() {
+    if (!need(1)) return std::nullopt;
+    const uint8_t tag = p_[off_];
+    if (tag >= 0x90 && tag <= 0x9f) return advance(1, tag & 0x0fu);
+    if (tag == 0xdc) return sized(2);
+    if (tag == 0xdd) return sized(4);
+    return std::nullopt;
+  }
+
+  // A string; does not move when it is something else or its bytes are cut short.
+  std::optional<std::string_view> str() {
+    if (!need(1)) return std::nullopt;
+    const size_t start = off_;
+    const uint8_t tag = p_[off_];
+    std::optional<uint64_t> n;
+    if (tag >= 0xa0 && tag <= 0xbf) {
+      n = advance(1, tag & 0x1fu);
+    } else if (tag == 0xd9) {
+      n = sized(1);
+    } else if (tag == 0xda) {
+      n = sized(2);
+    } else if (tag == 0xdb) {
+      n = sized(4);
+    }
+    if (!n || !need(*n)) {
+      off_ = start;
+      return std::nullopt;
+    }
+    std::string_view s(reinterpret_cast<const char*>(p_ + off_), *n);
+    off_ += *n;
+    return s;
+  }
+
+  // A non-negative integer in any integer format (msgpack's decoder also reads a signed format
+  // holding a value >= 0 as positive). Does not move when it is something else.
+  std::optional<uint64_t> uint() {
+    if (!need(1)) return std::nullopt;
+    const uint8_t tag = p_[off_];
+    if (tag <= 0x7f) return advance(1, tag);
+    if (tag >= 0xcc && tag <= 0xcf) return sized(size_t{1} << (tag - 0xcc));
+    if (tag >= 0xd0 && tag <= 0xd3) {
+      const size_t n = size_t{1} << (tag - 0xd0);
+      uint64_t v = 0;
+      if (!length_at(n, v) || (v >> (8 * n - 1)) != 0) return std::nullopt;  // negative
+      off_ += 1 + n;
+      return v;
+    }
+    return std::nullopt;
+  }
+
+  // Steps over one whole object, nested ones included; false (offset unspecified) when the
+  // bytes end first or hold the never-used tag 0xc1. Iterative: depth costs nothing.
+  bool skip() {
+    uint64_t pending = 1;
+    while (pending > 0) {
+      if (pending > size_ - off_) return false;  // every object takes at least one byte
+      --pending;
+      const uint8_t tag = p_[off_];
+      uint64_t bytes = 0;     // payload after the header
+      uint64_t children = 0;  // objects after the header
+      size_t head = 1;
+      if (tag <= 0x7f || tag >= 0xe0) {
+        // fixint
+      } else if (tag <= 0x8f) {
+        children = 2u * (tag & 0x0fu);
+      } else if (tag <= 0x9f) {
+        children = tag & 0x0fu;
+      } else if (tag <= 0xbf) {
+        bytes = tag & 0x1fu;
+      } else {
+        switch (tag) {
+          case 0xc0:  // nil
+          case 0xc2:  // false
+          case 0xc3:  // true
+            break;
+          case 0xc4:  // bin 8, 16, 32
+          case 0xc5:
+          case 0xc6:
+            head = 1 + (size_t{1} << (tag - 0xc4));
+            if (!length_at(head - 1, bytes)) return false;
+            break;
+          case 0xc7:  // ext 8, 16, 32: length, then a type byte
+          case 0xc8:
+          case 0xc9:
+            head = 1 + (size_t{1} << (tag - 0xc7));
+            if (!length_at(head - 1, bytes)) return false;
+            ++head;
+            break;
+          case 0xca:
+            head = 5;
+            break;
+          case 0xcb:
+            head = 9;
+            break;
+          case 0xcc:  // uint 8..64
+          case 0xcd:
+          case 0xce:
+          case 0xcf:
+            head = 1 + (size_t{1} << (tag - 0xcc));
+            break;
+          case 0xd0:  // int 8..64
+          case 0xd1:
+          case 0xd2:
+          case 0xd3:
+            head = 1 + (size_t{1} << (tag - 0xd0));
+            break;
+          case 0xd4:  // fixext 1..16, after a type byte
+          case 0xd5:
+          case 0xd6:
+          case 0xd7:
+          case 0xd8:
+            head = 2 + (size_t{1} << (tag - 0xd4));
+            break;
+          case 0xd9:  // str 8, 16, 32
+          case 0xda:
+          case 0xdb:
+            head = 1 + (size_t{1} << (tag - 0xd9));
+            if (!length_at(head - 1, bytes)) return false;
+            break;
+          case 0xdc:  // array 16, 32
+          case 0xdd:
+            head = 1 + (size_t{2} << (tag - 0xdc));
+            if (!length_at(head - 1, children)) return false;
+            break;
+          case 0xde:  // map 16, 32
+          case 0xdf:
+            head = 1 + (size_t{2} << (tag - 0xde));
+            if (!length_at(head - 1, children)) return false;
+            children *= 2;
+            break;
+          default:  // 0xc1: never used
+            return false;
+        }
+      }
+      if (!need(head)) return false;
+      off_ += head;
+      if (!need(bytes)) return false;
+      off_ += bytes;
+      pending += children;
+    }
+    return true;
+  }
+
+ private:
+  bool need(uint64_t n) const { return n <= size_ - off_; }
+
+  uint64_t big_endian(size_t at, size_t n) const {
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; ++i) v = (v << 8) | p_[at + i];
+    return v;
+  }
+
+  // The n-byte length after the tag at the current offset, without moving.
+  bool length_at(size_t n, uint64_t& out) const {
+    if (!need(1 + n)) return false;
+    out = big_endian(off_ + 1, n);
+    return true;
+  }
+
+  std::optional<uint64_t> advance(size_t n, uint64_t value) {
+    off_ += n;
+    return value;
+  }
+
+  // A tag followed by an n-byte big-endian value.
+  std::optional<uint64_t> sized(size_t n) {
+    uint64_t v = 0;
+    if (!length_at(n, v)) return std::nullopt;
+    off_ += 1 + n;
+    return v;
+  }
+
+  const uint8_t* p_;
+  size_t size_;
+  size_t off_ = 0;
+};
+
+// Calls on_value(key) with the reader at each value of the map at the reader's position, for
+// string keys; the callback must consume the value (or return false to stop). False when the
+// map's structure is unreadable.
+template <class OnValue>
+bool walk_map(Reader& r, OnValue&& on_value) {
+  auto n = r.map_header();
+  if (!n) return false;
+  for (uint64_t i = 0; i < *n; ++i) {
+    auto key = r.str();
+    if (!key) {
+      if (!r.skip() || !r.skip()) return false;  // a non-string key and its value
+      continue;
+    }
+    if (!on_value(*key)) return false;
+  }
+  return true;
+}
+
+// The `index` of a conversation whose bytes are [data, data + size), read without decoding
+// anything else.
+std::optional<uint64_t> conversation_index(const char* data, size_t size) {
+  Reader r(data, size);
+  std::optional<uint64_t> index;
+  walk_map(r, [&](std::string_view key) {
+    if (key == "index" && !index) {
+      index = r.uint();
+      return index.has_value();
+    }
+    return r.skip();
+  });
+  return index;
+}
+
+}  // namespace
+
+std::optional<MsgType> peek_type(const void* data, size_t size) {
+  if (size > kMaxMessageBytes) return std::nullopt;
+  Reader r(data, size);
+  std::optional<MsgType> type;
+  bool unknown = false;
+  // As decode() reads the envelope: the last integer "t" wins, an unknown one spoils it.
+  walk_map(r, [&](std::string_view key) {
+    if (key != "t") return r.skip();
+    auto t = r.uint();
+    if (!t) return r.skip();
+    if (*t < static_cast<uint64_t>(MsgType::kHello) || *t > static_cast<uint64_t>(MsgType::kBye)) {
+      unknown = true;
+      return false;
+    }
+    type = static_cast<MsgType>(*t);
+    return true;
+  });
+  if (unknown) return std::nullopt;
+  return type;
+}
+
+std::optional<AssignSalvage> salvage_assign(const void* data, size_t size) {
+  if (peek_type(data, size) != MsgType::kAssign) return std::nullopt;
+  const char* bytes = static_cast<const char*>(data);
+  AssignSalvage out;
+  auto unreadable = [&]() -> UndecodableAssign& {
+    if (!out.undecodable) out.undecodable = UndecodableAssign{out.batch, {}, -1, ""};
+    return *out.undecodable;
+  };
+
+  // The envelope's body.
+  Reader envelope(data, size);
+  std::optional<size_t> body_at;
+  walk_map(envelope, [&](std::string_view key) {
+    if (key == "b") body_at = envelope.offset();  // the last one, as decode() takes it
+    return envelope.skip();
+  });
+  bool found_conversations = false;
+  bool body_read = false;  // the whole body map was walked
+  if (body_at) {
+    Reader body(bytes + *body_at, size - *body_at);
+    body_read = walk_map(body, [&](std::string_view key) {
+      if (key == "batch" && out.batch == 0 && !found_conversations) {
+        if (auto b = body.uint()) {
+          out.batch = *b;
+          return true;
+        }
+        return body.skip();  // unreadable: 0, the worker supplies the number
+      }
+      if (key != "conversations" || found_conversations) return body.skip();
+      found_conversations = true;
+      auto n = body.array_header();
+      if (!n) {
+        unreadable().unreadable_from = 0;
+        unreadable().error = "the batch's conversations are not an array";
+        return false;
+      }
+      for (uint64_t i = 0; i < *n; ++i) {
+        const size_t start = body.offset();
+        if (!body.skip()) {
+          // The rest of the array cannot be delimited.
+          unreadable().unreadable_from = static_cast<int64_t>(i);
+          unreadable().error = "the conversations from position " + std::to_string(i) +
+                               " on are not readable msgpack";
+          return false;
+        }
+        const char* element = bytes + *body_at + start;
+        const size_t element_size = body.offset() - start;
+        try {
+          size_t off = 0;
+          msgpack::object_handle h =
+              msgpack::unpack(element, element_size, off, nullptr, nullptr, decode_limits());
+          Conversation c;
+          h.get().convert(c);
+          out.conversations.push_back(std::move(c));
+        } catch (const std::exception& e) {
+          const std::string why = std::string("undecodable assignment: ") + e.what();
+          if (auto index = conversation_index(element, element_size)) {
+            out.failed.push_back({*index, why});
+          } else if (i <= std::numeric_limits<uint32_t>::max()) {
+            unreadable().positions.push_back(static_cast<uint32_t>(i));
+            if (unreadable().error.empty()) unreadable().error = why;
+          }
+        }
+      }
+      return true;
+    });
+  }
+  // A body without the key is an empty batch (as decode() reads it); one cut short is not.
+  if (!found_conversations && !body_read && !out.undecodable) {
+    unreadable().unreadable_from = 0;
+    unreadable().error = "the batch's conversations are not readable";
+  }
+  if (out.undecodable) out.undecodable->batch = out.batch;
+  return out;
+}
+
+}  // namespace convoy::proto

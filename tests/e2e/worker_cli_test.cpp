@@ -1,0 +1,85 @@
+// End to end, the real convoy-worker binary: a bad command line gets a clear message and exit
+// code 2 (kExitBadInput, shared with `convoy`), never an abort; --help and --version exit 0.
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "common/exit_codes.hpp"
+#include "e2e/subprocess.hpp"
+#include "test_util.hpp"
+
+using namespace convoy::test;
+
+namespace {
+
+struct Outcome {
+  int rc = -1;
+  std::string output;
+};
+
+// Runs convoy-worker with `args`; a bad command line exits before it connects anywhere.
+Outcome run_worker(std::vector<std::string> args) {
+  args.insert(args.begin(), bin("worker/convoy-worker"));
+  Subprocess worker(args);
+  const auto rc = worker.wait(30);
+  REQUIRE_MESSAGE(rc.has_value(), "convoy-worker did not exit: ", worker.output());
+  return {*rc, worker.output()};
+}
+
+bool contains(const std::string& haystack, const std::string& needle) {
+  return haystack.find(needle) != std::string::npos;
+}
+
+}  // namespace
+
+TEST_CASE("convoy-worker rejects a bad command line with a message and exit code 2") {
+  const std::string ok = "tcp://127.0.0.1:1";
+  struct Case {
+    std::vector<std::string> args;
+    std::string says;  // part of the message
+  };
+  const std::vector<Case> cases = {
+      {{"--connect", ok, "--wait-s", "abc"}, "--wait-s: expected a number of seconds"},
+      {{"--connect", ok, "--wait-s", "-1"}, "--wait-s"},
+      {{"--connect", ok, "--wait-s", "0"}, "--wait-s"},
+      {{"--connect", ok, "--wait-s"}, "--wait-s"},
+      {{"--connect", ok, "--no-such-flag"}, "--no-such-flag"},
+      {{"--connect", ok, "stray"}, "stray"},
+      {{}, "--connect"},
+      {{"--connect", "http://127.0.0.1:1"}, "tcp://HOST:PORT"},
+      {{"--connect", ok, "--id", ""}, "--id"},
+      {{"--connect", ok, "--curve-key", "/no/such/worker-0.key"}, "--curve-key"},
+  };
+  for (const auto& c : cases) {
+    std::string joined;
+    for (const auto& a : c.args) joined += " '" + a + "'";
+    INFO("convoy-worker" << joined);
+    const Outcome o = run_worker(c.args);
+    INFO(o.output);
+    CHECK(o.rc == convoy::kExitBadInput);
+    CHECK(contains(o.output, c.says));
+    CHECK(contains(o.output, "--help"));  // where to look next
+  }
+}
+
+TEST_CASE("convoy-worker --curve-key and --curve-server-key go together") {
+  TempDir dir("convoy-worker-cli-");
+  const std::string key = (dir.path() / "worker-0.key").string();
+  std::ofstream(key) << "not a real key\n";
+  const Outcome o = run_worker({"--connect", "tcp://127.0.0.1:1", "--curve-key", key});
+  INFO(o.output);
+  CHECK(o.rc == convoy::kExitBadInput);
+  CHECK(contains(o.output, "--curve-server-key"));
+}
+
+TEST_CASE("convoy-worker --help and --version exit 0") {
+  const Outcome help = run_worker({"--help"});
+  CHECK(help.rc == convoy::kExitOk);
+  CHECK(contains(help.output, "--connect"));
+  CHECK(contains(help.output, "--wait-s"));
+  const Outcome version = run_worker({"--version"});
+  CHECK(version.rc == convoy::kExitOk);
+  CHECK_FALSE(version.output.empty());
+}
