@@ -116,7 +116,8 @@ void check_utf8_under(const Source& source, const YAML::Node& node, const std::s
     }
     case YAML::NodeType::Map:
       for (auto it = node.begin(); it != node.end(); ++it) {
-        const YAML::Node& key = it->first;
+        // Copies: yaml-cpp's iterator hands out a temporary pair, so a reference would dangle.
+        const YAML::Node key = it->first;
         if (key.IsScalar()) {
           const std::size_t bad = find_invalid_utf8(key.Scalar());
           if (bad != std::string_view::npos) {
