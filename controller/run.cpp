@@ -275,7 +275,7 @@ void Run::bind_sockets() {
   router_.set(zmq::sockopt::router_mandatory, 0);
   std::string control_at = listen;
   if (!options_.controller_only && listen == WorkersConfig{}.listen &&
-      !config_.workers.results_listen) {
+      !config_.workers.results_listen && config_.expected_workers() <= config_.workers.local) {
     // `convoy run` left at the default: its own workers only, over ipc:// in a folder only
     // this user can enter, instead of a loopback port any local user could connect to.
     ipc_dir_.emplace("convoy-");
