@@ -1,5 +1,6 @@
-// workers.results_listen: the controller's results endpoint, fixed for firewalls and Kubernetes
-// Services (docs/multi-host.md).
+// workers.listen and workers.results_listen: the controller's endpoints. results_listen is fixed
+// for firewalls and Kubernetes Services (docs/multi-host.md); an endpoint ZeroMQ cannot bind is a
+// config error naming the key, not "No such device" after the mock was started.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -44,5 +45,33 @@ TEST_CASE("workers.results_listen") {
     CHECK(e.find("c.yaml:2") != std::string::npos);
     CHECK(e.find("workers.results_listen") != std::string::npos);
     CHECK(e.find("expected tcp://HOST:PORT or ipc://PATH") != std::string::npos);
+  }
+}
+
+TEST_CASE("workers.listen must be an address ZeroMQ can bind") {
+  SUBCASE("a host name is refused with the key, the line and a suggestion") {
+    const std::string e = error_of("name: a\nworkers:\n  listen: tcp://localhost:0\n");
+    INFO(e);
+    CHECK(e.find("c.yaml:3") != std::string::npos);
+    CHECK(e.find("workers.listen") != std::string::npos);
+    CHECK(e.find("'localhost'") != std::string::npos);
+    CHECK(e.find("tcp://127.0.0.1:PORT") != std::string::npos);
+    CHECK(error_of("workers:\n  listen: tcp://controller.example:5555\n").find("host name") !=
+          std::string::npos);
+  }
+  SUBCASE("results_listen too") {
+    const std::string e =
+        error_of("workers:\n  listen: tcp://0.0.0.0:5555\n  results_listen: tcp://localhost:1\n");
+    CHECK(e.find("workers.results_listen") != std::string::npos);
+  }
+  SUBCASE("a bracketed host must be an IPv6 address") {
+    CHECK(error_of("workers:\n  listen: tcp://[nope]:0\n").find("not an IPv6 address") !=
+          std::string::npos);
+  }
+  SUBCASE("addresses, the wildcard, interface names and ipc are accepted") {
+    for (const char* ok : {"tcp://127.0.0.1:0", "tcp://0.0.0.0:5555", "tcp://*:5555",
+                           "tcp://[::]:0", "tcp://[::1]:7000", "tcp://lo:0", "ipc:///tmp/c.sock"}) {
+      CHECK_MESSAGE(error_of(std::string("workers:\n  listen: ") + ok + "\n").empty(), ok);
+    }
   }
 }
