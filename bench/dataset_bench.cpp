@@ -16,9 +16,9 @@
 #include <string>
 #include <vector>
 
-#include "common/config.hpp"
-#include "controller/dataset.hpp"
-#include "controller/synthetic.hpp"
+#include "controller/config/config.hpp"
+#include "controller/dataset/dataset.hpp"
+#include "controller/dataset/synthetic.hpp"
 
 namespace {
 

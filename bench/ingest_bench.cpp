@@ -17,10 +17,10 @@
 #include <string>
 #include <vector>
 
-#include "common/config.hpp"
-#include "controller/metrics.hpp"
-#include "controller/records_writer.hpp"
-#include "controller/run_report.hpp"
+#include "controller/config/config.hpp"
+#include "controller/report/metrics.hpp"
+#include "controller/report/records_writer.hpp"
+#include "controller/report/run_report.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
 

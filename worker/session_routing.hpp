@@ -14,7 +14,7 @@
 #include <utility>
 #include <vector>
 
-#include "common/config.hpp"
+#include "controller/config/config.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::worker {

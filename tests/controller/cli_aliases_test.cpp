@@ -3,7 +3,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/cli_aliases.hpp"
+#include "controller/cli/cli_aliases.hpp"
 
 using namespace convoy::controller;
 using Overrides = std::vector<std::string>;

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <stdexcept>
 
-#include "controller/corpus.hpp"
+#include "controller/dataset/corpus.hpp"
 
 namespace convoy::controller {
 

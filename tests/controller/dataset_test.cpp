@@ -6,10 +6,10 @@
 #include <string>
 
 #include <unistd.h>
-#include "controller/dataset.hpp"
-#include "controller/dataset_rows.hpp"
+#include "controller/dataset/dataset.hpp"
+#include "controller/dataset/jsonl_reader.hpp"
+#include "controller/dataset/synthetic.hpp"
 #include "controller/dataset_test_util.hpp"
-#include "controller/synthetic.hpp"
 
 namespace convoy::controller {
 namespace {

@@ -5,7 +5,7 @@
 
 #include <string>
 
-#include "common/config.hpp"
+#include "controller/config/config.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller::testing {

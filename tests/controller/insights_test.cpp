@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/insights.hpp"
+#include "controller/report/insights.hpp"
 
 using namespace convoy::controller;
 

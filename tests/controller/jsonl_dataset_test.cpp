@@ -3,9 +3,9 @@
 #include <sstream>
 #include <string>
 
+#include "controller/dataset/ids.hpp"
+#include "controller/dataset/jsonl_dataset.hpp"
 #include "controller/dataset_test_util.hpp"
-#include "controller/ids.hpp"
-#include "controller/jsonl_dataset.hpp"
 #include "test_util.hpp"
 
 namespace convoy::controller {

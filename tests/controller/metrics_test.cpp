@@ -1,4 +1,4 @@
-#include "controller/metrics.hpp"
+#include "controller/report/metrics.hpp"
 
 #include <doctest/doctest.h>
 

@@ -3,9 +3,9 @@
 #include <sstream>
 #include <string>
 
-#include "controller/corpus.hpp"
+#include "controller/dataset/corpus.hpp"
+#include "controller/dataset/mooncake.hpp"
 #include "controller/dataset_test_util.hpp"
-#include "controller/mooncake.hpp"
 #include "test_util.hpp"
 
 namespace convoy::controller {

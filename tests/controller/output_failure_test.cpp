@@ -9,10 +9,11 @@
 #include <vector>
 
 #include "common/exit_codes.hpp"
-#include "controller/output_file.hpp"
-#include "controller/records_writer.hpp"
-#include "controller/run_report.hpp"
-#include "controller/summary_writer.hpp"
+#include "controller/report/output_file.hpp"
+#include "controller/report/records_writer.hpp"
+#include "controller/report/run_report.hpp"
+#include "controller/report/summary_writer.hpp"
+#include "controller/run/registry.hpp"
 #include "test_util.hpp"
 #include "tmpfs_util.hpp"
 
@@ -26,6 +27,7 @@ using convoy::controller::OutputFile;
 using convoy::controller::RecordsWriter;
 using convoy::controller::ReportInputs;
 using convoy::controller::RunFacts;
+using convoy::controller::worker_summaries;
 using convoy::controller::WorkerRegistry;
 using convoy::proto::ErrorKind;
 using convoy::proto::Record;
@@ -87,8 +89,9 @@ struct Report {
     }
   }
   int write() {
-    const ReportInputs in{config, url,   out_dir, registry, metrics.snapshot(),
-                          facts,  false, false,   "",       known};
+    const ReportInputs in{
+        config, url, out_dir, worker_summaries(registry), metrics.snapshot(), facts, false,
+        false,  "",  known};
     return convoy::controller::write_run_report(in);
   }
   rapidjson::Document summary() const { return read_json(out_dir / "summary.json"); }

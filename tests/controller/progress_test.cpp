@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <string>
 
-#include "controller/progress.hpp"
+#include "controller/run/progress.hpp"
 
 using convoy::controller::Progress;
 

@@ -9,8 +9,9 @@
 #include <string>
 #include <vector>
 
-#include "controller/run_report.hpp"
-#include "controller/schedule.hpp"
+#include "controller/report/run_report.hpp"
+#include "controller/run/registry.hpp"
+#include "controller/run/schedule.hpp"
 
 namespace {
 
@@ -26,6 +27,7 @@ using convoy::controller::ReportInputs;
 using convoy::controller::RunFacts;
 using convoy::controller::Scheduler;
 using convoy::controller::Verdict;
+using convoy::controller::worker_summaries;
 using convoy::controller::WorkerRegistry;
 
 constexpr int64_t kMs = 1'000'000;
@@ -79,7 +81,8 @@ struct RateRun {
   Verdict judge(const std::vector<int64_t>& starts) const {
     RunFacts facts;
     for (int64_t t : starts) facts.actual_starts_ns.add(t);
-    const ReportInputs in{config, url, out_dir, registry, snapshot, facts, false, false, "", {}};
+    const ReportInputs in{config, url, out_dir, worker_summaries(registry), snapshot, facts, false,
+                          false,  "",  {}};
     return judge_run(in);
   }
 

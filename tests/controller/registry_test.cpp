@@ -3,7 +3,7 @@
 
 #include <string>
 
-#include "controller/registry.hpp"
+#include "controller/run/registry.hpp"
 
 using convoy::controller::clock_sample;
 using convoy::controller::ClockSample;

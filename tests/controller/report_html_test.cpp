@@ -1,4 +1,4 @@
-#include "controller/report_html.hpp"
+#include "controller/report/report_html.hpp"
 
 #include <doctest/doctest.h>
 

@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "controller/schedule.hpp"
+#include "controller/run/schedule.hpp"
 
 namespace {
 

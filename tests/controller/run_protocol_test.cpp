@@ -16,8 +16,8 @@
 
 #include "common/log.hpp"
 #include "controller/fake_worker.hpp"
-#include "controller/run.hpp"
-#include "controller/sharding.hpp"
+#include "controller/run/run.hpp"
+#include "controller/run/sharding.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "controller/ids.hpp"
-#include "controller/schedule.hpp"
-#include "controller/sharding.hpp"
+#include "controller/dataset/ids.hpp"
+#include "controller/run/schedule.hpp"
+#include "controller/run/sharding.hpp"
 
 using convoy::Arrival;
 using convoy::LoadConfig;

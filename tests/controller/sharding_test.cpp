@@ -3,7 +3,7 @@
 #include <map>
 #include <string>
 
-#include "controller/sharding.hpp"
+#include "controller/run/sharding.hpp"
 
 using convoy::controller::Sharder;
 

@@ -1,4 +1,4 @@
-#include "controller/summary_writer.hpp"
+#include "controller/report/summary_writer.hpp"
 
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "controller/report_html.hpp"
+#include "controller/report/report_html.hpp"
 #include "test_util.hpp"
 
 namespace {

@@ -5,11 +5,11 @@
 #include <set>
 #include <vector>
 
-#include "controller/corpus.hpp"
+#include "controller/dataset/corpus.hpp"
+#include "controller/dataset/ids.hpp"
+#include "controller/dataset/rng.hpp"
+#include "controller/dataset/synthetic.hpp"
 #include "controller/dataset_test_util.hpp"
-#include "controller/ids.hpp"
-#include "controller/rng.hpp"
-#include "controller/synthetic.hpp"
 #include "test_util.hpp"
 
 namespace convoy::controller {

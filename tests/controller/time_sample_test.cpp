@@ -8,7 +8,7 @@
 #include <random>
 #include <vector>
 
-#include "controller/run_report.hpp"
+#include "controller/report/run_report.hpp"
 
 namespace {
 

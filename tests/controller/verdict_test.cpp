@@ -1,4 +1,5 @@
-#include "controller/run_report.hpp"
+#include "controller/report/run_report.hpp"
+#include "controller/run/registry.hpp"
 
 #include <doctest/doctest.h>
 
@@ -22,6 +23,7 @@ using convoy::controller::MetricsAggregator;
 using convoy::controller::ReportInputs;
 using convoy::controller::RunFacts;
 using convoy::controller::Verdict;
+using convoy::controller::worker_summaries;
 using convoy::controller::WorkerRegistry;
 using convoy::proto::ErrorKind;
 using convoy::proto::Record;
@@ -122,8 +124,8 @@ struct Run {
       agg.add(r);
       facts.add(r);
     }
-    const ReportInputs in{config, url,   out_dir,    registry,          agg.snapshot(),
-                          facts,  false, incomplete, incomplete_reason, output_errors};
+    const ReportInputs in{config, url,   out_dir,    worker_summaries(registry), agg.snapshot(),
+                          facts,  false, incomplete, incomplete_reason,          output_errors};
     return judge_run(in);
   }
 };

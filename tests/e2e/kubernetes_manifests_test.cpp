@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "common/config.hpp"
+#include "controller/config/config.hpp"
 #include "e2e/subprocess.hpp"
 
 namespace fs = std::filesystem;

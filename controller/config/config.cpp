@@ -1,0 +1,644 @@
+#include "controller/config/config.hpp"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <yaml-cpp/yaml.h>
+
+#include <array>
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string_view>
+
+#include "controller/config/did_you_mean.hpp"
+#include "controller/config/yaml_util.hpp"
+
+namespace convoy {
+
+namespace {
+
+namespace fs = std::filesystem;
+using yaml_util::format_number;
+using yaml_util::quote;
+using yaml_util::Section;
+using yaml_util::Source;
+using Keys = std::vector<std::string_view>;
+
+// Enum spellings, indexed by the enum's value.
+const Keys kEndpointNames = {"chat", "completions", "embeddings"};
+const Keys kDatasetTypeNames = {"synthetic", "jsonl", "mooncake"};
+const Keys kHistoryNames = {"live", "recorded"};
+const Keys kLoadModeNames = {"concurrency", "rate", "trace"};
+const Keys kArrivalNames = {"constant", "poisson", "gamma"};
+const Keys kRoutingModeNames = {"off", "bind", "legacy", "header"};
+const Keys kMockContractNames = {"none", "legacy", "bind", "header"};
+const Keys kMockRouterNames = {"kv", "round-robin", "random"};
+
+// The keys of every section, in DESIGN.md order (also the order to_yaml writes them).
+const Keys kTopKeys = {"name",    "seed", "target",          "mock",
+                       "dataset", "load", "session_routing", "workers",
+                       "output",  "slo",  "fail_on"};
+const Keys kTargetKeys = {"url",
+                          "endpoint",
+                          "model",
+                          "streaming",
+                          "api_key_env",
+                          "headers",
+                          "extra_body",
+                          "request_timeout_s",
+                          "connect_timeout_s",
+                          "use_server_token_counts",
+                          "max_completion_tokens",
+                          "http2",
+                          "insecure",
+                          "max_response_bytes"};
+const Keys kMockKeys = {"workers", "contract",        "router_mode", "itl_ms",
+                        "speedup", "engine_sessions", "extra_args"};
+const Keys kDatasetKeys = {"type",         "path",          "conversations",        "turns",
+                           "input_tokens", "output_tokens", "shared_prefix_tokens", "think_time_ms",
+                           "history"};
+const Keys kDistributionKeys = {"mean", "stddev", "min", "max"};
+const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",
+                        "burstiness", "sessions",        "requests", "duration_s",
+                        "grace_s",    "warmup_sessions", "cancel"};
+const Keys kCancelKeys = {"fraction", "after_ms"};
+const Keys kRoutingKeys = {"mode", "timeout_s", "header_name"};
+const Keys kWorkersKeys = {"local",  "listen",     "results_listen",
+                           "expect", "curve_keys", "ready_timeout_s"};
+const Keys kOutputKeys = {"dir", "records", "html"};
+const Keys kFailOnKeys = {"error_rate"};
+// Metrics measured in milliseconds, which an SLO (goodput threshold) may name.
+const Keys kSloMetrics = {"time_to_first_token", "time_to_second_token",
+                          "inter_token_latency", "inter_chunk_latency",
+                          "request_latency",     "corrected_request_latency",
+                          "schedule_lag"};
+const Keys kOutputSubstitutions = {"name", "timestamp"};
+// Header values to_yaml never prints.
+const Keys kSecretHeaders = {"authorization", "proxy-authorization", "api-key", "x-api-key"};
+
+std::vector<std::string> known_paths() {
+  std::vector<std::string> paths;
+  auto add = [&](std::string_view section, const Keys& keys) {
+    for (auto k : keys) paths.push_back(std::string(section) + "." + std::string(k));
+  };
+  for (auto k : kTopKeys) paths.emplace_back(k);
+  add("target", kTargetKeys);
+  add("mock", kMockKeys);
+  add("dataset", kDatasetKeys);
+  add("load", kLoadKeys);
+  add("load.cancel", kCancelKeys);
+  add("session_routing", kRoutingKeys);
+  add("workers", kWorkersKeys);
+  add("output", kOutputKeys);
+  add("fail_on", kFailOnKeys);
+  return paths;
+}
+
+std::string num(double v) { return format_number(v); }
+
+void at_least(const Section& s, std::string_view key, double v, double min) {
+  s.check(v >= min, key, "must be at least " + num(min) + ", got " + num(v));
+}
+void positive(const Section& s, std::string_view key, double v) {
+  s.check(v > 0, key, "must be greater than 0, got " + num(v));
+}
+
+bool is_header_token(std::string_view s) {
+  constexpr std::string_view kExtra = "!#$%&'*+-.^_`|~";
+  if (s.empty()) return false;
+  for (char c : s) {
+    const bool alnum = (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+    if (!alnum && kExtra.find(c) == std::string_view::npos) return false;
+  }
+  return true;
+}
+
+bool is_env_name(std::string_view s) {
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    const char c = s[i];
+    const bool ok = c == '_' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+                    (i > 0 && c >= '0' && c <= '9');
+    if (!ok) return false;
+  }
+  return true;
+}
+
+bool iequals(std::string_view a, std::string_view b) {
+  return a.size() == b.size() && edit_distance(a, b) == 0;
+}
+
+// Relative paths in the file are relative to the file's folder; from --set, to the working one.
+std::string resolve_path(const Source& src, const std::string& key_path, const std::string& p) {
+  const fs::path base = fs::path(src.file()).parent_path();
+  if (src.overridden(key_path) || fs::path(p).is_absolute() || base.empty()) return p;
+  return (base / p).lexically_normal().string();
+}
+
+// --- sections -----------------------------------------------------------------------------
+
+void read_headers(const Section& s, std::map<std::string, std::string>& out) {
+  const YAML::Node n = s.node("headers");
+  const std::string path = s.path("headers");
+  if (!n.IsDefined()) return;
+  out.clear();
+  if (n.IsNull()) return;
+  if (!n.IsMap())
+    s.source().fail(path, "expected a mapping of header: value, got " + yaml_util::describe(n));
+  for (auto it = n.begin(); it != n.end(); ++it) {
+    const std::string name = it->first.IsScalar() ? it->first.Scalar() : std::string();
+    const std::string key_path = path + "." + name;
+    if (!is_header_token(name)) s.source().fail(key_path, "not a valid HTTP header name");
+    if (!it->second.IsScalar()) {
+      s.source().fail(key_path, "expected a string, got " + yaml_util::describe(it->second));
+    }
+    const std::string& value = it->second.Scalar();
+    if (value.find_first_of("\r\n") != std::string::npos) {
+      s.source().fail(key_path, "header values must not contain line breaks");
+    }
+    for (const auto& [existing, v] : out) {
+      if (iequals(existing, name)) s.source().fail(key_path, "duplicate header '" + existing + "'");
+    }
+    out[name] = value;
+  }
+}
+
+void read_target(const Section& top, TargetConfig& t) {
+  const Section s = top.section("target", kTargetKeys);
+  s.read("url", t.url);
+  const bool http = t.url.rfind("http://", 0) == 0 || t.url.rfind("https://", 0) == 0;
+  const bool has_host = t.url.find("://") + 3 < t.url.size();
+  s.check(t.url == "mock" || (http && has_host), "url",
+          "expected \"mock\" or an http:// or https:// URL, got '" + t.url + "'");
+  s.read_enum("endpoint", t.endpoint, kEndpointNames);
+  s.read("model", t.model);
+  s.read("streaming", t.streaming);
+  std::optional<std::string> key_env = t.api_key_env;
+  s.read("api_key_env", key_env);
+  t.api_key_env = key_env.value_or("");
+  s.check(is_env_name(t.api_key_env), "api_key_env",
+          "expected the NAME of an environment variable (letters, digits, _), got '" +
+              t.api_key_env + "'");
+  read_headers(s, t.headers);
+  if (s.present("extra_body")) {
+    t.extra_body_json =
+        yaml_util::to_json_object(s.source(), s.node("extra_body"), s.path("extra_body"));
+  }
+  s.read("request_timeout_s", t.request_timeout_s);
+  positive(s, "request_timeout_s", t.request_timeout_s);
+  s.read("connect_timeout_s", t.connect_timeout_s);
+  positive(s, "connect_timeout_s", t.connect_timeout_s);
+  s.read("use_server_token_counts", t.use_server_token_counts);
+  s.read("max_completion_tokens", t.max_completion_tokens);
+  s.read("http2", t.http2);
+  s.read("insecure", t.insecure);
+  s.read("max_response_bytes", t.max_response_bytes);
+  s.check(t.max_response_bytes > 0, "max_response_bytes",
+          "must be a positive number of bytes, got " + std::to_string(t.max_response_bytes));
+}
+
+void read_mock(const Section& top, MockConfig& m) {
+  const Section s = top.section("mock", kMockKeys);
+  s.read("workers", m.workers);
+  at_least(s, "workers", m.workers, 1);
+  if (auto i = s.read_choice("contract", kMockContractNames)) m.contract = kMockContractNames[*i];
+  if (auto i = s.read_choice("router_mode", kMockRouterNames)) m.router_mode = kMockRouterNames[*i];
+  s.read("itl_ms", m.itl_ms);
+  at_least(s, "itl_ms", m.itl_ms, 0);
+  s.read("speedup", m.speedup);
+  positive(s, "speedup", m.speedup);
+  s.read("engine_sessions", m.engine_sessions);
+  const YAML::Node args = s.node("extra_args");
+  if (!args.IsDefined()) return;
+  m.extra_args.clear();
+  if (args.IsNull()) return;
+  if (!args.IsSequence()) {
+    s.source().fail(s.path("extra_args"),
+                    "expected a list of strings, got " + yaml_util::describe(args));
+  }
+  for (const auto& arg : args) {
+    if (!arg.IsScalar()) {
+      s.source().fail(s.path("extra_args"),
+                      "expected a list of strings, got an item " + yaml_util::describe(arg));
+    }
+    m.extra_args.push_back(arg.Scalar());
+  }
+}
+
+// A distribution: {mean, stddev, min, max} or a bare number N (always N). `floor` is the least
+// value the key allows; min: null means the floor.
+void read_distribution(const Section& s, std::string_view key, Distribution& d, double floor) {
+  const YAML::Node n = s.node(key);
+  if (!n.IsDefined()) return;
+  const std::string path = s.path(key);
+  if (n.IsScalar()) {
+    auto v = yaml_util::parse_number(n.Scalar());
+    if (!v) {
+      s.source().fail(
+          path, "expected a number or {mean, stddev, min, max}, got " + yaml_util::describe(n));
+    }
+    d = Distribution{*v, 0, *v, *v};
+    s.check(*v >= floor, key, "must be at least " + num(floor) + ", got " + num(*v));
+    return;
+  }
+  if (!n.IsMap()) {
+    s.source().fail(path,
+                    "expected a number or {mean, stddev, min, max}, got " + yaml_util::describe(n));
+  }
+  const Section m(s.source(), n, path, kDistributionKeys);
+  m.read("mean", d.mean);
+  m.read("stddev", d.stddev);
+  m.read("min", d.min);
+  if (!d.min) d.min = floor;
+  m.read("max", d.max);
+  at_least(m, "stddev", d.stddev, 0);
+  at_least(m, "min", *d.min, floor);
+  if (d.max) {
+    at_least(m, "max", *d.max, floor);
+    s.check(*d.min <= *d.max, key, "min " + num(*d.min) + " is greater than max " + num(*d.max));
+  }
+  const bool inside = d.mean >= *d.min && (!d.max || d.mean <= *d.max);
+  s.check(inside, key,
+          "mean " + num(d.mean) + " is outside [" + num(*d.min) + ", " +
+              (d.max ? num(*d.max) : std::string("unbounded")) + "]");
+}
+
+void read_dataset(const Section& top, DatasetConfig& d) {
+  const Section s = top.section("dataset", kDatasetKeys);
+  s.read_enum("type", d.type, kDatasetTypeNames);
+  s.read("path", d.path);
+  s.read("conversations", d.conversations);
+  d.conversations_set = s.present("conversations") && !s.node("conversations").IsNull();
+  at_least(s, "conversations", static_cast<double>(d.conversations), 1);
+  read_distribution(s, "turns", d.turns, 1);
+  read_distribution(s, "input_tokens", d.input_tokens, 1);
+  read_distribution(s, "output_tokens", d.output_tokens, 1);
+  s.read("shared_prefix_tokens", d.shared_prefix_tokens);
+  at_least(s, "shared_prefix_tokens", static_cast<double>(d.shared_prefix_tokens), 0);
+  read_distribution(s, "think_time_ms", d.think_time_ms, 0);
+  s.read_enum("history", d.history, kHistoryNames);
+
+  const Source& src = s.source();
+  if (d.path) {
+    s.check(!d.path->empty(), "path", "must not be empty (use null for none)");
+    d.path = resolve_path(src, s.path("path"), *d.path);
+  }
+  if (d.type == DatasetType::kSynthetic) return;
+  const std::string type = to_string(d.type);
+  if (!d.path) src.fail_at(s.path("type"), s.path("path"), "required when dataset.type is " + type);
+  std::error_code ec;
+  if (!fs::exists(*d.path, ec)) s.check(false, "path", "file '" + *d.path + "' does not exist");
+  s.check(!fs::is_directory(*d.path, ec), "path", "'" + *d.path + "' is a folder, not a file");
+}
+
+void read_load(const Section& top, LoadConfig& l) {
+  const Section s = top.section("load", kLoadKeys);
+  s.read_enum("mode", l.mode, kLoadModeNames);
+  s.read("concurrency", l.concurrency);
+  at_least(s, "concurrency", static_cast<double>(l.concurrency), 1);
+  s.read("rate", l.rate);
+  if (l.mode == LoadMode::kRate) {
+    s.check(l.rate > 0, "rate", "must be greater than 0 in rate mode, got " + num(l.rate));
+  }
+  s.read_enum("arrival", l.arrival, kArrivalNames);
+  s.read("burstiness", l.burstiness);
+  positive(s, "burstiness", l.burstiness);
+  s.read("sessions", l.sessions);
+  if (l.sessions) at_least(s, "sessions", static_cast<double>(*l.sessions), 1);
+  s.read("requests", l.requests);
+  if (l.requests) at_least(s, "requests", static_cast<double>(*l.requests), 1);
+  s.read("duration_s", l.duration_s);
+  if (l.duration_s) positive(s, "duration_s", *l.duration_s);
+  s.read("grace_s", l.grace_s);
+  at_least(s, "grace_s", l.grace_s, 0);
+  s.read("warmup_sessions", l.warmup_sessions);
+  at_least(s, "warmup_sessions", static_cast<double>(l.warmup_sessions), 0);
+  const Section c = s.section("cancel", kCancelKeys);
+  c.read("fraction", l.cancel.fraction);
+  c.check(l.cancel.fraction >= 0 && l.cancel.fraction <= 1, "fraction",
+          "must be between 0 and 1, got " + num(l.cancel.fraction));
+  c.read("after_ms", l.cancel.after_ms);
+  at_least(c, "after_ms", l.cancel.after_ms, 0);
+}
+
+void read_session_routing(const Section& top, SessionRoutingConfig& r) {
+  const Section s = top.section("session_routing", kRoutingKeys);
+  s.read_enum("mode", r.mode, kRoutingModeNames);
+  double timeout_s = static_cast<double>(r.timeout_s);
+  s.read("timeout_s", timeout_s);
+  constexpr double kMaxTimeoutS = 1e12;  // far beyond any TTL; keeps the cast defined
+  s.check(timeout_s >= 1 && timeout_s <= kMaxTimeoutS && std::floor(timeout_s) == timeout_s,
+          "timeout_s", "must be a whole positive number of seconds, got " + num(timeout_s));
+  r.timeout_s = static_cast<int64_t>(timeout_s);
+  s.read("header_name", r.header_name);
+  s.check(is_header_token(r.header_name), "header_name",
+          "not a valid HTTP header name: '" + r.header_name + "'");
+}
+
+bool is_endpoint(std::string_view e) {
+  if (e.rfind("ipc://", 0) == 0) return e.size() > 6;
+  if (e.rfind("tcp://", 0) != 0) return false;
+  const std::string_view hostport = e.substr(6);
+  const std::size_t colon = hostport.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view port = hostport.substr(colon + 1);
+  if (port == "*") return true;
+  auto p = yaml_util::parse_uint(port);
+  return p && *p <= 65535 && !port.empty() && port.front() != '+';
+}
+
+// Why ZeroMQ could not bind the (well-formed) endpoint `e`, or "" when it can try: bind takes an
+// IP address, * or a network interface name, never a host name to resolve.
+std::string bind_problem(std::string_view e) {
+  if (e.rfind("tcp://", 0) != 0) return "";
+  const std::string_view hostport = e.substr(6);
+  const std::string host(hostport.substr(0, hostport.rfind(':')));
+  if (host == "*") return "";
+  unsigned char addr[16];
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) == 1) return "";
+    return "'" + host + "' is not an IPv6 address";
+  }
+  if (::inet_pton(AF_INET, host.c_str(), addr) == 1) return "";
+  if (::if_nametoindex(host.c_str()) != 0) return "";  // an interface name (eth0, lo)
+  std::string hint = host == "localhost" ? "tcp://127.0.0.1:PORT" : "tcp://0.0.0.0:PORT";
+  return "cannot bind '" + host + "': a listen address must be an IP address, * or an " +
+         "interface name, not a host name (for example " + hint + ")";
+}
+
+void read_workers(const Section& top, WorkersConfig& w) {
+  const Section s = top.section("workers", kWorkersKeys);
+  s.read("local", w.local);
+  at_least(s, "local", w.local, 0);
+  s.check(w.local <= kMaxLocalWorkers, "local",
+          "at most " + std::to_string(kMaxLocalWorkers) + " worker processes per host, got " +
+              std::to_string(w.local) + " (one worker drives thousands of streams; use remote " +
+              "workers beyond that)");
+  s.read("listen", w.listen);
+  s.check(is_endpoint(w.listen), "listen",
+          "expected tcp://HOST:PORT or ipc://PATH, got '" + w.listen + "'");
+  s.check(bind_problem(w.listen).empty(), "listen", bind_problem(w.listen));
+  s.read("results_listen", w.results_listen);
+  if (w.results_listen) {
+    s.check(is_endpoint(*w.results_listen), "results_listen",
+            "expected tcp://HOST:PORT or ipc://PATH, got '" + *w.results_listen + "'");
+    s.check(bind_problem(*w.results_listen).empty(), "results_listen",
+            bind_problem(*w.results_listen));
+  }
+  s.read("expect", w.expect);
+  if (w.expect) at_least(s, "expect", *w.expect, 1);
+  if (w.local == 0 && !w.expect) {
+    s.source().fail_at(s.path("local"), s.path("expect"),
+                       "required when workers.local is 0 (how many remote workers to wait for)");
+  }
+  s.read("curve_keys", w.curve_keys);
+  if (w.curve_keys) {
+    w.curve_keys = resolve_path(s.source(), s.path("curve_keys"), *w.curve_keys);
+    std::error_code ec;
+    s.check(fs::is_directory(*w.curve_keys, ec), "curve_keys",
+            "folder '" + *w.curve_keys + "' does not exist (create it with `convoy keygen`)");
+  }
+  s.read("ready_timeout_s", w.ready_timeout_s);
+  positive(s, "ready_timeout_s", w.ready_timeout_s);
+}
+
+void read_output(const Section& top, OutputConfig& o) {
+  const Section s = top.section("output", kOutputKeys);
+  s.read("dir", o.dir);
+  s.check(!o.dir.empty(), "dir", "must not be empty");
+  for (std::size_t open = o.dir.find('{'); open != std::string::npos;
+       open = o.dir.find('{', open + 1)) {
+    const std::size_t close = o.dir.find('}', open);
+    s.check(close != std::string::npos, "dir", "unclosed '{' in '" + o.dir + "'");
+    const std::string name = o.dir.substr(open + 1, close - open - 1);
+    bool known = false;
+    for (auto p : kOutputSubstitutions) known = known || p == name;
+    std::string what = "unknown substitution {" + name + "} (use {name} or {timestamp})";
+    if (auto near = closest_match(name, kOutputSubstitutions)) {
+      what = "unknown substitution {" + name + "}; did you mean {" + *near + "}?";
+    }
+    s.check(known, "dir", what);
+  }
+  s.read("records", o.records);
+  s.read("html", o.html);
+}
+
+void read_top(const Section& top, Config& c) {
+  top.read("name", c.name);
+  top.check(!c.name.empty(), "name", "must not be empty");
+  top.check(c.name.find_first_of("/\\") == std::string::npos && c.name != "." && c.name != "..",
+            "name", "is used in a folder name and must not contain '/' or '\\'");
+  top.read("seed", c.seed);
+  read_target(top, c.target);
+  read_mock(top, c.mock);
+  read_dataset(top, c.dataset);
+  read_load(top, c.load);
+  read_session_routing(top, c.session_routing);
+  read_workers(top, c.workers);
+  read_output(top, c.output);
+
+  const Section slo = top.section("slo", kSloMetrics);
+  c.slo.clear();
+  for (auto metric : kSloMetrics) {
+    std::optional<double> v;
+    slo.read(metric, v);
+    if (!v) continue;
+    positive(slo, metric, *v);
+    c.slo[std::string(metric)] = *v;
+  }
+  const Section fail_on = top.section("fail_on", kFailOnKeys);
+  fail_on.read("error_rate", c.fail_on.error_rate);
+  if (auto r = c.fail_on.error_rate) {
+    fail_on.check(*r >= 0 && *r <= 1, "error_rate", "must be between 0 and 1, got " + num(*r));
+  }
+
+  // Cross-section rules, reported at the key that decides them.
+  if (c.load.mode == LoadMode::kTrace && c.dataset.type == DatasetType::kSynthetic) {
+    top.source().fail("load.mode",
+                      "trace replays recorded timestamps: set dataset.type to mooncake or jsonl");
+  }
+}
+
+}  // namespace
+
+Config parse_config(const std::string& yaml_text, const std::string& path,
+                    const std::vector<std::string>& overrides) {
+  YAML::Node root;
+  try {
+    root = YAML::Load(yaml_text);
+  } catch (const YAML::Exception& e) {
+    const std::string line = e.mark.line >= 0 ? ":" + std::to_string(e.mark.line + 1) : "";
+    throw ConfigError(path + line + ": invalid YAML: " + e.msg);
+  }
+  Source src(path, root);
+  if (root.IsDefined() && !root.IsNull() && !root.IsMap()) {
+    const YAML::Mark mark = root.Mark();
+    src.fail_at("", "",
+                "expected a mapping of keys at the top level, got " + yaml_util::describe(root),
+                &mark);
+  }
+  try {
+    for (const auto& o : overrides) src.apply_override(o);
+    src.check_utf8();  // every key and string, wherever it is read
+    src.set_known_paths(known_paths());
+    Config c;
+    c.source_path = path;
+    read_top(Section(src, src.root(), "", kTopKeys), c);
+    return c;
+  } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still names the file
+    throw ConfigError(path + ": " + e.what());
+  }
+}
+
+Config load_config(const std::string& path, const std::vector<std::string>& overrides) {
+  std::error_code ec;
+  if (!fs::exists(path, ec)) throw ConfigError(path + ": no such file");
+  if (fs::is_directory(path, ec)) throw ConfigError(path + ": is a folder, not a YAML file");
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (!in) throw ConfigError(path + ": cannot be read");
+  return parse_config(text.str(), path, overrides);
+}
+
+// --- to_yaml ------------------------------------------------------------------------------
+
+namespace {
+
+std::string distribution_yaml(const Distribution& d) {
+  auto opt = [](const std::optional<double>& v) { return v ? num(*v) : std::string("null"); };
+  return "{mean: " + num(d.mean) + ", stddev: " + num(d.stddev) + ", min: " + opt(d.min) +
+         ", max: " + opt(d.max) + "}";
+}
+
+template <class T>
+std::string opt_int(const std::optional<T>& v) {
+  return v ? std::to_string(*v) : std::string("null");
+}
+std::string opt_num(const std::optional<double>& v) { return v ? num(*v) : std::string("null"); }
+std::string opt_str(const std::optional<std::string>& v) { return v ? quote(*v) : "null"; }
+const char* yes_no(bool b) { return b ? "true" : "false"; }
+
+bool secret_header(const std::string& name) {
+  for (auto s : kSecretHeaders) {
+    if (iequals(name, s)) return true;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string to_yaml(const Config& c) {
+  std::ostringstream y;
+  const auto& t = c.target;
+  y << "name: " << quote(c.name) << "\n"
+    << "seed: " << c.seed << "\n"
+    << "target:\n"
+    << "  url: " << quote(t.url) << "\n"
+    << "  endpoint: " << to_string(t.endpoint) << "\n"
+    << "  model: " << quote(t.model) << "\n"
+    << "  streaming: " << yes_no(t.streaming) << "\n"
+    << "  api_key_env: " << (t.api_key_env.empty() ? "null" : quote(t.api_key_env)) << "\n";
+  y << "  headers:" << (t.headers.empty() ? " {}" : "") << "\n";
+  for (const auto& [name, value] : t.headers) {
+    y << "    " << quote(name) << ": " << quote(secret_header(name) ? "<redacted>" : value) << "\n";
+  }
+  // JSON is YAML flow syntax, so the object reads back as the same mapping.
+  y << "  extra_body: " << t.extra_body_json << "\n"
+    << "  request_timeout_s: " << num(t.request_timeout_s) << "\n"
+    << "  connect_timeout_s: " << num(t.connect_timeout_s) << "\n"
+    << "  use_server_token_counts: " << yes_no(t.use_server_token_counts) << "\n"
+    << "  max_completion_tokens: " << yes_no(t.max_completion_tokens) << "\n"
+    << "  http2: " << yes_no(t.http2) << "\n"
+    << "  insecure: " << yes_no(t.insecure) << "\n"
+    << "  max_response_bytes: " << t.max_response_bytes << "\n";
+
+  const auto& m = c.mock;
+  y << "mock:\n"
+    << "  workers: " << m.workers << "\n"
+    << "  contract: " << m.contract << "\n"
+    << "  router_mode: " << m.router_mode << "\n"
+    << "  itl_ms: " << num(m.itl_ms) << "\n"
+    << "  speedup: " << num(m.speedup) << "\n"
+    << "  engine_sessions: " << yes_no(m.engine_sessions) << "\n"
+    << "  extra_args: [";
+  for (std::size_t i = 0; i < m.extra_args.size(); ++i) {
+    y << (i ? ", " : "") << quote(m.extra_args[i]);
+  }
+  y << "]\n";
+
+  const auto& d = c.dataset;
+  y << "dataset:\n"
+    << "  type: " << to_string(d.type) << "\n"
+    << "  path: " << opt_str(d.path) << "\n"
+    << "  conversations: " << d.conversations << "\n"
+    << "  turns: " << distribution_yaml(d.turns) << "\n"
+    << "  input_tokens: " << distribution_yaml(d.input_tokens) << "\n"
+    << "  output_tokens: " << distribution_yaml(d.output_tokens) << "\n"
+    << "  shared_prefix_tokens: " << d.shared_prefix_tokens << "\n"
+    << "  think_time_ms: " << distribution_yaml(d.think_time_ms) << "\n"
+    << "  history: " << to_string(d.history) << "\n";
+
+  const auto& l = c.load;
+  y << "load:\n"
+    << "  mode: " << to_string(l.mode) << "\n"
+    << "  concurrency: " << l.concurrency << "\n"
+    << "  rate: " << num(l.rate) << "\n"
+    << "  arrival: " << to_string(l.arrival) << "\n"
+    << "  burstiness: " << num(l.burstiness) << "\n"
+    << "  sessions: " << opt_int(l.sessions) << "\n"
+    << "  requests: " << opt_int(l.requests) << "\n"
+    << "  duration_s: " << opt_num(l.duration_s) << "\n"
+    << "  grace_s: " << num(l.grace_s) << "\n"
+    << "  warmup_sessions: " << l.warmup_sessions << "\n"
+    << "  cancel: {fraction: " << num(l.cancel.fraction) << ", after_ms: " << num(l.cancel.after_ms)
+    << "}\n";
+
+  const auto& r = c.session_routing;
+  y << "session_routing:\n"
+    << "  mode: " << to_string(r.mode) << "\n"
+    << "  timeout_s: " << r.timeout_s << "\n"
+    << "  header_name: " << quote(r.header_name) << "\n";
+
+  const auto& w = c.workers;
+  y << "workers:\n"
+    << "  local: " << w.local << "\n"
+    << "  listen: " << quote(w.listen) << "\n"
+    << "  results_listen: " << opt_str(w.results_listen) << "\n"
+    << "  expect: " << opt_int(w.expect) << "\n"
+    << "  curve_keys: " << opt_str(w.curve_keys) << "\n"
+    << "  ready_timeout_s: " << num(w.ready_timeout_s) << "\n";
+
+  y << "output:\n"
+    << "  dir: " << quote(c.output.dir) << "\n"
+    << "  records: " << yes_no(c.output.records) << "\n"
+    << "  html: " << yes_no(c.output.html) << "\n";
+
+  y << "slo:" << (c.slo.empty() ? " {}" : "") << "\n";
+  for (const auto& [metric, ms] : c.slo) y << "  " << metric << ": " << num(ms) << "\n";
+  y << "fail_on:\n"
+    << "  error_rate: " << opt_num(c.fail_on.error_rate) << "\n";
+  return y.str();
+}
+
+// --- enum names ---------------------------------------------------------------------------
+
+const char* to_string(Endpoint v) { return kEndpointNames[static_cast<std::size_t>(v)].data(); }
+const char* to_string(DatasetType v) {
+  return kDatasetTypeNames[static_cast<std::size_t>(v)].data();
+}
+const char* to_string(HistoryMode v) { return kHistoryNames[static_cast<std::size_t>(v)].data(); }
+const char* to_string(LoadMode v) { return kLoadModeNames[static_cast<std::size_t>(v)].data(); }
+const char* to_string(Arrival v) { return kArrivalNames[static_cast<std::size_t>(v)].data(); }
+const char* to_string(SessionRoutingMode v) {
+  return kRoutingModeNames[static_cast<std::size_t>(v)].data();
+}
+
+std::optional<SessionRoutingMode> parse_session_routing_mode(const std::string& s) {
+  for (std::size_t i = 0; i < kRoutingModeNames.size(); ++i) {
+    if (kRoutingModeNames[i] == s) return static_cast<SessionRoutingMode>(i);
+  }
+  return std::nullopt;
+}
+
+}  // namespace convoy

@@ -1,0 +1,55 @@
+#include "controller/dataset/ids.hpp"
+
+#include "controller/dataset/rng.hpp"
+
+namespace convoy::controller {
+
+namespace {
+
+constexpr char kHex[] = "0123456789abcdef";
+
+void append_hex(std::string& out, uint64_t bits, int nibbles) {
+  for (int i = nibbles - 1; i >= 0; --i) {
+    out.push_back(kHex[(bits >> (4 * i)) & 0xF]);
+  }
+}
+
+}  // namespace
+
+std::string correlation_id(uint64_t seed, uint64_t index) {
+  Rng rng(seed, index, Stream::kCorrelationId);
+  uint64_t hi = rng.next_u64();
+  uint64_t lo = rng.next_u64();
+  hi = (hi & ~0xF000ull) | 0x4000ull;                         // version 4
+  lo = (lo & 0x3FFFFFFFFFFFFFFFull) | 0x8000000000000000ull;  // variant 10xx
+  std::string out;
+  out.reserve(36);
+  append_hex(out, hi >> 32, 8);
+  out.push_back('-');
+  append_hex(out, hi >> 16, 4);
+  out.push_back('-');
+  append_hex(out, hi, 4);
+  out.push_back('-');
+  append_hex(out, lo >> 48, 4);
+  out.push_back('-');
+  append_hex(out, lo, 12);
+  return out;
+}
+
+std::string default_conversation_id(uint64_t index) { return "conv-" + std::to_string(index); }
+
+bool is_uuid4(std::string_view text) {
+  if (text.size() != 36) return false;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (i == 8 || i == 13 || i == 18 || i == 23) {
+      if (c != '-') return false;
+    } else if (!((c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'))) {
+      return false;
+    }
+  }
+  const char variant = text[19];
+  return text[14] == '4' && (variant == '8' || variant == '9' || variant == 'a' || variant == 'b');
+}
+
+}  // namespace convoy::controller

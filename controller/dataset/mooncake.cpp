@@ -1,0 +1,292 @@
+#include "controller/dataset/mooncake.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <sstream>
+#include <unordered_map>
+
+#include "controller/dataset/jsonl_reader.hpp"
+#include "controller/dataset/rng.hpp"
+
+namespace convoy::controller {
+
+namespace {
+
+// A row's prompt before its text is built (text is built only for the rows kept).
+struct PromptSpec {
+  int64_t input_length = 0;  // 0 when the row gave text_input or messages
+  std::vector<uint64_t> hash_ids;
+};
+
+// One row, parsed: its turn (text not built yet) and what groups and schedules it.
+struct MooncakeRow {
+  proto::Turn turn;
+  PromptSpec spec;
+  std::optional<double> timestamp_ms;
+  std::optional<std::string> session;
+};
+
+MooncakeRow parse_row(const Fields& fields, int64_t block_tokens) {
+  fields.allow_only({"timestamp", "input_length", "text_input", "messages", "output_length",
+                     "hash_ids", "session_id", "delay", "extra"});
+  MooncakeRow row;
+  proto::Turn& turn = row.turn;
+  PromptSpec& spec = row.spec;
+  const auto block = static_cast<double>(block_tokens);
+  const int inputs = static_cast<int>(fields.has("input_length")) +
+                     static_cast<int>(fields.has("text_input")) +
+                     static_cast<int>(fields.has("messages"));
+  if (inputs != 1) {
+    fields.fail("input_length",
+                "exactly one of \"input_length\", \"text_input\" or "
+                "\"messages\" is required");
+  }
+  if (auto length = fields.integer("input_length", 1, kMaxInputLengthTokens,
+                                   "a prompt crosses the wire as one string of at most " +
+                                       describe_bytes(proto::kMaxStringBytes))) {
+    spec.input_length = *length;
+    turn.input_tokens_est = *length;
+    spec.hash_ids = fields.id_list("hash_ids").value_or(std::vector<uint64_t>{});
+    const auto blocks = static_cast<double>(spec.hash_ids.size());
+    if (!spec.hash_ids.empty() && static_cast<double>(*length) <= (blocks - 1) * block) {
+      fields.fail("input_length", std::to_string(*length) + " leaves the last of " +
+                                      std::to_string(spec.hash_ids.size()) +
+                                      " hash_ids empty (blocks of " + std::to_string(block_tokens) +
+                                      " tokens)");
+    }
+  } else if (fields.has("hash_ids")) {
+    fields.fail("hash_ids", "only allowed with \"input_length\"");
+  } else if (auto text = fields.string("text_input", true)) {
+    turn.user_text = std::move(*text);
+    turn.input_tokens_est = estimate_tokens(turn.user_text);
+  } else {
+    turn.messages_json = *fields.messages_json("messages", turn.input_tokens_est);
+  }
+  turn.max_tokens = fields.integer("output_length", 1).value_or(kUnsetMaxTokens);
+  turn.delay_ms = fields.number("delay", 0, kMaxDelayMs, "about 11.6 days").value_or(kUnsetDelayMs);
+  turn.extra_json = fields.object_json("extra").value_or("");
+  row.timestamp_ms = fields.number("timestamp", 0, kMaxTimestampMs,
+                                   "a finite number of milliseconds; Unix-epoch ms fit");
+  row.session = fields.id("session_id");
+  return row;
+}
+
+// Blocks for the hash ids (the last one cut to what input_length leaves), then seeded prose for
+// tokens beyond the blocks. Without hash ids the text starts with a tag naming the conversation
+// and turn, so unrelated rows never share a prefix by accident.
+std::string build_prompt(const PromptSpec& spec, uint64_t seed, uint64_t index, uint64_t turn,
+                         const Corpus& corpus, int64_t block_tokens) {
+  const size_t total_bytes = bytes_for_tokens(spec.input_length);
+  std::string text;
+  text.reserve(total_bytes);
+  for (const uint64_t id : spec.hash_ids) {
+    const size_t room = total_bytes - text.size();
+    const std::string block = mooncake_block_text(seed, id, corpus, block_tokens);
+    text.append(block, 0, std::min(room, block.size()));
+  }
+  if (spec.hash_ids.empty()) {
+    text = "[c" + std::to_string(index) + "t" + std::to_string(turn) + "] ";
+  }
+  if (text.size() < total_bytes) {
+    Rng rng(seed, index, turn, Stream::kText);
+    corpus.append_excerpt(text, rng.next_u64(), total_bytes - text.size());
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string mooncake_block_text(uint64_t seed, uint64_t hash_id, const Corpus& corpus,
+                                int64_t block_tokens) {
+  const size_t bytes = bytes_for_tokens(block_tokens);
+  // The id leads the block: distinct ids never collide even when their corpus offsets do.
+  std::string text = "[" + std::to_string(hash_id) + "] ";
+  if (text.size() >= bytes) return text.substr(0, bytes);
+  Rng rng(seed, hash_id, Stream::kBlock);
+  corpus.append_excerpt(text, rng.next_u64(), bytes - text.size());
+  return text;
+}
+
+namespace {
+
+class MooncakeDataset final : public Dataset {
+ public:
+  MooncakeDataset(std::string source, std::shared_ptr<const RowSource> rows,
+                  std::vector<uint64_t> row_offsets, std::vector<uint64_t> first_row,
+                  std::vector<int64_t> start_ns, const Config& config, const Corpus& corpus,
+                  int64_t block_tokens)
+      : source_(std::move(source)),
+        rows_(std::move(rows)),
+        row_offsets_(std::move(row_offsets)),
+        first_row_(std::move(first_row)),
+        start_ns_(std::move(start_ns)),
+        config_(config),
+        corpus_(corpus),
+        block_tokens_(block_tokens) {}
+
+  uint64_t size() const override { return first_row_.size() - 1; }
+  int64_t start_ns(uint64_t index) const override {
+    return start_ns_.empty() ? 0 : start_ns_.at(index);
+  }
+
+  proto::Conversation conversation(uint64_t index) const override {
+    proto::Conversation conversation;
+    std::vector<PromptSpec> prompts;
+    for (uint64_t r = first_row_.at(index); r < first_row_.at(index + 1); ++r) {
+      const JsonlReader reader(source_, row_offsets_[r]);
+      rapidjson::Document document;
+      reader.parse_back(rows_->line_at(row_offsets_[r]), document);
+      MooncakeRow row = parse_row(Fields(document, reader), block_tokens_);
+      if (r == first_row_[index]) conversation.conversation_id = row.session.value_or("");
+      conversation.turns.push_back(std::move(row.turn));
+      prompts.push_back(std::move(row.spec));
+    }
+    for (size_t k = 0; k < prompts.size(); ++k) {
+      if (prompts[k].input_length > 0) {
+        conversation.turns[k].user_text =
+            build_prompt(prompts[k], config_.seed, index, k, corpus_, block_tokens_);
+      }
+    }
+    conversation.start_ns = start_ns(index);
+    finish_file_conversation(conversation, index, config_, corpus_);
+    return conversation;
+  }
+
+ private:
+  std::string source_;
+  std::shared_ptr<const RowSource> rows_;
+  std::vector<uint64_t> row_offsets_;  // every kept row, grouped by conversation, file order
+  std::vector<uint64_t> first_row_;    // conversation i: row_offsets_[first_row_[i], [i + 1])
+  std::vector<int64_t> start_ns_;      // load.mode trace only, else empty
+  Config config_;
+  const Corpus& corpus_;
+  int64_t block_tokens_;
+};
+
+// The earliest or latest first-row timestamp among the kept conversations, with its line.
+struct Extreme {
+  double ms = 0;
+  int64_t line = 0;
+};
+
+std::string ms_text(double ms) {
+  std::ostringstream out;
+  out << ms;
+  return out.str();
+}
+
+}  // namespace
+
+std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::string& source,
+                                              std::shared_ptr<const RowSource> rows,
+                                              const Config& config, const Corpus& corpus,
+                                              int64_t block_tokens) {
+  check_file_draws(config);
+  const bool trace_mode = config.load.mode == LoadMode::kTrace;
+  const uint64_t limit = file_conversation_limit(config);
+  struct RowRef {
+    uint64_t offset;
+    uint64_t slot;
+  };
+  std::vector<RowRef> kept_rows;     // rows of kept conversations, file order
+  std::vector<uint64_t> wire_bytes;  // per conversation: its Assign entry so far
+  std::vector<double> first_ms;      // trace mode, kept conversations
+  std::unordered_map<IdHash, uint64_t, IdHashHasher> by_session;
+  std::optional<Extreme> earliest;
+  std::optional<Extreme> latest;
+  // The ids are set later: a correlation id is 36 bytes, a default id "conv-<index>" < 32.
+  const uint64_t fresh_bytes = wire_bytes_bound(proto::Conversation{}, 36 + 32);
+
+  JsonlReader reader(in, source);
+  rapidjson::Document document;
+  while (reader.next(document)) {
+    const Fields fields(document, reader);
+    const MooncakeRow row = parse_row(fields, block_tokens);
+    uint64_t slot = wire_bytes.size();
+    if (row.session) {
+      slot = by_session.emplace(hash_id(*row.session), slot).first->second;
+    }
+    if (slot == wire_bytes.size()) {
+      if (trace_mode && !row.timestamp_ms) {
+        fields.fail("timestamp", "required on a conversation's first row with load.mode trace");
+      }
+      wire_bytes.push_back(fresh_bytes + (row.session ? row.session->size() : 0));
+      if (trace_mode && slot < limit) {
+        const Extreme here{*row.timestamp_ms, reader.line()};
+        if (!earliest || here.ms < earliest->ms) earliest = here;
+        if (!latest || here.ms > latest->ms) latest = here;
+        first_ms.push_back(here.ms);
+      }
+    }
+    // What this row adds on the wire: its turn, the prompt still to be generated, and (history:
+    // recorded) a reply (counted for every row: a session's last row is not known yet).
+    const uint64_t reply = generated_reply_bytes(row.turn, 0, 2, config);
+    if (reply > proto::kMaxStringBytes) {
+      fields.fail("output_length", "with history: recorded the generated reply of " +
+                                       describe_bytes(reply) +
+                                       " is longer than one string may be on the wire (" +
+                                       describe_bytes(proto::kMaxStringBytes) + ")");
+    }
+    wire_bytes[slot] +=
+        turn_wire_bytes_bound(row.turn) + bytes_for_tokens(row.spec.input_length) + reply;
+    if (wire_bytes[slot] > kMaxConversationWireBytes) {
+      fields.fail(row.session ? "session_id" : "input_length",
+                  "the conversation reaches " + describe_bytes(wire_bytes[slot]) +
+                      " on the wire with this row, more than one conversation may be (" +
+                      describe_bytes(kMaxConversationWireBytes) + ")");
+    }
+    if (slot < limit) kept_rows.push_back(RowRef{reader.offset(), slot});
+  }
+  if (wire_bytes.empty()) throw ConfigError(source + ": the trace has no rows");
+  const uint64_t kept = std::min<uint64_t>(wire_bytes.size(), limit);
+  wire_bytes = {};
+  by_session = {};
+
+  if (earliest && latest->ms - earliest->ms > kMaxTraceSpanMs) {
+    throw ConfigError(
+        source + ":" + std::to_string(latest->line) + ": timestamp: " + ms_text(latest->ms) +
+        " is " + ms_text(latest->ms - earliest->ms) +
+        " ms after the earliest first-row timestamp (line " + std::to_string(earliest->line) +
+        "); a trace may span at most " + ms_text(kMaxTraceSpanMs) + " ms (about 31.7 years)");
+  }
+  std::vector<int64_t> start_ns;
+  if (trace_mode) {
+    start_ns.reserve(kept);
+    for (const double ms : first_ms) start_ns.push_back(std::llround((ms - earliest->ms) * 1e6));
+  }
+  first_ms = {};
+
+  // Group the rows by conversation (a counting sort keeps file order within each).
+  std::vector<uint64_t> first_row(kept + 1, 0);
+  for (const RowRef& r : kept_rows) ++first_row[r.slot + 1];
+  for (uint64_t i = 0; i < kept; ++i) first_row[i + 1] += first_row[i];
+  std::vector<uint64_t> row_offsets(kept_rows.size());
+  std::vector<uint64_t> next(first_row.begin(), first_row.end() - 1);
+  for (const RowRef& r : kept_rows) row_offsets[next[r.slot]++] = r.offset;
+  return std::make_unique<MooncakeDataset>(source, std::move(rows), std::move(row_offsets),
+                                           std::move(first_row), std::move(start_ns), config,
+                                           corpus, block_tokens);
+}
+
+std::unique_ptr<Dataset> open_mooncake_trace(const std::string& path, const Config& config,
+                                             const Corpus& corpus) {
+  auto rows = open_row_file(path);
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw ConfigError(path + ": cannot open dataset.path");
+  return index_mooncake_trace(in, path, std::move(rows), config, corpus);
+}
+
+std::vector<proto::Conversation> parse_mooncake_trace(std::istream& in, const std::string& source,
+                                                      const Config& config, const Corpus& corpus,
+                                                      int64_t block_tokens) {
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream again(text);
+  return materialize(*index_mooncake_trace(again, source, row_text(std::move(text)), config, corpus,
+                                           block_tokens));
+}
+
+}  // namespace convoy::controller

@@ -1,0 +1,134 @@
+#include "controller/dataset/synthetic.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <sstream>
+
+#include "controller/dataset/ids.hpp"
+#include "controller/dataset/jsonl_reader.hpp"
+#include "controller/dataset/rng.hpp"
+
+namespace convoy::controller {
+
+namespace {
+
+proto::Conversation build_conversation(const Config& config, uint64_t index, const Corpus& corpus,
+                                       const std::string& system_prompt) {
+  const DatasetConfig& dataset = config.dataset;
+  proto::Conversation conversation;
+  conversation.index = index;
+  conversation.conversation_id = default_conversation_id(index);
+  conversation.correlation_id = correlation_id(config.seed, index);
+  conversation.system_prompt = system_prompt;
+
+  Rng shape(config.seed, index, Stream::kShape);
+  Rng text(config.seed, index, Stream::kText);
+  Rng reply(config.seed, index, Stream::kReply);
+  const bool recorded = dataset.history == HistoryMode::kRecorded;
+  const auto turns = static_cast<size_t>(draw_integer(dataset.turns, shape, 1));
+  conversation.turns.resize(turns);
+  for (size_t k = 0; k < turns; ++k) {
+    proto::Turn& turn = conversation.turns[k];
+    const int64_t input_tokens = draw_integer(dataset.input_tokens, shape, 1);
+    turn.max_tokens = draw_integer(dataset.output_tokens, shape, 1);
+    turn.delay_ms = k == 0 ? 0 : draw_real(dataset.think_time_ms, shape, 0);
+
+    const size_t bytes = bytes_for_tokens(input_tokens);
+    if (k == 0) turn.user_text = "[c" + std::to_string(index) + "] ";
+    if (turn.user_text.size() < bytes) {
+      corpus.append_excerpt(turn.user_text, text.next_u64(), bytes - turn.user_text.size());
+    }
+    turn.input_tokens_est = estimate_tokens(turn.user_text);
+    if (recorded && k + 1 < turns) {
+      turn.recorded_reply = corpus.excerpt(reply.next_u64(), bytes_for_tokens(turn.max_tokens));
+    }
+  }
+  return conversation;
+}
+
+std::string number_text(double value) {
+  std::ostringstream out;
+  out << value;
+  return out.str();
+}
+
+// Rejects draws that could make a conversation the wire refuses (the run would wait for it
+// forever otherwise). Judged before anything is generated, so a huge mean fails fast.
+void check_wire_bounds(const Config& config) {
+  const DatasetConfig& dataset = config.dataset;
+  const std::string where = config.source_path.empty() ? "" : config.source_path + ": ";
+  const auto limit = static_cast<double>(proto::kMaxStringBytes);
+  const double bytes_per_token = kBytesPerToken;
+  auto string_bound = [&](const char* key, double tokens, const char* what) {
+    if (tokens * bytes_per_token <= limit) return;
+    throw ConfigError(where + "dataset." + key + ": " + what + " of up to " + number_text(tokens) +
+                      " tokens (" + number_text(tokens * bytes_per_token) +
+                      " bytes) is longer than one string may be on the wire (" +
+                      describe_bytes(proto::kMaxStringBytes) + ")");
+  };
+  const bool recorded = dataset.history == HistoryMode::kRecorded;
+  const double input = std::max(draw_upper_bound(dataset.input_tokens), 1.0);
+  const double output = std::max(draw_upper_bound(dataset.output_tokens), 1.0);
+  const double turns = std::max(std::round(draw_upper_bound(dataset.turns)), 1.0);
+  const auto prefix = static_cast<double>(std::max<int64_t>(dataset.shared_prefix_tokens, 0));
+  string_bound("input_tokens", input, "a turn's text");
+  if (recorded) string_bound("output_tokens", output, "with history: recorded, a reply");
+  string_bound("shared_prefix_tokens", prefix, "the system prompt");
+
+  const double per_turn = (input + (recorded ? output : 0)) * bytes_per_token +
+                          static_cast<double>(turn_wire_bytes_bound(proto::Turn{}));
+  const double total = turns * per_turn + prefix * bytes_per_token +
+                       static_cast<double>(wire_bytes_bound(proto::Conversation{}, 128));
+  if (total <= static_cast<double>(kMaxConversationWireBytes)) return;
+  throw ConfigError(where + "dataset.turns: up to " + number_text(turns) + " turns of up to " +
+                    number_text(per_turn) + " bytes each make a conversation of up to " +
+                    number_text(total) + " bytes, more than one conversation may be on the wire (" +
+                    describe_bytes(kMaxConversationWireBytes) + ")");
+}
+
+class SyntheticDataset final : public Dataset {
+ public:
+  SyntheticDataset(const Config& config, const Corpus& corpus)
+      : config_(config),
+        corpus_(corpus),
+        size_(static_cast<uint64_t>(std::max<int64_t>(config.dataset.conversations, 0))),
+        system_prompt_(synthetic_system_prompt(config, corpus)) {}
+
+  uint64_t size() const override { return size_; }
+  proto::Conversation conversation(uint64_t index) const override {
+    return build_conversation(config_, index, corpus_, system_prompt_);
+  }
+  int64_t start_ns(uint64_t /*index*/) const override { return 0; }
+
+ private:
+  Config config_;
+  const Corpus& corpus_;
+  uint64_t size_;
+  std::string system_prompt_;  // shared by every conversation: built once
+};
+
+}  // namespace
+
+std::string synthetic_system_prompt(const Config& config, const Corpus& corpus) {
+  const int64_t tokens = config.dataset.shared_prefix_tokens;
+  if (tokens <= 0) return "";
+  Rng rng(config.seed, 0, Stream::kSystemPrompt);
+  return corpus.excerpt(rng.next_u64(), bytes_for_tokens(tokens));
+}
+
+proto::Conversation make_synthetic_conversation(const Config& config, uint64_t index,
+                                                const Corpus& corpus) {
+  return build_conversation(config, index, corpus, synthetic_system_prompt(config, corpus));
+}
+
+std::unique_ptr<Dataset> open_synthetic_dataset(const Config& config, const Corpus& corpus) {
+  check_wire_bounds(config);
+  return std::make_unique<SyntheticDataset>(config, corpus);
+}
+
+std::vector<proto::Conversation> make_synthetic_dataset(const Config& config,
+                                                        const Corpus& corpus) {
+  return materialize(*open_synthetic_dataset(config, corpus));
+}
+
+}  // namespace convoy::controller

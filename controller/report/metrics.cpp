@@ -1,0 +1,508 @@
+#include "controller/report/metrics.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace convoy::controller {
+
+namespace {
+
+constexpr double kNsPerMs = 1e6;
+constexpr double kPerUserScale = 1e3;  // output_token_throughput_per_user kept in milli-tokens/s
+constexpr double kHitRateScale = 1e4;  // prefix_cache_hit_rate kept in 1e-4 %
+
+struct MetricDef {
+  const char* tag;
+  const char* header;
+  const char* unit;
+  double scale;  // raw value / scale = display value
+};
+
+// Indexed by MetricsAggregator::Metric.
+constexpr MetricDef kDefs[] = {
+    {"time_to_first_token", "Time to First Token", "ms", kNsPerMs},
+    {"time_to_first_token_first_turn", "Time to First Token (first turn)", "ms", kNsPerMs},
+    {"time_to_first_token_later_turns", "Time to First Token (later turns)", "ms", kNsPerMs},
+    {"time_to_second_token", "Time to Second Token", "ms", kNsPerMs},
+    {"inter_token_latency", "Inter Token Latency", "ms", kNsPerMs},
+    {"inter_chunk_latency", "Inter Chunk Latency", "ms", kNsPerMs},
+    {"request_latency", "Request Latency", "ms", kNsPerMs},
+    {"corrected_request_latency", "Corrected Request Latency", "ms", kNsPerMs},
+    {"schedule_lag", "Schedule Lag", "ms", kNsPerMs},
+    {"input_sequence_length", "Input Sequence Length", "tokens", 1},
+    {"output_sequence_length", "Output Sequence Length", "tokens", 1},
+    {"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user",
+     kPerUserScale},
+    {"cached_tokens", "Cached Tokens", "tokens", 1},
+    {"prefix_cache_hit_rate", "Prefix Cache Hit Rate", "%", kHitRateScale},
+};
+
+// The order metrics appear in the summary: AIPerf's first, then convoy's own.
+constexpr size_t kSummaryOrder[] = {0, 1, 2, 3, 6, 4, 5, 11, 9, 10, 12, 13, 8, 7};
+
+MetricStats stats_of(const Histogram& h, const MetricDef& def) {
+  MetricStats s;
+  s.tag = def.tag;
+  s.header = def.header;
+  s.unit = def.unit;
+  s.count = h.count();
+  s.avg = h.mean() / def.scale;
+  s.min = static_cast<double>(h.min()) / def.scale;
+  s.max = static_cast<double>(h.max()) / def.scale;
+  s.std = h.stddev() / def.scale;
+  s.sum = static_cast<double>(h.sum() / static_cast<long double>(def.scale));
+  for (size_t i = 0; i < kReportedPercentiles.size(); ++i) {
+    s.percentiles[i] = static_cast<double>(h.percentile(kReportedPercentiles[i])) / def.scale;
+  }
+  return s;
+}
+
+MetricStats single_value(const char* tag, const char* header, const char* unit, double value) {
+  MetricStats s;
+  s.tag = tag;
+  s.header = header;
+  s.unit = unit;
+  s.avg = s.min = s.max = s.sum = value;
+  s.count = 1;
+  s.percentiles.fill(value);
+  return s;
+}
+
+// Plot bins over [min, max]: logarithmic when the range spans more than a decade and a half,
+// linear otherwise. Each histogram bucket lands in the bin of its midpoint.
+std::vector<Bin> bins_of(const Histogram& h, double scale, int bin_count) {
+  std::vector<Bin> bins;
+  if (h.empty()) return bins;
+  const double lo = static_cast<double>(h.min());
+  const double hi = static_cast<double>(h.max());
+  if (!(hi > lo)) {
+    bins.push_back({lo / scale, hi / scale, h.count()});
+    return bins;
+  }
+  const bool log_scale = lo > 0 && hi / lo > 30;
+  const double a = log_scale ? std::log(lo) : lo;
+  const double b = log_scale ? std::log(hi) : hi;
+  const double step = (b - a) / bin_count;
+  for (int i = 0; i < bin_count; ++i) {
+    const double low = a + step * i;
+    const double high = i + 1 == bin_count ? b : low + step;
+    bins.push_back({(log_scale ? std::exp(low) : low) / scale,
+                    (log_scale ? std::exp(high) : high) / scale, 0});
+  }
+  h.for_each_bucket([&](int64_t low, int64_t high, int64_t count) {
+    const double mid =
+        std::clamp(static_cast<double>(low) / 2 + static_cast<double>(high) / 2, lo, hi);
+    const double x = log_scale ? std::log(mid) : mid;
+    const auto i = std::clamp(static_cast<int>((x - a) / step), 0, bin_count - 1);
+    bins[static_cast<size_t>(i)].count += count;
+  });
+  return bins;
+}
+
+std::string truncate_utf8(const std::string& s, size_t max_bytes) {
+  if (s.size() <= max_bytes) return s;
+  size_t end = max_bytes;
+  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
+  return s.substr(0, end) + "...";
+}
+
+// The value a slo tag constrains, in the slo's unit (ms; tokens/sec for per-user throughput).
+std::optional<double> slo_value(std::string_view tag, const RequestMetrics& m) {
+  auto ms = [](const std::optional<int64_t>& ns) -> std::optional<double> {
+    if (!ns) return std::nullopt;
+    return static_cast<double>(*ns) / kNsPerMs;
+  };
+  if (tag == "time_to_first_token") return ms(m.ttft_ns);
+  if (tag == "time_to_second_token") return ms(m.ttst_ns);
+  if (tag == "request_latency") return ms(m.request_latency_ns);
+  if (tag == "corrected_request_latency") return ms(m.corrected_request_latency_ns);
+  if (tag == "schedule_lag") return ms(m.schedule_lag_ns);
+  if (tag == "inter_token_latency") {
+    if (!m.itl_ns) return std::nullopt;
+    return *m.itl_ns / kNsPerMs;
+  }
+  if (tag == "output_token_throughput_per_user") return m.output_tokens_per_s_per_user;
+  return std::nullopt;
+}
+
+}  // namespace
+
+RequestMetrics compute_request_metrics(const proto::Record& r) {
+  RequestMetrics m;
+  m.ok = r.error.kind == proto::ErrorKind::kNone;
+  const bool sent = r.sent_ns > 0;
+  if (sent && r.first_token_ns > 0) m.ttft_ns = r.first_token_ns - r.sent_ns;
+  if (r.first_token_ns > 0 && r.second_token_ns > 0) {
+    m.ttst_ns = r.second_token_ns - r.first_token_ns;
+  }
+  // AIPerf ends request latency at the last response carrying content; a non-streaming
+  // response (or one without content chunks) ends at the end of the transfer.
+  const int64_t last_ns = r.last_token_ns > 0 ? r.last_token_ns : r.end_ns;
+  if (sent && last_ns > 0) m.request_latency_ns = last_ns - r.sent_ns;
+  if (r.intended_ns > 0 && r.end_ns > 0) m.corrected_request_latency_ns = r.end_ns - r.intended_ns;
+  if (r.intended_ns > 0 && sent) m.schedule_lag_ns = r.sent_ns - r.intended_ns;
+  m.isl = r.input_tokens;
+  m.osl = r.output_tokens;
+  // ITL needs two content chunks: with one, latency - TTFT says nothing about token pacing.
+  if (m.ttft_ns && m.request_latency_ns && m.osl > 1 && r.second_token_ns > 0) {
+    m.itl_ns =
+        static_cast<double>(*m.request_latency_ns - *m.ttft_ns) / static_cast<double>(m.osl - 1);
+    if (*m.itl_ns > 0) m.output_tokens_per_s_per_user = 1e9 / *m.itl_ns;
+  }
+  if (r.cached_tokens >= 0) {
+    m.cached_tokens = r.cached_tokens;
+    if (r.input_tokens > 0) {
+      m.prefix_cache_hit_pct =
+          static_cast<double>(r.cached_tokens) * 100.0 / static_cast<double>(r.input_tokens);
+    }
+  }
+  return m;
+}
+
+const std::vector<std::string>& slo_metric_tags() {
+  static const std::vector<std::string> tags = {"time_to_first_token",
+                                                "time_to_second_token",
+                                                "inter_token_latency",
+                                                "request_latency",
+                                                "corrected_request_latency",
+                                                "schedule_lag",
+                                                "output_token_throughput_per_user"};
+  return tags;
+}
+
+bool is_slo_metric(std::string_view tag) {
+  const auto& tags = slo_metric_tags();
+  return std::find(tags.begin(), tags.end(), tag) != tags.end();
+}
+
+double MetricStats::p(double q) const {
+  for (size_t i = 0; i < kReportedPercentiles.size(); ++i) {
+    if (kReportedPercentiles[i] == q) return percentiles[i];
+  }
+  return std::numeric_limits<double>::quiet_NaN();
+}
+
+const MetricStats* MetricsSnapshot::find(std::string_view tag) const {
+  for (const auto& m : metrics) {
+    if (m.tag == tag) return &m;
+  }
+  return nullptr;
+}
+
+double MetricsSnapshot::error_rate() const {
+  const int64_t total = request_count + error_request_count;
+  return total > 0 ? static_cast<double>(error_request_count) / static_cast<double>(total) : 0;
+}
+
+MetricsAggregator::MetricsAggregator(const Config& config) {
+  for (const auto& [tag, threshold] : config.slo) {
+    if (is_slo_metric(tag)) slos_.push_back({tag, threshold});
+  }
+}
+
+void MetricsAggregator::set_origin_ns(int64_t origin_ns) { origin_ns_ = origin_ns; }
+
+void MetricsAggregator::add(const proto::Record& record) {
+  const RequestMetrics m = compute_request_metrics(record);
+  if (record.phase == proto::Phase::kWarmup) {
+    ++warmup_count_;
+    if (!m.ok) ++warmup_error_count_;
+    return;
+  }
+  if (record.sent_ns > 0) {
+    first_send_ns_ =
+        first_send_ns_ == 0 ? record.sent_ns : std::min(first_send_ns_, record.sent_ns);
+    if (!origin_ns_) origin_ns_ = record.sent_ns;
+  }
+  last_end_ns_ = std::max(last_end_ns_, record.end_ns);
+  // Schedule lag is the load generator's own delay, so failed requests count too.
+  if (m.schedule_lag_ns) histograms_[kScheduleLag].record(*m.schedule_lag_ns);
+  if (m.ok) {
+    add_success(record, m);
+  } else {
+    add_error(record);
+  }
+}
+
+void MetricsAggregator::add_success(const proto::Record& record, const RequestMetrics& m) {
+  ++request_count_;
+  if (m.ttft_ns) {
+    histograms_[kTtft].record(*m.ttft_ns);
+    histograms_[record.turn_index == 0 ? kTtftFirstTurn : kTtftLaterTurns].record(*m.ttft_ns);
+    const size_t group = std::min<size_t>(record.turn_index, kMaxTurnGroups - 1);
+    if (ttft_by_turn_.size() <= group) ttft_by_turn_.resize(group + 1);
+    ttft_by_turn_[group].record(*m.ttft_ns);
+  }
+  if (m.ttst_ns) histograms_[kTtst].record(*m.ttst_ns);
+  if (m.itl_ns) histograms_[kItl].record(std::llround(*m.itl_ns));
+  for (int64_t gap : record.chunk_gaps_ns) histograms_[kIcl].record(gap);
+  if (m.request_latency_ns) histograms_[kRequestLatency].record(*m.request_latency_ns);
+  if (m.corrected_request_latency_ns) {
+    histograms_[kCorrectedLatency].record(*m.corrected_request_latency_ns);
+  }
+  histograms_[kIsl].record(m.isl);
+  histograms_[kOsl].record(m.osl);
+  if (m.output_tokens_per_s_per_user) {
+    histograms_[kPerUser].record(std::llround(*m.output_tokens_per_s_per_user * kPerUserScale));
+  }
+  if (m.cached_tokens) histograms_[kCachedTokens].record(*m.cached_tokens);
+  if (m.prefix_cache_hit_pct) {
+    histograms_[kHitRate].record(std::llround(*m.prefix_cache_hit_pct * kHitRateScale));
+  }
+  total_input_tokens_ += m.isl;
+  total_output_tokens_ += m.osl;
+  if (!slos_.empty() && meets_slos(m)) ++good_count_;
+
+  Bucket& bucket = series_bucket(record.end_ns > 0 ? record.end_ns : record.sent_ns);
+  ++bucket.requests;
+  bucket.output_tokens += m.osl;
+  if (m.ttft_ns) {
+    bucket.ttft_sum_ns += *m.ttft_ns;
+    ++bucket.ttft_count;
+  }
+}
+
+namespace {
+
+bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
+bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
+bool hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
+
+// A uuid (8-4-4-4-12 hex digits) starting at i and not running on into a word.
+bool uuid_at(std::string_view s, size_t i) {
+  static constexpr size_t kLength = 36;
+  if (s.size() - i < kLength) return false;
+  for (size_t k = 0; k < kLength; ++k) {
+    const char c = s[i + k];
+    if (k == 8 || k == 13 || k == 18 || k == 23 ? c != '-' : !hex_digit(c)) return false;
+  }
+  return i + kLength == s.size() || !word_char(s[i + kLength]);
+}
+
+// Where a number may start: not inside a word ("h2", "gpt-4", "v1.2", "llama-3.1-8b" keep
+// their digits), so after a separator, or after a sign that itself follows a separator.
+bool number_boundary(std::string_view s, size_t i) {
+  if (i == 0) return true;
+  const char before = s[i - 1];
+  if (word_char(before)) return false;
+  if (before == '-' || before == '.') return i < 2 || !word_char(s[i - 2]);
+  return true;
+}
+
+}  // namespace
+
+std::string error_group_message(std::string_view message) {
+  // Byte counts, durations, positions ("at line 1 column 187"), ports, addresses and ids vary
+  // from one request to the next: each would split one failure mode into a group per request.
+  std::string out;
+  out.reserve(message.size());
+  size_t i = 0;
+  while (i < message.size()) {
+    const char c = message[i];
+    if (hex_digit(c) && number_boundary(message, i) && uuid_at(message, i)) {
+      out += "ID";
+      i += 36;
+      continue;
+    }
+    if (digit(c) && number_boundary(message, i)) {
+      // A sign right before it is part of it ("out of -1 bytes").
+      if (!out.empty() && (out.back() == '-' || out.back() == '+') &&
+          (i < 2 || !word_char(message[i - 2]))) {
+        out.pop_back();
+      }
+      size_t j = i;
+      if (c == '0' && j + 2 < message.size() && (message[j + 1] == 'x' || message[j + 1] == 'X') &&
+          hex_digit(message[j + 2])) {
+        j += 2;  // 0x7f3a: hex
+        while (j < message.size() && hex_digit(message[j])) ++j;
+      } else {
+        // Digits with inner dots or commas: 1.5, 127.0.0.1, 1,024.
+        while (j < message.size()) {
+          if (digit(message[j])) {
+            ++j;
+          } else if ((message[j] == '.' || message[j] == ',') && j + 1 < message.size() &&
+                     digit(message[j + 1])) {
+            j += 2;
+          } else {
+            break;
+          }
+        }
+      }
+      out += 'N';
+      i = j;
+      continue;
+    }
+    out += c;
+    ++i;
+  }
+  return out;
+}
+
+void MetricsAggregator::add_error(const proto::Record& record) {
+  ++error_count_;
+  const proto::RecordError& e = record.error;
+  int64_t code = 0;
+  std::string type;
+  if (e.kind == proto::ErrorKind::kHttpStatus) {
+    code = record.http_status != 0 ? record.http_status : e.code;
+    type = e.type.empty() ? std::string(proto::to_string(e.kind)) : e.type;
+  } else {
+    type = std::string(proto::to_string(e.kind));
+  }
+  std::string message = truncate_utf8(e.message, kMaxErrorMessageBytes);
+  ErrorKey key{code, std::move(type), error_group_message(message)};
+  auto it = errors_.find(key);
+  if (it == errors_.end()) {
+    if (errors_.size() >= kMaxErrorGroups) {
+      key = ErrorKey{0, "other", "more distinct errors than the summary keeps"};
+      message = std::get<2>(key);
+    }
+    it = errors_.try_emplace(key).first;
+    it->second.code = std::get<0>(key);
+    it->second.type = std::get<1>(key);
+    it->second.message = std::get<2>(key);  // the normalised message names the group
+    it->second.example = message;           // the first raw one shows what it looked like
+  }
+  ErrorGroup& group = it->second;
+  ++group.count;
+  if (group.example_correlation_ids.size() < kErrorExamples) {
+    group.example_correlation_ids.push_back(record.x_correlation_id);
+  }
+  if (record.end_ns > 0 || record.sent_ns > 0) {
+    ++series_bucket(record.end_ns > 0 ? record.end_ns : record.sent_ns).errors;
+  }
+}
+
+bool MetricsAggregator::meets_slos(const RequestMetrics& m) const {
+  for (const Slo& slo : slos_) {
+    const std::optional<double> value = slo_value(slo.tag, m);
+    if (!value) return false;
+    const bool larger_is_better = slo.tag == "output_token_throughput_per_user";
+    if (larger_is_better ? *value < slo.threshold : *value > slo.threshold) return false;
+  }
+  return true;
+}
+
+MetricsAggregator::Bucket& MetricsAggregator::series_bucket(int64_t at_ns) {
+  const int64_t origin = origin_ns_.value_or(at_ns);
+  const int64_t offset = std::max<int64_t>(0, at_ns - origin);
+  auto index = static_cast<size_t>(offset / bucket_width_ns_);
+  while (index >= kMaxSeriesPoints) {
+    coarsen_series();
+    index = static_cast<size_t>(offset / bucket_width_ns_);
+  }
+  if (series_.size() <= index) series_.resize(index + 1);
+  return series_[index];
+}
+
+// Halves the resolution: a run longer than kMaxSeriesPoints buckets keeps its whole span.
+void MetricsAggregator::coarsen_series() {
+  std::vector<Bucket> merged((series_.size() + 1) / 2);
+  for (size_t i = 0; i < series_.size(); ++i) {
+    Bucket& to = merged[i / 2];
+    const Bucket& from = series_[i];
+    to.requests += from.requests;
+    to.errors += from.errors;
+    to.output_tokens += from.output_tokens;
+    to.ttft_sum_ns += from.ttft_sum_ns;
+    to.ttft_count += from.ttft_count;
+  }
+  series_ = std::move(merged);
+  bucket_width_ns_ *= 2;
+}
+
+const Histogram* MetricsAggregator::histogram(std::string_view tag) const {
+  for (size_t i = 0; i < kMetricCount; ++i) {
+    if (tag == kDefs[i].tag) return &histograms_[i];
+  }
+  return nullptr;
+}
+
+MetricsSnapshot MetricsAggregator::snapshot() const {
+  MetricsSnapshot s;
+  s.request_count = request_count_;
+  s.error_request_count = error_count_;
+  s.good_request_count = good_count_;
+  s.has_slo = !slos_.empty();
+  s.warmup_request_count = warmup_count_;
+  s.warmup_error_count = warmup_error_count_;
+  s.total_input_tokens = total_input_tokens_;
+  s.total_output_tokens = total_output_tokens_;
+  s.first_send_ns = first_send_ns_;
+  s.last_end_ns = last_end_ns_;
+  if (first_send_ns_ > 0 && last_end_ns_ > first_send_ns_) {
+    s.duration_s = static_cast<double>(last_end_ns_ - first_send_ns_) / 1e9;
+    s.request_throughput = static_cast<double>(request_count_) / s.duration_s;
+    s.output_token_throughput = static_cast<double>(total_output_tokens_) / s.duration_s;
+    s.goodput = static_cast<double>(good_count_) / s.duration_s;
+  }
+
+  for (size_t i : kSummaryOrder) {
+    if (!histograms_[i].empty()) s.metrics.push_back(stats_of(histograms_[i], kDefs[i]));
+  }
+  s.metrics.push_back(single_value("output_token_throughput", "Output Token Throughput",
+                                   "tokens/sec", s.output_token_throughput));
+  s.metrics.push_back(single_value("request_throughput", "Request Throughput", "requests/sec",
+                                   s.request_throughput));
+  if (s.has_slo) s.metrics.push_back(single_value("goodput", "Goodput", "requests/sec", s.goodput));
+  s.metrics.push_back(single_value("request_count", "Request Count", "requests",
+                                   static_cast<double>(request_count_)));
+  s.metrics.push_back(single_value("error_request_count", "Error Request Count", "requests",
+                                   static_cast<double>(error_count_)));
+  s.metrics.push_back(
+      single_value("benchmark_duration", "Benchmark Duration", "sec", s.duration_s));
+
+  for (const auto& [key, group] : errors_) s.errors.push_back(group);
+  std::stable_sort(s.errors.begin(), s.errors.end(),
+                   [](const ErrorGroup& a, const ErrorGroup& b) { return a.count > b.count; });
+
+  s.series_bucket_s = static_cast<double>(bucket_width_ns_) / 1e9;
+  s.series.reserve(series_.size());
+  for (size_t i = 0; i < series_.size(); ++i) {
+    const Bucket& b = series_[i];
+    SeriesPoint p;
+    p.start_s = static_cast<double>(i) * s.series_bucket_s;
+    p.requests = b.requests;
+    p.errors = b.errors;
+    p.output_tokens = b.output_tokens;
+    if (b.ttft_count > 0) {
+      p.mean_ttft_ms =
+          static_cast<double>(b.ttft_sum_ns) / static_cast<double>(b.ttft_count) / kNsPerMs;
+    }
+    s.series.push_back(p);
+  }
+
+  for (size_t turn = 0; turn < ttft_by_turn_.size(); ++turn) {
+    if (ttft_by_turn_[turn].empty()) continue;
+    TurnTtft t;
+    t.turn_index = static_cast<uint32_t>(turn);
+    t.and_later = turn + 1 == kMaxTurnGroups;
+    t.ttft = stats_of(ttft_by_turn_[turn], kDefs[kTtft]);
+    s.ttft_by_turn.push_back(std::move(t));
+  }
+
+  for (size_t i : {kTtft, kItl, kRequestLatency}) {
+    if (histograms_[i].empty()) continue;
+    s.distributions[kDefs[i].tag] = bins_of(histograms_[i], kDefs[i].scale, kDistributionBins);
+  }
+  return s;
+}
+
+size_t MetricsAggregator::memory_bytes() const {
+  size_t bytes = sizeof(*this);
+  for (const auto& h : histograms_) bytes += h.memory_bytes();
+  for (const auto& h : ttft_by_turn_) bytes += h.memory_bytes();
+  bytes += series_.capacity() * sizeof(Bucket);
+  for (const auto& [key, group] : errors_) {
+    bytes += sizeof(key) + sizeof(group) + 2 * (group.type.capacity() + group.message.capacity()) +
+             group.example.capacity();
+    for (const auto& id : group.example_correlation_ids) bytes += sizeof(id) + id.capacity();
+  }
+  bytes += slos_.capacity() * sizeof(Slo);
+  return bytes;
+}
+
+}  // namespace convoy::controller

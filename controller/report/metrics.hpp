@@ -1,0 +1,222 @@
+// Metrics over the run: every record folds into histograms and bounded series, so memory never
+// grows with the number of requests. Definitions follow AIPerf's (docs/metrics.md).
+#pragma once
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <vector>
+
+#include "common/histogram.hpp"
+#include "controller/config/config.hpp"
+#include "proto/messages.hpp"
+
+namespace convoy::controller {
+
+// What one record measures; nullopt where this request does not have the value. Times are the
+// controller's steady clock (the caller already mapped the worker's clock).
+struct RequestMetrics {
+  bool ok = false;                                      // no error of any kind
+  std::optional<int64_t> ttft_ns;                       // first non-empty content - sent
+  std::optional<int64_t> ttst_ns;                       // second content chunk - first
+  std::optional<int64_t> request_latency_ns;            // last content chunk (else end) - sent
+  std::optional<int64_t> corrected_request_latency_ns;  // end - intended
+  std::optional<int64_t> schedule_lag_ns;               // sent - intended (may be negative)
+  std::optional<double> itl_ns;                         // (latency - ttft) / (osl - 1)
+  std::optional<double> output_tokens_per_s_per_user;   // 1 / itl
+  int64_t isl = 0;                                      // input tokens
+  int64_t osl = 0;                                      // output tokens (usage when reported)
+  std::optional<int64_t> cached_tokens;                 // from usage
+  std::optional<double> prefix_cache_hit_pct;           // cached / isl * 100
+};
+RequestMetrics compute_request_metrics(const proto::Record& record);
+
+// The grouping key of an error message, so that one failure mode is one group: every number
+// that is not part of a word (byte counts, milliseconds, positions like serde's "at line 1
+// column 187", ports, addresses, hex) becomes "N" and every uuid "ID". "Operation timed out
+// after 5001 milliseconds with 1234 out of -1 bytes received" becomes "Operation timed out after
+// N milliseconds with N out of N bytes received"; "h2", "gpt-4" and "llama-3.1-8b" stay as they
+// are.
+std::string error_group_message(std::string_view message);
+
+// Metric tags `slo:` may name (values in ms, except output_token_throughput_per_user in
+// tokens/sec, which must be met or exceeded; the others must not be exceeded).
+bool is_slo_metric(std::string_view tag);
+const std::vector<std::string>& slo_metric_tags();
+
+inline constexpr std::array<double, 9> kReportedPercentiles{1, 5, 10, 25, 50, 75, 90, 95, 99};
+
+// One metric tag's statistics in its display unit (latencies in ms).
+struct MetricStats {
+  std::string tag;     // e.g. "time_to_first_token"
+  std::string header;  // e.g. "Time to First Token"
+  std::string unit;    // e.g. "ms"
+  double avg = 0;
+  double min = 0;
+  double max = 0;
+  double std = 0;  // population standard deviation
+  double sum = 0;
+  int64_t count = 0;
+  std::array<double, kReportedPercentiles.size()> percentiles{};  // kReportedPercentiles order
+  double p(double q) const;  // one of kReportedPercentiles; NaN otherwise
+};
+
+// An error group: (code, type, message). code is the HTTP status for http_status errors and 0
+// otherwise, where type is the error kind ("connect", "stream_disconnected", ...).
+struct ErrorGroup {
+  int64_t code = 0;
+  std::string type;
+  std::string message;  // normalised (error_group_message): the same for the whole group
+  std::string example;  // the group's first raw message
+  int64_t count = 0;
+  std::vector<std::string> example_correlation_ids;  // at most kErrorExamples
+};
+
+// One bucket of the over-time series, by completion time.
+struct SeriesPoint {
+  double start_s = 0;         // since the origin
+  int64_t requests = 0;       // successful requests completed
+  int64_t errors = 0;         // failed requests ended
+  int64_t output_tokens = 0;  // of the successful ones
+  std::optional<double> mean_ttft_ms;
+};
+
+// A distribution bin in display units (for plots); [low, high).
+struct Bin {
+  double low = 0;
+  double high = 0;
+  int64_t count = 0;
+};
+
+struct TurnTtft {
+  uint32_t turn_index = 0;
+  bool and_later = false;  // the last group also holds every later turn
+  MetricStats ttft;
+};
+
+struct MetricsSnapshot {
+  // Summary order. Distribution metrics appear once they have a value; request_count,
+  // error_request_count, request_throughput, output_token_throughput and benchmark_duration
+  // always; goodput when slo is set.
+  std::vector<MetricStats> metrics;
+  const MetricStats* find(std::string_view tag) const;
+
+  int64_t request_count = 0;        // successful, measured
+  int64_t error_request_count = 0;  // failed, measured
+  int64_t good_request_count = 0;   // successful and within every slo
+  bool has_slo = false;
+  int64_t warmup_request_count = 0;  // excluded from every metric
+  int64_t warmup_error_count = 0;
+  int64_t total_input_tokens = 0;      // successful requests
+  int64_t total_output_tokens = 0;     // successful requests
+  int64_t first_send_ns = 0;           // earliest send of a measured request; 0 = none
+  int64_t last_end_ns = 0;             // latest end of a measured request
+  double duration_s = 0;               // last_end - first_send
+  double request_throughput = 0;       // requests/sec
+  double output_token_throughput = 0;  // tokens/sec
+  double goodput = 0;                  // requests/sec
+  double error_rate() const;           // errors / (requests + errors); 0 when none
+
+  std::vector<ErrorGroup> errors;  // largest count first
+
+  double series_bucket_s = 1;  // grows (doubling) when a run outlasts kMaxSeriesPoints
+  std::vector<SeriesPoint> series;
+  std::vector<TurnTtft> ttft_by_turn;
+  // Plot bins for time_to_first_token, inter_token_latency, request_latency (when present).
+  std::map<std::string, std::vector<Bin>> distributions;
+};
+
+class MetricsAggregator {
+ public:
+  static constexpr size_t kMaxSeriesPoints = 86'400;
+  static constexpr size_t kMaxTurnGroups = 32;   // turn 31 and later share the last
+  static constexpr size_t kMaxErrorGroups = 64;  // more distinct errors share one group
+  static constexpr size_t kErrorExamples = 3;
+  static constexpr size_t kMaxErrorMessageBytes = 512;
+  static constexpr int kDistributionBins = 40;
+
+  explicit MetricsAggregator(const Config& config);
+
+  // Time zero of the over-time series (controller steady clock). Default: the first measured
+  // record's send time. Call before the first add().
+  void set_origin_ns(int64_t origin_ns);
+
+  // Folds one record in. Warmup records only count toward warmup_request_count.
+  void add(const proto::Record& record);
+
+  MetricsSnapshot snapshot() const;
+
+  // Cheap reads for a live progress line.
+  int64_t request_count() const { return request_count_; }
+  int64_t error_request_count() const { return error_count_; }
+  int64_t warmup_request_count() const { return warmup_count_; }
+  int64_t output_tokens() const { return total_output_tokens_; }
+
+  // The histogram behind a metric tag (raw units: ns for latencies, tokens, milli-tokens/sec
+  // for output_token_throughput_per_user, 1e-4 % for prefix_cache_hit_rate); null if unknown.
+  const Histogram* histogram(std::string_view tag) const;
+
+  // Estimated bytes held; bounded whatever the number of records.
+  size_t memory_bytes() const;
+
+ private:
+  enum Metric : size_t {
+    kTtft,
+    kTtftFirstTurn,
+    kTtftLaterTurns,
+    kTtst,
+    kItl,
+    kIcl,
+    kRequestLatency,
+    kCorrectedLatency,
+    kScheduleLag,
+    kIsl,
+    kOsl,
+    kPerUser,
+    kCachedTokens,
+    kHitRate,
+    kMetricCount,
+  };
+  struct Slo {
+    std::string tag;
+    double threshold = 0;
+  };
+  struct Bucket {
+    int64_t requests = 0;
+    int64_t errors = 0;
+    int64_t output_tokens = 0;
+    int64_t ttft_sum_ns = 0;
+    int64_t ttft_count = 0;
+  };
+  using ErrorKey = std::tuple<int64_t, std::string, std::string>;
+
+  void add_success(const proto::Record& record, const RequestMetrics& m);
+  void add_error(const proto::Record& record);
+  bool meets_slos(const RequestMetrics& m) const;
+  Bucket& series_bucket(int64_t at_ns);
+  void coarsen_series();
+
+  std::vector<Slo> slos_;
+  std::array<Histogram, kMetricCount> histograms_;
+  std::vector<Histogram> ttft_by_turn_;
+  int64_t request_count_ = 0;
+  int64_t error_count_ = 0;
+  int64_t good_count_ = 0;
+  int64_t warmup_count_ = 0;
+  int64_t warmup_error_count_ = 0;
+  int64_t total_input_tokens_ = 0;
+  int64_t total_output_tokens_ = 0;
+  int64_t first_send_ns_ = 0;  // 0 = none yet
+  int64_t last_end_ns_ = 0;
+  std::optional<int64_t> origin_ns_;
+  int64_t bucket_width_ns_ = 1'000'000'000;
+  std::vector<Bucket> series_;
+  std::map<ErrorKey, ErrorGroup> errors_;
+};
+
+}  // namespace convoy::controller

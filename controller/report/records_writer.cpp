@@ -1,0 +1,321 @@
+#include "controller/report/records_writer.hpp"
+
+#include <rapidjson/encodedstream.h>
+#include <rapidjson/memorystream.h>
+#include <rapidjson/reader.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <stdexcept>
+#include <utility>
+
+#include "common/log.hpp"
+#include "common/utf8.hpp"
+#include "controller/report/metrics.hpp"
+
+namespace convoy::controller {
+
+namespace {
+
+using LineWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void put_string(LineWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
+void put_time(LineWriter& w, const char* key, int64_t ns) {
+  w.Key(key);
+  if (ns > 0) {
+    w.Int64(ns);
+  } else {
+    w.Null();
+  }
+}
+
+void put_ms(LineWriter& w, const char* key, std::optional<double> ns) {
+  w.Key(key);
+  if (ns && std::isfinite(*ns)) {
+    w.Double(*ns / 1e6);
+  } else {
+    w.Null();
+  }
+}
+
+std::optional<double> as_double(const std::optional<int64_t>& v) {
+  if (!v) return std::nullopt;
+  return static_cast<double>(*v);
+}
+
+void put_metrics(LineWriter& w, const proto::Record& r) {
+  const RequestMetrics m = compute_request_metrics(r);
+  w.Key("metrics");
+  w.StartObject();
+  put_ms(w, "ttft_ms", as_double(m.ttft_ns));
+  put_ms(w, "ttst_ms", as_double(m.ttst_ns));
+  put_ms(w, "request_latency_ms", as_double(m.request_latency_ns));
+  put_ms(w, "itl_ms", m.itl_ns);
+  put_ms(w, "schedule_lag_ms", as_double(m.schedule_lag_ns));
+  put_ms(w, "corrected_request_latency_ms", as_double(m.corrected_request_latency_ns));
+  w.Key("isl");
+  w.Int64(m.isl);
+  w.Key("osl");
+  w.Int64(m.osl);
+  w.Key("cached_tokens");
+  if (m.cached_tokens) {
+    w.Int64(*m.cached_tokens);
+  } else {
+    w.Null();
+  }
+  w.EndObject();
+}
+
+void put_error(LineWriter& w, const proto::RecordError& e) {
+  w.Key("error");
+  if (e.kind == proto::ErrorKind::kNone) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("kind");
+  put_string(w, proto::to_string(e.kind));
+  w.Key("code");
+  w.Int64(e.code);
+  w.Key("type");
+  put_string(w, e.type);
+  w.Key("message");
+  put_string(w, e.message);
+  w.EndObject();
+}
+
+// The session_control object as sent, parsed back so readers get an object, not a string.
+// Reader -> Writer (SAX, no document) gives the bytes Document::Parse + Accept gave; they go to
+// `scratch` first so a payload that turns out not to be JSON leaves no partial output.
+void put_session_control(LineWriter& w, const std::string& json, rapidjson::StringBuffer& scratch) {
+  w.Key("session_control");
+  if (json.empty()) {
+    w.Null();
+    return;
+  }
+  scratch.Clear();
+  rapidjson::Writer<rapidjson::StringBuffer> copy(scratch);
+  rapidjson::MemoryStream memory(json.data(), json.size());
+  rapidjson::EncodedInputStream<rapidjson::UTF8<>, rapidjson::MemoryStream> in(memory);
+  rapidjson::Reader reader;
+  if (!reader.Parse(in, copy) || !copy.IsComplete()) {
+    put_string(w, json);
+    return;
+  }
+  rapidjson::Type type = rapidjson::kObjectType;
+  switch (scratch.GetString()[0]) {
+    case '{':
+      type = rapidjson::kObjectType;
+      break;
+    case '[':
+      type = rapidjson::kArrayType;
+      break;
+    case '"':
+      type = rapidjson::kStringType;
+      break;
+    case 't':
+      type = rapidjson::kTrueType;
+      break;
+    case 'f':
+      type = rapidjson::kFalseType;
+      break;
+    case 'n':
+      type = rapidjson::kNullType;
+      break;
+    default:
+      type = rapidjson::kNumberType;
+      break;
+  }
+  w.RawValue(scratch.GetString(), scratch.GetSize(), type);
+}
+
+void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
+                            const proto::Record& r, std::string_view worker_id,
+                            std::string_view host) {
+  LineWriter w(out);
+  w.StartObject();
+  w.Key("x_request_id");
+  put_string(w, r.x_request_id);
+  w.Key("x_correlation_id");
+  put_string(w, r.x_correlation_id);
+  w.Key("conversation_id");
+  put_string(w, r.conversation_id);
+  w.Key("conversation_index");
+  w.Uint64(r.conversation_index);
+  w.Key("turn_index");
+  w.Uint(r.turn_index);
+  w.Key("final_turn");
+  w.Bool(r.final_turn);
+  w.Key("worker_id");
+  put_string(w, worker_id);
+  w.Key("host");
+  put_string(w, host);
+  w.Key("phase");
+  w.String(r.phase == proto::Phase::kWarmup ? "warmup" : "measure");
+  put_time(w, "intended_ns", r.intended_ns);
+  put_time(w, "sent_ns", r.sent_ns);
+  put_time(w, "first_byte_ns", r.first_byte_ns);
+  put_time(w, "first_token_ns", r.first_token_ns);
+  put_time(w, "second_token_ns", r.second_token_ns);
+  put_time(w, "last_token_ns", r.last_token_ns);
+  put_time(w, "end_ns", r.end_ns);
+  put_metrics(w, r);
+  w.Key("http_status");
+  w.Int64(r.http_status);
+  put_error(w, r.error);
+  put_session_control(w, r.session_control, scratch);
+  w.EndObject();
+}
+
+// Server-supplied text (error messages and types, bodies quoted in them) is any bytes; the line
+// is checked once as a whole and its bad bytes replaced, which never touches JSON's ASCII
+// structure (see common/utf8.hpp).
+void make_valid_utf8(rapidjson::StringBuffer& out, size_t from) {
+  const std::string_view line(out.GetString() + from, out.GetSize() - from);
+  if (is_valid_utf8(line)) return;
+  const std::string clean = sanitize_utf8(line);
+  out.Pop(line.size());
+  std::copy(clean.begin(), clean.end(), out.Push(clean.size()));
+}
+
+void append_record_json(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
+                        const proto::Record& r, std::string_view worker_id, std::string_view host) {
+  const size_t from = out.GetSize();
+  append_record_json_raw(out, scratch, r, worker_id, host);
+  make_valid_utf8(out, from);
+}
+
+}  // namespace
+
+std::string record_json_line(const proto::Record& r, std::string_view worker_id,
+                             std::string_view host) {
+  rapidjson::StringBuffer line;
+  rapidjson::StringBuffer scratch;
+  append_record_json(line, scratch, r, worker_id, host);
+  return {line.GetString(), line.GetSize()};
+}
+
+RecordsWriter::RecordsWriter(const std::filesystem::path& path)
+    : path_(path), fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
+  if (!fd_) {
+    throw std::runtime_error("cannot create " + path.filename().string() + " (" + path.string() +
+                             "): " + std::strerror(errno));
+  }
+}
+
+RecordsWriter::~RecordsWriter() { close(); }
+
+RecordsWriter& RecordsWriter::operator=(RecordsWriter&& other) noexcept {
+  if (this != &other) {
+    close();
+    path_ = std::move(other.path_);
+    fd_ = std::move(other.fd_);
+    buffer_ = std::move(other.buffer_);
+    scratch_ = std::move(other.scratch_);
+    lines_ = other.lines_;
+    buffered_lines_ = other.buffered_lines_;
+    written_ = other.written_;
+    file_bytes_ = other.file_bytes_;
+    error_ = std::move(other.error_);
+    removed_ = other.removed_;
+    unconfirmed_ = other.unconfirmed_;
+  }
+  return *this;
+}
+
+void RecordsWriter::write(const proto::Record& record, std::string_view worker_id,
+                          std::string_view host) {
+  if (!fd_) return;
+  ++lines_;
+  if (failed()) return;  // counted as lost
+  append_record_json(buffer_, scratch_, record, worker_id, host);
+  buffer_.Put('\n');
+  ++buffered_lines_;
+  if (buffer_.GetSize() >= kFlushBytes) flush();
+}
+
+void RecordsWriter::flush() {
+  if (!fd_ || failed() || buffer_.GetSize() == 0) return;
+  const std::string_view pending(buffer_.GetString(), buffer_.GetSize());
+  int err = 0;
+  const size_t done = write_all(fd_.get(), pending, &err);
+  if (done != pending.size()) {
+    fail(os_error("write", err), done);
+    log_error("cannot write ", path_.filename().string(), " (", path_.string(), "): ", error_,
+              ": records from here on are lost; the run goes on and will exit 3");
+    return;
+  }
+  written_ += buffered_lines_;
+  file_bytes_ += static_cast<int64_t>(done);
+  buffered_lines_ = 0;
+  buffer_.Clear();
+}
+
+void RecordsWriter::fail(std::string error, size_t bytes_ok) {
+  if (failed()) return;
+  error_ = std::move(error);
+  // Whole lines that made it stay; a partial last line is cut off so every line parses.
+  const std::string_view done(buffer_.GetString(), bytes_ok);
+  const size_t last_newline = done.rfind('\n');
+  const size_t whole = last_newline == std::string_view::npos ? 0 : last_newline + 1;
+  written_ += static_cast<int64_t>(std::count(done.begin(), done.begin() + whole, '\n'));
+  file_bytes_ += static_cast<int64_t>(whole);
+  if (fd_ && whole != bytes_ok) (void)::ftruncate(fd_.get(), file_bytes_);
+  buffered_lines_ = 0;
+  buffer_.Clear();
+}
+
+void RecordsWriter::close() {
+  if (!fd_) return;
+  flush();
+  struct stat written_file {};
+  const bool have_identity = ::fstat(fd_.get(), &written_file) == 0;
+  if (!failed() && ::fsync(fd_.get()) != 0) {
+    unconfirmed_ = true;
+    fail(os_error("fsync", errno), 0);
+  }
+  if (const int err = fd_.close_checked(); err != 0 && !failed()) {
+    unconfirmed_ = true;
+    fail(os_error("close", err), 0);
+  }
+  if (failed() || !have_identity) return;
+  // Writes to a file whose folder was removed succeed; only the name shows it is gone.
+  struct stat now {};
+  if (::stat(path_.c_str(), &now) != 0) {
+    removed_ = true;
+    fail(os_error("the file was removed during the run", errno), 0);
+  } else if (now.st_dev != written_file.st_dev || now.st_ino != written_file.st_ino) {
+    removed_ = true;
+    fail("the file was replaced by another during the run", 0);
+  }
+}
+
+std::optional<OutputError> RecordsWriter::failure() const {
+  if (!failed()) return std::nullopt;
+  OutputError e{path_.filename().string(), path_.string(), error_, ""};
+  const std::string total = std::to_string(lines_);
+  if (removed_) {
+    e.missing = "all " + total + " records lost (" + std::to_string(written_) +
+                " were written to a file that is gone)";
+  } else if (unconfirmed_) {
+    e.missing = total + " records written but not confirmed on disk";
+  } else {
+    e.missing = std::to_string(lost()) + " of " + total + " records lost (" +
+                std::to_string(written_) + " written)";
+  }
+  return e;
+}
+
+}  // namespace convoy::controller

@@ -1,0 +1,78 @@
+// records.jsonl: one JSON line per request, streamed to disk as results arrive.
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <rapidjson/stringbuffer.h>
+
+#include "controller/report/output_file.hpp"
+#include "proto/messages.hpp"
+
+namespace convoy::controller {
+
+// One line (without the newline): x_request_id, x_correlation_id, conversation_id,
+// conversation_index, turn_index, final_turn, worker_id, host, phase ("warmup" | "measure"),
+// intended_ns, sent_ns, first_byte_ns, first_token_ns, second_token_ns, last_token_ns, end_ns
+// (controller steady clock; null when it did not happen), metrics {ttft_ms, ttst_ms,
+// request_latency_ms, itl_ms, schedule_lag_ms, corrected_request_latency_ms, isl, osl,
+// cached_tokens} (null where not measured), http_status, error {kind, code, type, message}
+// (null when ok), session_control (the object as sent; null when none). Always valid UTF-8:
+// ill-formed bytes a server sent are replaced with U+FFFD.
+std::string record_json_line(const proto::Record& record, std::string_view worker_id,
+                             std::string_view host);
+
+// Streams records.jsonl. A failure to write (disk full, I/O error, the file removed during the
+// run) is kept as a value: later records are dropped and counted, the run goes on, and the run
+// report turns failure() into exit 3. The file never ends in a partial line: after a failed
+// write it is cut back to the last whole record.
+class RecordsWriter {
+ public:
+  static constexpr size_t kFlushBytes = 256 * 1024;
+
+  // Creates or truncates `path`; throws std::runtime_error naming it and the OS error.
+  explicit RecordsWriter(const std::filesystem::path& path);
+  ~RecordsWriter();
+  RecordsWriter(RecordsWriter&&) noexcept = default;
+  RecordsWriter& operator=(RecordsWriter&& other) noexcept;  // closes this one first
+
+  // Buffers one line; writes the buffer out once it holds kFlushBytes. Server-supplied text
+  // that is not valid UTF-8 is written with U+FFFD in place of the bad bytes.
+  void write(const proto::Record& record, std::string_view worker_id, std::string_view host = {});
+  // Writes the buffer out; the run loop calls this periodically (e.g. every second).
+  void flush();
+  // Flushes, fsyncs and closes, then checks that `path` still names the file written (a folder
+  // removed mid-run fails here); later writes are dropped. Called by the destructor.
+  void close();
+
+  int64_t lines() const { return lines_; }      // records given to write()
+  int64_t written() const { return written_; }  // records whose whole line is in the file
+  int64_t lost() const { return lines_ - written_; }
+  bool failed() const { return !error_.empty(); }
+  // The first failure: the step and the OS error ("write: No space left on device"); "" if none.
+  const std::string& error() const { return error_; }
+  // The failure as an output error (file, path, error, what is lost); nullopt when none.
+  std::optional<OutputError> failure() const;
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  // Keeps the first failure; `bytes_ok` bytes of the buffer reached the file.
+  void fail(std::string error, size_t bytes_ok);
+
+  std::filesystem::path path_;
+  FileDescriptor fd_;
+  rapidjson::StringBuffer buffer_;   // lines not yet written out
+  rapidjson::StringBuffer scratch_;  // session_control re-serialised, reused across lines
+  int64_t lines_ = 0;
+  int64_t buffered_lines_ = 0;  // lines in buffer_
+  int64_t written_ = 0;
+  int64_t file_bytes_ = 0;  // bytes of whole lines in the file
+  std::string error_;
+  bool removed_ = false;      // the file itself is gone: nothing written survives
+  bool unconfirmed_ = false;  // fsync or close failed: what was written may not be on disk
+};
+
+}  // namespace convoy::controller

@@ -1,0 +1,485 @@
+#include "controller/report/report_html.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/utf8.hpp"
+#include "controller/report/svg_chart.hpp"
+
+namespace convoy::controller {
+
+namespace {
+
+using chart::escape;
+using chart::grouped_bars_svg;
+using chart::histogram_svg;
+using chart::Line;
+using chart::line_svg;
+using chart::number;
+
+std::string integer(int64_t v) { return std::to_string(v); }
+
+// ---- JSON access (the extras are built by the controller; be lenient anyway) ---------------
+
+rapidjson::Document parse(const std::string& text) {
+  rapidjson::Document doc;
+  doc.Parse(text.c_str(), text.size());
+  if (doc.HasParseError()) doc.SetNull();
+  return doc;
+}
+
+std::string str(const rapidjson::Value& obj, const char* key) {
+  if (!obj.IsObject()) return {};
+  auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd()) return {};
+  const rapidjson::Value& v = it->value;
+  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
+  if (v.IsInt64()) return std::to_string(v.GetInt64());
+  if (v.IsNumber()) return number(v.GetDouble());
+  if (v.IsBool()) return v.GetBool() ? "true" : "false";
+  return {};
+}
+
+double num(const rapidjson::Value& obj, const char* key, double fallback) {
+  if (!obj.IsObject()) return fallback;
+  auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd() || !it->value.IsNumber()) return fallback;
+  return it->value.GetDouble();
+}
+
+std::vector<std::string> strings(const rapidjson::Value& obj, const char* key) {
+  std::vector<std::string> out;
+  if (!obj.IsObject()) return out;
+  auto it = obj.FindMember(key);
+  if (it == obj.MemberEnd() || !it->value.IsArray()) return out;
+  for (const auto& v : it->value.GetArray()) {
+    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
+  }
+  return out;
+}
+
+constexpr size_t kMaxLinePoints = 600;  // longer series are averaged down to this many points
+
+// ---- sections -------------------------------------------------------------------------------
+
+constexpr const char* kStyle = R"css(
+:root{--fg:#1d2330;--muted:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#dde1e8;
+--pass:#1a7f37;--warn:#b26b00;--fail:#c62828;--c1:#2f6fde;--c2:#e0663a;--c3:#7b57c8}
+*{box-sizing:border-box}
+body{margin:0;background:var(--bg);color:var(--fg);
+font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
+main{max-width:1280px;margin:0 auto;padding:24px}
+header.top{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:20px 24px}
+h1{margin:0 0 8px;font-size:22px}
+h2{font-size:18px;margin:0 0 12px}
+h3{font-size:15px;margin:0 0 8px}
+section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:20px 24px;
+margin-top:16px}
+dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:8px 0 0}
+dl.facts dt{color:var(--muted)}
+dl.facts dd{margin:0;overflow-wrap:anywhere}
+.badge{display:inline-block;padding:2px 12px;border-radius:12px;color:#fff;font-weight:600;
+text-transform:uppercase;letter-spacing:.04em}
+.badge.pass{background:var(--pass)}.badge.warn{background:var(--warn)}
+.badge.fail{background:var(--fail)}.badge.unknown{background:var(--muted)}
+.verdict{margin-top:14px;padding:12px 16px;border-radius:6px;border-left:4px solid var(--muted);
+background:var(--bg)}
+.verdict.pass{border-color:var(--pass)}.verdict.warn{border-color:var(--warn)}
+.verdict.fail{border-color:var(--fail)}
+.verdict ul{margin:8px 0 0;padding-left:20px}
+.cards{display:flex;flex-wrap:wrap;gap:12px;margin-bottom:16px}
+.card{border:1px solid var(--line);border-radius:6px;padding:8px 14px;min-width:140px}
+.card .v{font-size:20px;font-weight:600}.card .k{color:var(--muted);font-size:12px}
+table{border-collapse:collapse;width:100%}
+th,td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:right;
+font-variant-numeric:tabular-nums;vertical-align:top}
+th{background:var(--bg);font-weight:600}
+th:first-child,td:first-child,td.text,th.text{text-align:left}
+td.text{overflow-wrap:anywhere}
+.charts{display:flex;flex-wrap:wrap;gap:16px}
+figure{margin:0;flex:1 1 560px;max-width:620px}
+figcaption{font-weight:600;margin-bottom:4px}
+svg.chart{width:100%;height:auto;display:block}
+.grid{stroke:#eceef2;stroke-width:1}.axis{stroke:#9aa3b2;stroke-width:1}
+.tick{fill:var(--muted);font-size:11px}.axis-label{fill:var(--muted);font-size:12px}
+.legend{fill:var(--fg);font-size:11px}
+.bar,.swatch.s1{fill:var(--c1)}.bar.s2,.swatch.s2{fill:var(--c2)}
+.swatch.s3{fill:var(--c3)}
+.line{fill:none;stroke-width:1.8;stroke-linejoin:round}
+.line.s1{stroke:var(--c1)}.line.s2{stroke:var(--c2)}.line.s3{stroke:var(--c3)}
+.dot.s1{fill:var(--c1)}.dot.s2{fill:var(--c2)}.dot.s3{fill:var(--c3)}
+.empty{color:var(--muted);font-style:italic}
+.insight{border:1px solid var(--line);border-left:4px solid var(--warn);border-radius:6px;
+padding:12px 16px;margin-bottom:12px}
+.insight.error,.insight.critical{border-left-color:var(--fail)}
+.insight.info{border-left-color:var(--c1)}
+.insight ul{margin:2px 0 6px;padding-left:20px}
+.insight h4{margin:8px 0 0;font-size:13px}
+.insight p{margin:4px 0}
+.muted{color:var(--muted)}
+code{font-family:ui-monospace,SFMono-Regular,Menlo,Consolas,monospace;font-size:12px}
+nav{margin-top:12px}nav a{margin-right:14px;color:var(--c1);text-decoration:none}
+footer{color:var(--muted);text-align:center;margin:24px 0 8px;font-size:12px}
+)css";
+
+std::string verdict_class(const std::string& status) {
+  if (status == "pass" || status == "warn" || status == "fail") return status;
+  return "unknown";
+}
+
+void header_section(std::ostringstream& out, const rapidjson::Value& run,
+                    const rapidjson::Value& verdict, const MetricsSnapshot& s) {
+  const std::string name = str(run, "name");
+  out << "<header class=\"top\"><h1>convoy report" << (name.empty() ? "" : ": ") << escape(name)
+      << "</h1><dl class=\"facts\">";
+  auto fact = [&](const char* label, const std::string& value) {
+    if (value.empty()) return;
+    out << "<dt>" << label << "</dt><dd>" << escape(value) << "</dd>";
+  };
+  fact("Target", str(run, "target_url"));
+  fact("Start", str(run, "start"));
+  fact("End", str(run, "end"));
+  fact("Measured duration", number(s.duration_s) + " s");
+  fact("convoy version", str(run, "convoy_version"));
+  fact("Output folder", str(run, "output_dir"));
+  if (str(run, "interrupted") == "true") fact("Interrupted", "yes: results are partial");
+  if (str(run, "incomplete") == "true") fact("Incomplete", str(run, "incomplete_reason"));
+  out << "</dl>";
+
+  std::string status = str(verdict, "status");
+  if (status.empty()) status = "unknown";
+  const std::string cls = verdict_class(status);
+  out << "<div class=\"verdict " << cls << "\" id=\"verdict\"><strong>Verdict</strong> "
+      << "<span class=\"badge " << cls << "\">" << escape(status) << "</span>";
+  const double intended = num(verdict, "intended_rate_per_s", 0);
+  const double achieved = num(verdict, "achieved_rate_per_s", 0);
+  const double ks = num(verdict, "ks_statistic", -1);
+  const double p = num(verdict, "ks_p_value", -1);
+  if (intended > 0) {
+    out << " <span class=\"muted\">intended " << escape(number(intended))
+        << " conversations/s, achieved " << escape(number(achieved)) << "/s";
+    if (ks >= 0) {
+      out << "; inter-arrival KS D=" << escape(number(ks)) << ", p=" << escape(number(p));
+    }
+    out << "</span>";
+  }
+  const auto reasons = strings(verdict, "reasons");
+  if (reasons.empty()) {
+    out << "<p class=\"muted\">The run delivered the intended load with no finding.</p>";
+  } else {
+    out << "<ul>";
+    for (const auto& r : reasons) out << "<li>" << escape(r) << "</li>";
+    out << "</ul>";
+  }
+  out << "</div><nav><a href=\"#summary\">Summary</a><a href=\"#distributions\">Distributions</a>"
+         "<a href=\"#over-time\">Over time</a><a href=\"#ttft-by-turn\">TTFT by turn</a>"
+         "<a href=\"#errors\">Errors</a><a href=\"#insights\">Insights</a>"
+         "<a href=\"#workers\">Workers</a></nav></header>";
+}
+
+bool is_run_total(const std::string& tag) {
+  for (const char* t : {"output_token_throughput", "request_throughput", "goodput", "request_count",
+                        "error_request_count", "benchmark_duration"}) {
+    if (tag == t) return true;
+  }
+  return false;
+}
+
+void summary_section(std::ostringstream& out, const MetricsSnapshot& s) {
+  out << "<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">";
+  auto card = [&](const std::string& value, const char* label) {
+    out << "<div class=\"card\"><div class=\"v\">" << escape(value) << "</div><div class=\"k\">"
+        << label << "</div></div>";
+  };
+  card(integer(s.request_count), "successful requests");
+  card(integer(s.error_request_count), "failed requests");
+  card(number(s.error_rate() * 100) + " %", "error rate");
+  card(number(s.request_throughput), "requests/s");
+  card(number(s.output_token_throughput), "output tokens/s");
+  if (s.has_slo) card(number(s.goodput), "goodput (requests/s)");
+  card(number(s.duration_s) + " s", "measured duration");
+  out << "</div>";
+  if (s.warmup_request_count > 0) {
+    out << "<p class=\"muted\">" << s.warmup_request_count << " warmup request(s) ("
+        << s.warmup_error_count << " failed) are excluded from every metric.</p>";
+  }
+  out << "<table><thead><tr><th class=\"text\">metric</th><th>avg</th><th>min</th><th>max</th>"
+         "<th>p50</th><th>p90</th><th>p99</th><th>std</th><th>count</th>"
+         "<th class=\"text\">unit</th></tr></thead><tbody>";
+  for (const auto& m : s.metrics) {
+    out << "<tr><td class=\"text\" title=\"" << escape(m.tag) << "\">" << escape(m.header)
+        << "</td>";
+    if (is_run_total(m.tag)) {
+      // One value for the whole run: percentiles of it would only repeat it.
+      out << "<td>" << number(m.avg) << "</td><td colspan=\"7\"></td>";
+    } else {
+      out << "<td>" << number(m.avg) << "</td><td>" << number(m.min) << "</td><td>" << number(m.max)
+          << "</td><td>" << number(m.p(50)) << "</td><td>" << number(m.p(90)) << "</td><td>"
+          << number(m.p(99)) << "</td><td>" << number(m.std) << "</td><td>" << m.count << "</td>";
+    }
+    out << "<td class=\"text\">" << escape(m.unit) << "</td></tr>";
+  }
+  out << "</tbody></table></section>";
+}
+
+const char* no_success_text(const MetricsSnapshot& s) {
+  return s.request_count + s.error_request_count == 0 ? "No measured request completed."
+                                                      : "No successful requests: nothing to plot.";
+}
+
+void distributions_section(std::ostringstream& out, const MetricsSnapshot& s) {
+  out << "<section id=\"distributions\"><h2>Latency distributions</h2>";
+  struct Plot {
+    const char* tag;
+    const char* title;
+  };
+  constexpr Plot kPlots[] = {{"time_to_first_token", "Time to first token"},
+                             {"inter_token_latency", "Inter-token latency"},
+                             {"request_latency", "Request latency"}};
+  bool any = false;
+  out << "<div class=\"charts\">";
+  for (const auto& plot : kPlots) {
+    auto it = s.distributions.find(plot.tag);
+    if (it == s.distributions.end() || it->second.empty()) continue;
+    any = true;
+    const MetricStats* m = s.find(plot.tag);
+    const std::string unit = m ? m->unit : "ms";
+    out << "<figure><figcaption>" << plot.title;
+    if (m) {
+      out << " <span class=\"muted\">p50 " << number(m->p(50)) << ", p99 " << number(m->p(99))
+          << " " << escape(unit) << "</span>";
+    }
+    out << "</figcaption>" << histogram_svg(it->second, plot.title, unit) << "</figure>";
+  }
+  out << "</div>";
+  if (!any) out << "<p class=\"empty\">" << no_success_text(s) << "</p>";
+  out << "</section>";
+}
+
+// Averages a long series down to at most kMaxLinePoints points so the page stays small.
+std::vector<SeriesPoint> downsample(const std::vector<SeriesPoint>& series, double bucket_s,
+                                    double& width_s) {
+  width_s = bucket_s;
+  if (series.size() <= kMaxLinePoints) return series;
+  const size_t group = (series.size() + kMaxLinePoints - 1) / kMaxLinePoints;
+  width_s = bucket_s * static_cast<double>(group);
+  std::vector<SeriesPoint> out;
+  for (size_t i = 0; i < series.size(); i += group) {
+    SeriesPoint p;
+    p.start_s = series[i].start_s;
+    double ttft_weighted = 0;
+    int64_t ttft_requests = 0;
+    for (size_t j = i; j < std::min(series.size(), i + group); ++j) {
+      p.requests += series[j].requests;
+      p.errors += series[j].errors;
+      p.output_tokens += series[j].output_tokens;
+      if (series[j].mean_ttft_ms) {
+        ttft_weighted += *series[j].mean_ttft_ms * static_cast<double>(series[j].requests);
+        ttft_requests += series[j].requests;
+      }
+    }
+    if (ttft_requests > 0) p.mean_ttft_ms = ttft_weighted / static_cast<double>(ttft_requests);
+    out.push_back(p);
+  }
+  return out;
+}
+
+void over_time_section(std::ostringstream& out, const MetricsSnapshot& s) {
+  out << "<section id=\"over-time\"><h2>Over time</h2>";
+  if (s.series.empty()) {
+    out << "<p class=\"empty\">" << no_success_text(s) << "</p></section>";
+    return;
+  }
+  double width_s = 1;
+  const std::vector<SeriesPoint> points =
+      downsample(s.series, s.series_bucket_s > 0 ? s.series_bucket_s : 1, width_s);
+  Line requests{"requests/s", "s1", {}};
+  Line errors{"errors/s", "s2", {}};
+  Line tokens{"output tokens/s", "s3", {}};
+  Line ttft{"mean TTFT (ms)", "s1", {}};
+  for (const auto& p : points) {
+    // Plot each bucket at its middle: a rate over [start, start + width).
+    const double x = p.start_s + width_s / 2;
+    requests.points.emplace_back(x, static_cast<double>(p.requests) / width_s);
+    errors.points.emplace_back(x, static_cast<double>(p.errors) / width_s);
+    tokens.points.emplace_back(x, static_cast<double>(p.output_tokens) / width_s);
+    if (p.mean_ttft_ms) ttft.points.emplace_back(x, *p.mean_ttft_ms);
+  }
+  out << "<p class=\"muted\">Buckets of " << number(width_s)
+      << " s by completion time, from the first measured send.</p><div class=\"charts\">";
+  out << "<figure><figcaption>Request throughput</figcaption>"
+      << line_svg({requests, errors}, "Request throughput", "per second", "seconds") << "</figure>";
+  out << "<figure><figcaption>Output token throughput</figcaption>"
+      << line_svg({tokens}, "Output token throughput", "tokens per second", "seconds")
+      << "</figure>";
+  out << "<figure><figcaption>Mean time to first token</figcaption>";
+  if (ttft.points.empty()) {
+    out << "<p class=\"empty\">No successful requests: no TTFT to plot.</p>";
+  } else {
+    out << line_svg({ttft}, "Mean time to first token", "ms", "seconds");
+  }
+  out << "</figure></div></section>";
+}
+
+void ttft_by_turn_section(std::ostringstream& out, const MetricsSnapshot& s) {
+  out << "<section id=\"ttft-by-turn\"><h2>Time to first token by turn</h2>";
+  std::vector<std::string> groups;
+  Line p50{"p50", "s1", {}};
+  Line p90{"p90", "s2", {}};
+  for (const auto& t : s.ttft_by_turn) {
+    if (t.ttft.count == 0) continue;
+    groups.push_back(std::to_string(t.turn_index) + (t.and_later ? "+" : ""));
+    const double x = static_cast<double>(groups.size());
+    p50.points.emplace_back(x, t.ttft.p(50));
+    p90.points.emplace_back(x, t.ttft.p(90));
+  }
+  if (groups.empty()) {
+    out << "<p class=\"empty\">" << no_success_text(s) << "</p></section>";
+    return;
+  }
+  out << "<p class=\"muted\">Later turns carry the conversation's history; with prefix caching "
+         "their TTFT should not grow with the turn index.</p><div class=\"charts\"><figure>"
+      << grouped_bars_svg(groups, {p50, p90}, "TTFT by turn index", "ms", "turn index")
+      << "</figure><figure><table><thead><tr><th class=\"text\">turn</th><th>requests</th>"
+         "<th>p50 ms</th><th>p90 ms</th><th>p99 ms</th></tr></thead><tbody>";
+  for (const auto& t : s.ttft_by_turn) {
+    if (t.ttft.count == 0) continue;
+    out << "<tr><td class=\"text\">" << t.turn_index << (t.and_later ? " and later" : "")
+        << "</td><td>" << t.ttft.count << "</td><td>" << number(t.ttft.p(50)) << "</td><td>"
+        << number(t.ttft.p(90)) << "</td><td>" << number(t.ttft.p(99)) << "</td></tr>";
+  }
+  out << "</tbody></table></figure></div></section>";
+}
+
+void errors_section(std::ostringstream& out, const MetricsSnapshot& s) {
+  out << "<section id=\"errors\"><h2>Errors</h2>";
+  if (s.errors.empty()) {
+    out << "<p class=\"empty\">No failed requests.</p></section>";
+    return;
+  }
+  out << "<table><thead><tr><th class=\"text\">code</th><th class=\"text\">type</th>"
+         "<th class=\"text\">message</th><th>count</th><th class=\"text\">example correlation "
+         "ids</th></tr></thead><tbody>";
+  for (const auto& e : s.errors) {
+    out << "<tr><td class=\"text\">" << e.code << "</td><td class=\"text\">" << escape(e.type)
+        << "</td><td class=\"text\">" << escape(e.message) << "</td><td>" << e.count
+        << "</td><td class=\"text\">";
+    for (size_t i = 0; i < e.example_correlation_ids.size(); ++i) {
+      out << (i ? "<br>" : "") << "<code>" << escape(e.example_correlation_ids[i]) << "</code>";
+    }
+    out << "</td></tr>";
+  }
+  out << "</tbody></table></section>";
+}
+
+void list_block(std::ostringstream& out, const char* title, const std::vector<std::string>& items) {
+  if (items.empty()) return;
+  out << "<h4>" << title << "</h4><ul>";
+  for (const auto& i : items) out << "<li>" << escape(i) << "</li>";
+  out << "</ul>";
+}
+
+void insights_section(std::ostringstream& out, const rapidjson::Value& insights) {
+  out << "<section id=\"insights\"><h2>Insights</h2>";
+  if (!insights.IsArray() || insights.Empty()) {
+    out << "<p class=\"empty\">No insight: nothing in the run matched a known problem.</p>"
+           "</section>";
+    return;
+  }
+  for (const auto& i : insights.GetArray()) {
+    const std::string severity = str(i, "severity");
+    out << "<div class=\"insight " << escape(severity) << "\"><h3>" << escape(str(i, "title"))
+        << " <span class=\"muted\">" << escape(severity) << "</span></h3><p>"
+        << escape(str(i, "problem")) << "</p>";
+    list_block(out, "Likely causes", strings(i, "likely_causes"));
+    list_block(out, "Investigate", strings(i, "investigate"));
+    list_block(out, "Fixes", strings(i, "fixes"));
+    const double affected = num(i, "affected_requests", 0);
+    const auto ids = strings(i, "example_correlation_ids");
+    if (affected > 0 || !ids.empty()) {
+      out << "<p class=\"muted\">" << escape(number(affected)) << " request(s) affected";
+      if (!ids.empty()) {
+        out << "; for example";
+        for (const auto& id : ids) out << " <code>" << escape(id) << "</code>";
+      }
+      out << "</p>";
+    }
+    out << "</div>";
+  }
+  out << "</section>";
+}
+
+std::string bytes_text(double bytes) {
+  if (!(bytes > 0)) return "-";
+  return number(bytes / (1024.0 * 1024.0)) + " MiB";
+}
+
+void workers_section(std::ostringstream& out, const rapidjson::Value& workers) {
+  out << "<section id=\"workers\"><h2>Workers</h2>";
+  if (!workers.IsArray() || workers.Empty()) {
+    out << "<p class=\"empty\">No worker information.</p></section>";
+    return;
+  }
+  out << "<table><thead><tr><th class=\"text\">worker</th><th class=\"text\">host</th>"
+         "<th class=\"text\">state</th><th>records</th><th>clock offset ms</th>"
+         "<th>max CPU %</th><th>max RSS</th><th>legacy open sessions</th></tr></thead><tbody>";
+  for (const auto& w : workers.GetArray()) {
+    out << "<tr><td class=\"text\">" << escape(str(w, "worker_id")) << "</td><td class=\"text\">"
+        << escape(str(w, "host")) << "</td><td class=\"text\">" << escape(str(w, "state"))
+        << "</td><td>" << escape(str(w, "records")) << "</td><td>"
+        << number(num(w, "clock_offset_ns", 0) / 1e6) << "</td><td>"
+        << number(num(w, "max_cpu_percent", 0)) << "</td><td>"
+        << bytes_text(num(w, "max_rss_bytes", 0)) << "</td><td>"
+        << escape(str(w, "legacy_open_sessions")) << "</td></tr>";
+  }
+  out << "</tbody></table></section>";
+}
+
+}  // namespace
+
+std::string report_html(const MetricsSnapshot& snapshot, const SummaryExtras& extras) {
+  const rapidjson::Document run = parse(extras.run_json);
+  const rapidjson::Document workers = parse(extras.workers_json);
+  const rapidjson::Document insights = parse(extras.insights_json);
+  const rapidjson::Document verdict = parse(extras.verdict_json);
+  const std::string name = str(run, "name");
+
+  std::ostringstream out;
+  out << "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+         "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+         // The page must work offline; the policy makes any fetch fail loudly, even a future one.
+         "<meta http-equiv=\"Content-Security-Policy\" "
+         "content=\"default-src 'none'; style-src 'unsafe-inline'\">"
+         "<title>convoy report"
+      << (name.empty() ? "" : ": ") << escape(name) << "</title><style>" << kStyle
+      << "</style></head><body><main>";
+  header_section(out, run, verdict, snapshot);
+  summary_section(out, snapshot);
+  distributions_section(out, snapshot);
+  over_time_section(out, snapshot);
+  ttft_by_turn_section(out, snapshot);
+  errors_section(out, snapshot);
+  insights_section(out, insights);
+  workers_section(out, workers);
+  out << "<footer>Generated by convoy";
+  if (const std::string v = str(run, "convoy_version"); !v.empty()) out << " " << escape(v);
+  out << ". Self-contained: this page loads nothing from the network.</footer>"
+         "</main></body></html>\n";
+  std::string page = out.str();
+  sanitize_utf8_in_place(page);  // the page declares utf-8; a server's bytes must not break it
+  return page;
+}
+
+void write_report_html(const std::filesystem::path& path, const MetricsSnapshot& snapshot,
+                       const SummaryExtras& extras) {
+  write_file_atomically(path, report_html(snapshot, extras));
+}
+
+}  // namespace convoy::controller

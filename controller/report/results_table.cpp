@@ -1,0 +1,124 @@
+#include "controller/report/results_table.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string_view>
+#include <vector>
+
+namespace convoy::controller {
+
+namespace {
+
+constexpr std::string_view kRows[] = {"time_to_first_token",
+                                      "time_to_first_token_first_turn",
+                                      "time_to_first_token_later_turns",
+                                      "time_to_second_token",
+                                      "inter_token_latency",
+                                      "inter_chunk_latency",
+                                      "request_latency",
+                                      "schedule_lag",
+                                      "input_sequence_length",
+                                      "output_sequence_length",
+                                      "cached_tokens"};
+
+constexpr int kNumberWidth = 12;
+
+std::string pad_right(std::string s, size_t width) {
+  if (s.size() < width) s.append(width - s.size(), ' ');
+  return s;
+}
+
+std::string pad_left(std::string s, size_t width) {
+  if (s.size() < width) s.insert(0, width - s.size(), ' ');
+  return s;
+}
+
+std::string truncate(std::string s, size_t width) {
+  if (s.size() <= width) return s;
+  s.resize(width - 3);
+  return s + "...";
+}
+
+}  // namespace
+
+std::string format_grouped(double value, int decimals) {
+  if (!std::isfinite(value)) return "n/a";
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%.*f", decimals, std::fabs(value));
+  std::string digits(buffer);
+  const size_t point = std::min(digits.find('.'), digits.size());
+  std::string out;
+  for (size_t i = 0; i < point; ++i) {
+    if (i > 0 && (point - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  out += digits.substr(point);
+  // "-0.00" reads as noise: only show the sign when a digit survives rounding.
+  const bool negative = value < 0 && out.find_first_of("123456789") != std::string::npos;
+  return negative ? "-" + out : out;
+}
+
+void print_results_table(std::ostream& out, const MetricsSnapshot& s) {
+  std::vector<std::string> labels;
+  std::vector<const MetricStats*> rows;
+  for (std::string_view tag : kRows) {
+    const MetricStats* m = s.find(tag);
+    if (m == nullptr || m->count == 0) continue;
+    rows.push_back(m);
+    labels.push_back(m->header + " (" + m->unit + ")");
+  }
+  size_t label_width = 6;
+  for (const auto& l : labels) label_width = std::max(label_width, l.size());
+  const size_t total_width = label_width + 6 * (kNumberWidth + 1);
+
+  out << "convoy | LLM metrics\n";
+  out << pad_right("Metric", label_width);
+  for (const char* column : {"avg", "min", "max", "p50", "p90", "p99"}) {
+    out << ' ' << pad_left(column, kNumberWidth);
+  }
+  out << '\n' << std::string(total_width, '-') << '\n';
+  for (size_t i = 0; i < rows.size(); ++i) {
+    const MetricStats& m = *rows[i];
+    out << pad_right(labels[i], label_width);
+    for (double v : {m.avg, m.min, m.max, m.p(50), m.p(90), m.p(99)}) {
+      out << ' ' << pad_left(format_grouped(v), kNumberWidth);
+    }
+    out << '\n';
+  }
+  if (!rows.empty()) out << std::string(total_width, '-') << '\n';
+
+  out << "Output Token Throughput (tokens/sec): " << format_grouped(s.output_token_throughput)
+      << '\n';
+  out << "Request Throughput (requests/sec):    " << format_grouped(s.request_throughput) << '\n';
+  if (s.has_slo) {
+    out << "Goodput (requests/sec):               " << format_grouped(s.goodput) << " ("
+        << s.good_request_count << " requests within slo)\n";
+  }
+  out << "Request Count:                        " << s.request_count;
+  if (s.warmup_request_count > 0) out << " (+" << s.warmup_request_count << " warmup, excluded)";
+  out << '\n';
+  out << "Errors:                               " << s.error_request_count << " ("
+      << format_grouped(s.error_rate() * 100, 1) << "%)\n";
+  out << "Benchmark Duration (sec):             " << format_grouped(s.duration_s) << '\n';
+}
+
+void print_error_table(std::ostream& out, const MetricsSnapshot& s) {
+  if (s.errors.empty()) return;
+  constexpr size_t kTypeWidth = 26;
+  constexpr size_t kMessageWidth = 60;
+  out << "Errors\n";
+  out << pad_left("count", 8) << ' ' << pad_left("code", 5) << "  " << pad_right("type", kTypeWidth)
+      << ' ' << "message\n";
+  out << std::string(8 + 1 + 5 + 2 + kTypeWidth + 1 + kMessageWidth, '-') << '\n';
+  for (const ErrorGroup& e : s.errors) {
+    std::string message = e.message;
+    std::replace(message.begin(), message.end(), '\n', ' ');
+    out << pad_left(std::to_string(e.count), 8) << ' '
+        << pad_left(e.code != 0 ? std::to_string(e.code) : "-", 5) << "  "
+        << pad_right(truncate(e.type, kTypeWidth), kTypeWidth) << ' '
+        << truncate(message, kMessageWidth) << '\n';
+  }
+}
+
+}  // namespace convoy::controller

@@ -1,0 +1,225 @@
+#include "controller/report/run_report.hpp"
+
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+#include <iostream>
+
+#include "common/exit_codes.hpp"
+#include "common/log.hpp"
+#include "controller/report/insights.hpp"
+#include "controller/report/report_html.hpp"
+#include "controller/report/results_table.hpp"
+#include "controller/report/summary_writer.hpp"
+
+#ifndef CONVOY_VERSION
+#define CONVOY_VERSION "dev"
+#endif
+
+namespace convoy::controller {
+
+namespace {
+
+std::string iso_time(std::chrono::system_clock::time_point t) {
+  std::time_t tt = std::chrono::system_clock::to_time_t(t);
+  std::tm tm{};
+  ::gmtime_r(&tt, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
+
+void put(Writer& w, const char* key, const std::string& v) {
+  w.Key(key);
+  w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+}
+void put(Writer& w, const char* key, double v) {
+  w.Key(key);
+  if (std::isfinite(v)) {
+    w.Double(v);
+  } else {
+    w.Null();
+  }
+}
+void put(Writer& w, const char* key, int64_t v) {
+  w.Key(key);
+  w.Int64(v);
+}
+void put(Writer& w, const char* key, bool v) {
+  w.Key(key);
+  w.Bool(v);
+}
+void put_strings(Writer& w, const char* key, const std::vector<std::string>& v, size_t limit) {
+  w.Key(key);
+  w.StartArray();
+  for (size_t i = 0; i < v.size() && i < limit; ++i) w.String(v[i].c_str());
+  w.EndArray();
+}
+}  // namespace
+
+namespace {
+
+std::string run_json(const ReportInputs& in) {
+  rapidjson::StringBuffer sb;
+  Writer w(sb);
+  w.StartObject();
+  put(w, "name", in.config.name);
+  put(w, "convoy_version", std::string(CONVOY_VERSION));
+  put(w, "protocol_version", static_cast<int64_t>(proto::kProtocolVersion));
+  put(w, "target_url", in.url);
+  put(w, "start", iso_time(in.facts.start_wall));
+  put(w, "end", iso_time(in.facts.end_wall));
+  put(w, "wall_duration_s",
+      std::chrono::duration<double>(in.facts.end_wall - in.facts.start_wall).count());
+  put(w, "interrupted", in.interrupted);
+  put(w, "incomplete", in.incomplete);
+  put(w, "incomplete_reason", in.incomplete_reason);
+  put(w, "output_dir", in.out_dir.string());
+  // The resolved configuration; it names the API key's variable, never the key.
+  put(w, "config_yaml", to_yaml(in.config));
+  put_strings(w, "lost_workers", in.facts.lost_workers, 1000);
+  put(w, "lost_conversation_count", static_cast<int64_t>(in.facts.lost_conversations.size()));
+  put_strings(w, "lost_conversations", in.facts.lost_conversations, 1000);
+  put(w, "unfinished_conversation_count",
+      static_cast<int64_t>(in.facts.unfinished_conversations.size()));
+  put_strings(w, "unfinished_conversations", in.facts.unfinished_conversations, 1000);
+  put(w, "failed_conversation_count", static_cast<int64_t>(in.facts.failed_conversations.size()));
+  put_strings(w, "failed_conversations", in.facts.failed_conversations, 1000);
+  put(w, "forged_messages", in.facts.forged_messages);
+  put(w, "rejected_workers", in.facts.rejected_workers);
+  w.EndObject();
+  return sb.GetString();
+}
+
+std::string workers_json(const std::vector<WorkerSummary>& workers) {
+  rapidjson::StringBuffer sb;
+  Writer w(sb);
+  w.StartArray();
+  for (const WorkerSummary& info : workers) {
+    w.StartObject();
+    put(w, "worker_id", info.id);
+    put(w, "host", info.host);
+    put(w, "pid", info.pid);
+    put(w, "state", info.state);
+    put(w, "records", info.records);
+    put(w, "conversations_assigned", info.conversations_assigned);
+    put(w, "clock_offset_ns", info.clock_offset_ns);
+    put(w, "clock_rtt_ns", info.clock_rtt_ns);
+    put(w, "max_cpu_percent", info.max_cpu_percent);
+    put(w, "max_rss_bytes", info.max_rss_bytes);
+    put(w, "legacy_open_sessions", info.legacy_open_sessions);
+    w.EndObject();
+  }
+  w.EndArray();
+  return sb.GetString();
+}
+
+std::string verdict_json(const Verdict& v) {
+  rapidjson::StringBuffer sb;
+  Writer w(sb);
+  w.StartObject();
+  put(w, "status", v.status);
+  put_strings(w, "reasons", v.reasons, 1000);
+  put(w, "intended_rate_per_s", v.intended_rate_per_s);
+  put(w, "achieved_rate_per_s", v.achieved_rate_per_s);
+  put(w, "ks_statistic", v.ks_statistic);
+  put(w, "ks_p_value", v.ks_p_value);
+  w.EndObject();
+  return sb.GetString();
+}
+
+InsightInputs insight_inputs(const ReportInputs& in) {
+  InsightInputs ii;
+  ii.session_routing_mode = to_string(in.config.session_routing.mode);
+  ii.target_url = in.config.target.url;
+  ii.model = in.config.target.model;
+  ii.max_completion_tokens = in.config.target.max_completion_tokens;
+  ii.api_key_env = in.config.target.api_key_env;
+  const char* key = in.config.target.api_key_env.empty()
+                        ? nullptr
+                        : std::getenv(in.config.target.api_key_env.c_str());
+  ii.api_key_present = key && *key;
+  ii.connection_refused_at_start = !in.facts.any_response && in.facts.connect_errors > 0;
+  ii.total_requests = in.facts.total_requests;
+  for (const auto& e : in.snapshot.errors) {
+    ii.errors.push_back({e.code, e.type, e.message, e.count, e.example_correlation_ids, e.example});
+  }
+  ii.later_turn_requests = in.facts.later_turn_requests;
+  ii.later_turn_prompt_tokens = in.facts.later_turn_prompt_tokens;
+  ii.later_turn_cached_tokens = in.facts.later_turn_cached_tokens;
+  ii.later_turn_requests_reporting_cached = in.facts.later_turn_requests_reporting_cached;
+  return ii;
+}
+
+}  // namespace
+
+int write_run_report(const ReportInputs& in) {
+  const Verdict judged = judge_run(in);  // with in.output_errors
+  std::vector<Insight> insights = detect_insights(insight_inputs(in));
+  SummaryExtras extras;
+  extras.run_json = run_json(in);
+  extras.workers_json = workers_json(in.workers);
+  extras.insights_json = insights_to_json(insights);
+  // The files that carry the verdict are rendered from the failures known so far: a file that
+  // cannot be written fails the verdict in the others (write_output_files re-renders them).
+  auto verdict_for = [&](const std::vector<OutputError>& errors) {
+    Verdict v = judged;
+    for (size_t i = in.output_errors.size(); i < errors.size(); ++i) {
+      add_output_failure(v, errors[i]);
+    }
+    return v;
+  };
+  auto extras_for = [&](const std::vector<OutputError>& errors) {
+    SummaryExtras e = extras;
+    e.verdict_json = verdict_json(verdict_for(errors));
+    e.output_errors_json = output_errors_json(errors);
+    return e;
+  };
+  std::vector<OutputFile> files;
+  files.push_back({"summary.csv", [&](const auto&) { return summary_csv(in.snapshot); }});
+  if (in.config.output.html) {
+    files.push_back({"report.html", [&](const std::vector<OutputError>& errors) {
+                       return report_html(in.snapshot, extras_for(errors));
+                     }});
+  }
+  // Last: it lists every failure, including those of the files before it.
+  files.push_back({"summary.json", [&](const std::vector<OutputError>& errors) {
+                     return summary_json(in.snapshot, extras_for(errors));
+                   }});
+  const std::vector<OutputError> errors = write_output_files(in.out_dir, files, in.output_errors);
+  const Verdict verdict = verdict_for(errors);
+  const bool summary_written = std::none_of(
+      errors.begin(), errors.end(), [](const OutputError& e) { return e.file == "summary.json"; });
+
+  std::ostream& out = std::cout;
+  out << "\n";
+  print_results_table(out, in.snapshot);
+  if (!in.snapshot.errors.empty()) {
+    out << "\n";
+    print_error_table(out, in.snapshot);
+  }
+  if (!insights.empty()) {
+    out << "\n";
+    print_insights(out, insights);
+  }
+  out << "\nVerdict: " << verdict.status;
+  for (const auto& r : verdict.reasons) out << "\n  - " << r;
+  if (summary_written) {
+    out << "\nOutputs: " << in.out_dir.string() << "/summary.json\n";
+  } else {
+    out << "\nOutputs: incomplete, summary.json could not be written (see the errors)\n";
+  }
+  out.flush();
+  for (const OutputError& e : errors) log_error(describe(e));
+  if (!errors.empty()) return kExitIncomplete;
+  return verdict.status == "fail" ? kExitCriterionFailed : kExitOk;
+}
+
+}  // namespace convoy::controller

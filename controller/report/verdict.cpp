@@ -1,0 +1,208 @@
+#include "controller/report/verdict.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+namespace convoy::controller {
+
+namespace {
+
+constexpr double kCpuWarnPercent = 85;
+constexpr double kLagWarnMs = 10;
+// With the rate check's 3 sigma, a correct schedule warns well under 1% of the time.
+constexpr double kKsAlpha = 0.001;
+
+std::string fixed(double v, int decimals) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*f", decimals, v);
+  return buf;
+}
+
+// Regularized lower incomplete gamma P(a, x) (series for x < a+1, continued fraction beyond).
+double gamma_p(double a, double x) {
+  if (x <= 0) return 0;
+  const double gln = std::lgamma(a);
+  if (x < a + 1) {
+    double ap = a, sum = 1.0 / a, del = sum;
+    for (int n = 0; n < 500; ++n) {
+      ap += 1;
+      del *= x / ap;
+      sum += del;
+      if (std::fabs(del) < std::fabs(sum) * 1e-12) break;
+    }
+    return sum * std::exp(-x + a * std::log(x) - gln);
+  }
+  double b = x + 1 - a, c = 1.0 / 1e-300, d = 1.0 / b, h = d;
+  for (int i = 1; i < 500; ++i) {
+    double an = -i * (i - a);
+    b += 2;
+    d = an * d + b;
+    if (std::fabs(d) < 1e-300) d = 1e-300;
+    c = b + an / c;
+    if (std::fabs(c) < 1e-300) c = 1e-300;
+    d = 1.0 / d;
+    double del = d * c;
+    h *= del;
+    if (std::fabs(del - 1) < 1e-12) break;
+  }
+  return 1.0 - std::exp(-x + a * std::log(x) - gln) * h;
+}
+
+}  // namespace
+
+RateCheck check_arrival_rate(Arrival arrival, double rate_per_s, double burstiness, int64_t starts,
+                             int64_t span_ns) {
+  RateCheck c;
+  if (starts < 2 || span_ns <= 0 || rate_per_s <= 0) return c;
+  c.computed = true;
+  const double span_s = static_cast<double>(span_ns) / 1e9;
+  c.observed_count = starts - 1;
+  c.achieved_per_s = static_cast<double>(c.observed_count) / span_s;
+  c.expected_count = rate_per_s * span_s;
+  double spread = kConstantRateAllowance;
+  if (arrival == Arrival::kPoisson) {
+    spread = kRateSigmas * std::sqrt(c.expected_count);
+  } else if (arrival == Arrival::kGamma) {
+    // A gamma renewal process's count has variance mean / shape (its gaps' squared CV).
+    spread = kRateSigmas * std::sqrt(c.expected_count / (burstiness > 0 ? burstiness : 1.0));
+  }
+  c.allowed_deviation = std::max(kRateToleranceFraction * c.expected_count, spread);
+  const double deviation = std::fabs(static_cast<double>(c.observed_count) - c.expected_count);
+  c.warn = starts >= kMinRateCheckStarts && deviation > c.allowed_deviation;
+  return c;
+}
+
+double ks_statistic(std::vector<int64_t> gaps_ns, Arrival arrival, double rate_per_s,
+                    double shape) {
+  if (arrival == Arrival::kConstant || gaps_ns.size() < 20 || rate_per_s <= 0) return -1;
+  std::sort(gaps_ns.begin(), gaps_ns.end());
+  const double n = static_cast<double>(gaps_ns.size());
+  const double mean_s = 1.0 / rate_per_s;
+  double d = 0;
+  for (size_t i = 0; i < gaps_ns.size(); ++i) {
+    double x = static_cast<double>(gaps_ns[i]) / 1e9;
+    double cdf = arrival == Arrival::kPoisson ? 1.0 - std::exp(-x / mean_s)
+                                              : gamma_p(shape, x * shape / mean_s);
+    double lo = static_cast<double>(i) / n, hi = static_cast<double>(i + 1) / n;
+    d = std::max({d, std::fabs(cdf - lo), std::fabs(hi - cdf)});
+  }
+  return d;
+}
+
+double ks_p_value(double d, size_t n) {
+  if (d < 0 || n == 0) return -1;
+  const double sn = std::sqrt(static_cast<double>(n));
+  const double lambda = (sn + 0.12 + 0.11 / sn) * d;
+  // The series does not converge for tiny lambda, where the fit is perfect (Numerical Recipes).
+  if (lambda < 0.3) return 1.0;
+  double sum = 0;
+  for (int k = 1; k <= 100; ++k) {
+    double term = 2 * ((k % 2) ? 1 : -1) * std::exp(-2 * k * k * lambda * lambda);
+    sum += term;
+    if (std::fabs(term) < 1e-12) break;
+  }
+  return std::clamp(sum, 0.0, 1.0);
+}
+
+void add_output_failure(Verdict& v, const OutputError& e) {
+  v.status = "fail";
+  v.reasons.push_back("output incomplete: " + describe(e));
+}
+
+Verdict judge_run(const ReportInputs& in) {
+  Verdict v;
+  auto warn = [&](std::string reason) {
+    if (v.status == "pass") v.status = "warn";
+    v.reasons.push_back(std::move(reason));
+  };
+  auto fail = [&](std::string reason) {
+    v.status = "fail";
+    v.reasons.push_back(std::move(reason));
+  };
+  const Config& c = in.config;
+  const MetricsSnapshot& s = in.snapshot;
+  if (in.incomplete) fail("the run could not complete: " + in.incomplete_reason);
+  if (in.interrupted) warn("interrupted: results are partial");
+  if (s.request_count + s.error_request_count == 0) {
+    fail("no measured request completed");
+  } else if (s.request_count == 0) {
+    // Every measured request failed: nothing was measured, whatever fail_on says.
+    fail("no measured request succeeded: all " + std::to_string(s.error_request_count) +
+         " failed (see error_summary)");
+  }
+  for (const OutputError& e : in.output_errors) add_output_failure(v, e);
+  if (c.fail_on.error_rate && s.error_rate() > *c.fail_on.error_rate) {
+    fail("error rate " + fixed(s.error_rate() * 100, 2) + "% exceeds fail_on.error_rate " +
+         fixed(*c.fail_on.error_rate * 100, 2) + "%");
+  } else if (s.error_request_count > 0) {
+    warn(std::to_string(s.error_request_count) + " request(s) failed (see error_summary)");
+  }
+  for (const auto& id : in.facts.lost_workers) {
+    warn("worker " + id + " was lost during the run");
+  }
+  if (!in.facts.lost_conversations.empty()) {
+    warn(std::to_string(in.facts.lost_conversations.size()) +
+         " conversation(s) were lost with their worker");
+  }
+  if (!in.facts.failed_conversations.empty()) {
+    warn(std::to_string(in.facts.failed_conversations.size()) +
+         " conversation(s) could not be decoded by their worker and were never sent "
+         "(run.failed_conversations)");
+  }
+  if (in.facts.forged_messages > 0) {
+    warn(std::to_string(in.facts.forged_messages) +
+         " result message(s) without a registered worker's token were dropped "
+         "(run.forged_messages)");
+  }
+  for (const WorkerSummary& w : in.workers) {
+    const std::string& id = w.id;
+    if (w.max_cpu_percent > kCpuWarnPercent) {
+      warn("worker " + id + " peaked at " + std::to_string(static_cast<int>(w.max_cpu_percent)) +
+           "% CPU: the generator may have limited the load; add workers");
+    }
+    if (w.legacy_open_sessions > 0) {
+      warn("worker " + id + " ended with " + std::to_string(w.legacy_open_sessions) +
+           " legacy session(s) still open");
+    }
+  }
+  if (const MetricStats* lag = s.find("schedule_lag"); lag && lag->count > 0) {
+    if (lag->p(99) > kLagWarnMs) {
+      warn("schedule_lag p99 " + fixed(lag->p(99), 3) +
+           " ms: conversations started late; the intended load was not fully delivered");
+    }
+  }
+  if (c.load.mode == LoadMode::kRate) {
+    v.intended_rate_per_s = c.load.rate;
+    const TimeSample& starts = in.facts.actual_starts_ns;
+    if (starts.count > 1 && starts.last_ns > starts.first_ns) {
+      // Against the spread of the arrival count, not the rate alone: a short poisson run is
+      // often more than 5% off by chance (controller/schedule.hpp, check_arrival_rate).
+      const RateCheck rc = check_arrival_rate(c.load.arrival, c.load.rate, c.load.burstiness,
+                                              starts.count, starts.last_ns - starts.first_ns);
+      v.achieved_rate_per_s = rc.achieved_per_s;
+      if (rc.warn) {
+        warn("achieved " + fixed(v.achieved_rate_per_s, 2) + " conversations/s vs " +
+             fixed(c.load.rate, 2) + " intended (" + std::to_string(rc.observed_count) +
+             " arrivals where " + fixed(rc.expected_count, 1) + " +- " +
+             fixed(rc.allowed_deviation, 1) + " were expected)");
+      }
+      std::vector<int64_t> sorted = starts.samples();
+      std::sort(sorted.begin(), sorted.end());
+      std::vector<int64_t> gaps;
+      for (size_t i = 1; i < sorted.size(); ++i) gaps.push_back(sorted[i] - sorted[i - 1]);
+      v.ks_statistic = ks_statistic(gaps, c.load.arrival, c.load.rate, c.load.burstiness);
+      if (v.ks_statistic >= 0) {
+        v.ks_p_value = ks_p_value(v.ks_statistic, gaps.size());
+        if (v.ks_p_value < kKsAlpha) {
+          warn("inter-arrival times do not match the configured " +
+               std::string(to_string(c.load.arrival)) +
+               " process (KS p=" + std::to_string(v.ks_p_value) + ")");
+        }
+      }
+    }
+  }
+  return v;
+}
+
+}  // namespace convoy::controller

@@ -1,0 +1,88 @@
+// The controller's view of its workers: an explicit state machine per worker, liveness by
+// heartbeats (Paranoid Pirate: lost after kMissedHeartbeats silent periods) and an NTP-style
+// clock offset from the minimum-round-trip ping. Pure: every call takes `now_ns`.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "controller/report/run_facts.hpp"
+#include "proto/messages.hpp"
+
+namespace convoy::controller {
+
+enum class WorkerState { kConnecting, kReady, kRunning, kStopping, kLost, kDone };
+const char* to_string(WorkerState s);
+
+inline constexpr int64_t kHeartbeatPeriodNs = 1'000'000'000;
+inline constexpr int kMissedHeartbeats = 3;
+inline constexpr int kClockPings = 5;  // offset samples taken at registration
+
+struct ClockSample {
+  int64_t rtt_ns = 0;
+  int64_t offset_ns = 0;  // worker clock - controller clock
+};
+
+// One ping exchange, NTP-style: t0 controller send, t1 worker receive, t2 worker send,
+// t3 controller receive.
+ClockSample clock_sample(int64_t t0, int64_t t1, int64_t t2, int64_t t3);
+
+struct WorkerInfo {
+  std::string id;
+  std::string host;
+  int64_t pid = 0;
+  WorkerState state = WorkerState::kConnecting;
+  int64_t last_seen_ns = 0;
+  int64_t joined_ns = 0;
+  std::vector<ClockSample> samples;  // the latest few; the min-RTT one is the estimate
+  std::optional<ClockSample> best;   // min-RTT sample
+  proto::Heartbeat last_heartbeat;
+  double max_cpu_percent = 0;
+  int64_t max_rss_bytes = 0;
+  int64_t records = 0;
+  int64_t conversations_assigned = 0;
+  std::string token;          // the results secret sent in its Welcome ("" until then)
+  uint64_t batches_sent = 0;  // Assign batches numbered so far (Assign::batch)
+
+  int64_t offset_ns() const { return best ? best->offset_ns : 0; }
+};
+
+class WorkerRegistry {
+ public:
+  // A Hello. Returns an error message (and registers nothing) on a protocol mismatch, an id or
+  // host that is not printable UTF-8 (or too long), or when `max_active` workers are already
+  // connecting or live (workers.expect: a flood of hellos registers no phantom workers).
+  std::optional<std::string> on_hello(const proto::Hello& hello, int64_t now_ns,
+                                      size_t max_active = SIZE_MAX);
+  // Any message from a known worker keeps it alive.
+  void on_seen(const std::string& id, int64_t now_ns);
+  void on_heartbeat(const std::string& id, const proto::Heartbeat& hb, int64_t now_ns);
+  // A pong; after kClockPings samples a connecting worker becomes ready. Returns true when
+  // this pong made it ready.
+  bool on_pong(const std::string& id, const proto::Pong& pong, int64_t now_ns);
+  void set_state(const std::string& id, WorkerState state);
+
+  // Workers silent for longer than kMissedHeartbeats periods become lost; returns them. One
+  // still connecting (it never finished registering) is forgotten instead: it never ran
+  // anything, and a hello that was never followed up is no worker.
+  std::vector<std::string> expire(int64_t now_ns);
+
+  WorkerInfo* find(const std::string& id);
+  const WorkerInfo* find(const std::string& id) const;
+  size_t count(WorkerState state) const;
+  size_t live_count() const;    // ready, running or stopping
+  size_t active_count() const;  // connecting, ready, running or stopping
+  const std::map<std::string, WorkerInfo>& workers() const { return workers_; }
+
+ private:
+  std::map<std::string, WorkerInfo> workers_;
+};
+
+// Every worker as the report describes it.
+std::vector<WorkerSummary> worker_summaries(const WorkerRegistry& registry);
+
+}  // namespace convoy::controller

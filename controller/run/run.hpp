@@ -1,0 +1,36 @@
+// One benchmark run, end to end: workers (local and remote) register, conversations are sharded
+// by correlation id and scheduled, records stream back into metrics and records.jsonl, and the
+// outputs are written on every path that sent traffic (success, failure, Ctrl-C).
+#pragma once
+
+#include <atomic>
+#include <optional>
+#include <string>
+
+#include "common/exit_codes.hpp"
+#include "controller/config/config.hpp"
+
+namespace convoy::controller {
+
+// Exit codes (DESIGN.md §1), shared with convoy-worker.
+using convoy::kExitBadInput;
+using convoy::kExitCriterionFailed;
+using convoy::kExitIncomplete;
+using convoy::kExitInterrupted;
+using convoy::kExitOk;
+
+struct RunOptions {
+  Config config;
+  std::optional<std::string> output_dir;  // -o: overrides output.dir
+  bool controller_only = false;           // `convoy controller`: start no local workers
+  bool quiet = false;                     // no live progress lines
+};
+
+// Runs and returns the process exit code. Throws only for bad input found before any traffic.
+int run_benchmark(const RunOptions& options);
+
+// SIGINT/SIGTERM: the first asks for a graceful stop, the second cancels in-flight work.
+// Async-signal-safe.
+void request_stop_from_signal();
+
+}  // namespace convoy::controller
