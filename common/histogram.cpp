@@ -78,31 +78,6 @@ void Histogram::record(int64_t value, int64_t count) {
   count_ = n;
 }
 
-void Histogram::merge(const Histogram& other) {
-  if (other.count_ == 0) return;
-  if (count_ == 0) {
-    *this = other;
-    return;
-  }
-  for (size_t i = 0; i < other.positive_.size(); ++i) {
-    if (other.positive_[i] != 0) add_at(positive_, static_cast<int32_t>(i), other.positive_[i]);
-  }
-  for (size_t i = 0; i < other.negative_.size(); ++i) {
-    if (other.negative_[i] != 0) add_at(negative_, static_cast<int32_t>(i), other.negative_[i]);
-  }
-  min_ = std::min(min_, other.min_);
-  max_ = std::max(max_, other.max_);
-  sum_ += other.sum_;
-  // Chan et al.: combine two (count, mean, M2) triples.
-  const auto na = static_cast<long double>(count_);
-  const auto nb = static_cast<long double>(other.count_);
-  const long double n = na + nb;
-  const long double delta = other.mean_ - mean_;
-  mean_ += delta * nb / n;
-  m2_ += other.m2_ + delta * delta * na * nb / n;
-  count_ += other.count_;
-}
-
 void Histogram::clear() { *this = Histogram{}; }
 
 long double Histogram::sum() const { return static_cast<long double>(sum_); }
@@ -145,50 +120,6 @@ int64_t Histogram::percentile(double p) const {
 
 size_t Histogram::memory_bytes() const {
   return sizeof(Histogram) + (positive_.capacity() + negative_.capacity()) * sizeof(int64_t);
-}
-
-HistogramWire Histogram::to_wire() const {
-  HistogramWire wire;
-  wire.layout = kLayout;
-  wire.count = count_;
-  wire.min = min();
-  wire.max = max();
-  wire.sum_hi = static_cast<int64_t>(sum_ >> 64);
-  wire.sum_lo = static_cast<uint64_t>(sum_);
-  wire.mean = static_cast<double>(mean_);
-  wire.m2 = static_cast<double>(m2_);
-  for (size_t i = negative_.size(); i-- > 0;) {
-    if (negative_[i] != 0) wire.buckets.emplace_back(-static_cast<int32_t>(i) - 1, negative_[i]);
-  }
-  for (size_t i = 0; i < positive_.size(); ++i) {
-    if (positive_[i] != 0) wire.buckets.emplace_back(static_cast<int32_t>(i), positive_[i]);
-  }
-  return wire;
-}
-
-std::optional<Histogram> Histogram::from_wire(const HistogramWire& wire) {
-  if (wire.layout != kLayout || wire.count < 0) return std::nullopt;
-  Histogram h;
-  int64_t total = 0;
-  for (const auto& [index, count] : wire.buckets) {
-    if (count <= 0 || index >= kMaxBuckets || index < -kMaxBuckets) return std::nullopt;
-    if (count > std::numeric_limits<int64_t>::max() - total) return std::nullopt;
-    total += count;
-    if (index >= 0) {
-      add_at(h.positive_, index, count);
-    } else {
-      add_at(h.negative_, -index - 1, count);
-    }
-  }
-  if (total != wire.count) return std::nullopt;
-  if (wire.count > 0 && wire.min > wire.max) return std::nullopt;
-  h.count_ = wire.count;
-  h.min_ = wire.count ? wire.min : 0;
-  h.max_ = wire.count ? wire.max : 0;
-  h.sum_ = (static_cast<Int128>(wire.sum_hi) << 64) | static_cast<Int128>(wire.sum_lo);
-  h.mean_ = wire.mean;
-  h.m2_ = wire.m2;
-  return h;
 }
 
 }  // namespace convoy

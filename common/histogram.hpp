@@ -1,4 +1,4 @@
-// A log-linear histogram of int64 values (HdrHistogram-style), mergeable exactly.
+// A log-linear histogram of int64 values (HdrHistogram-style).
 //
 // Values 0..1023 (and -1023..-1) each have their own bucket; above that every power-of-two
 // range [2^k, 2^(k+1)) is split into 512 equal buckets. A percentile reports the midpoint of
@@ -7,39 +7,17 @@
 // seen (at most 28,160 counters per sign, 220 KiB), never by the number of values recorded.
 //
 // count, sum, min and max are exact. std is the *population* standard deviation, kept with
-// Welford's update and Chan's merge. Percentiles use the nearest-rank definition: p(x) is
+// Welford's update. Percentiles use the nearest-rank definition: p(x) is
 // the ceil(x/100 * count)-th smallest value, so p100 = max and the lowest rank gives min.
-//
-// Histograms of the same layout merge exactly (counts add; min, max, sum exact), also across
-// processes through HistogramWire (msgpack), e.g. for worker-side pre-aggregation.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <msgpack.hpp>
-#include <optional>
-#include <string>
-#include <utility>
 #include <vector>
 
 namespace convoy {
 
 __extension__ typedef __int128 Int128;
-
-// The serialized form: only non-empty buckets. A bucket index >= 0 holds values >= 0; index
-// -(i + 1) is bucket i of the negative values (by magnitude).
-struct HistogramWire {
-  int32_t layout = 0;  // Histogram::kLayout; histograms of other layouts are refused
-  int64_t count = 0;
-  int64_t min = 0;
-  int64_t max = 0;
-  int64_t sum_hi = 0;  // the exact 128-bit sum: sum_hi * 2^64 + sum_lo
-  uint64_t sum_lo = 0;
-  double mean = 0;  // Welford state, for std
-  double m2 = 0;
-  std::vector<std::pair<int32_t, int64_t>> buckets;  // (index, count), count > 0
-  MSGPACK_DEFINE_MAP(layout, count, min, max, sum_hi, sum_lo, mean, m2, buckets)
-};
 
 class Histogram {
  public:
@@ -53,8 +31,6 @@ class Histogram {
 
   // Adds `count` occurrences of `value`; count <= 0 is ignored.
   void record(int64_t value, int64_t count = 1);
-  // Adds every value of `other`, exactly.
-  void merge(const Histogram& other);
   void clear();
 
   int64_t count() const { return count_; }
@@ -77,10 +53,6 @@ class Histogram {
 
   // Bytes held, for memory accounting.
   size_t memory_bytes() const;
-
-  HistogramWire to_wire() const;
-  // nullopt when the wire form is inconsistent or of another layout.
-  static std::optional<Histogram> from_wire(const HistogramWire& wire);
 
   // The nearest rank (1-based) of percentile p among count values: ceil(p/100 * count), in
   // [1, count]; tolerant of p's binary rounding (99.9 of 1000 is rank 999).

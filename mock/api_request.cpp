@@ -6,18 +6,6 @@
 
 namespace convoy::mock {
 
-const char* to_string(Endpoint endpoint) {
-  switch (endpoint) {
-    case Endpoint::kChat:
-      return "chat";
-    case Endpoint::kCompletions:
-      return "completions";
-    case Endpoint::kEmbeddings:
-      return "embeddings";
-  }
-  return "?";
-}
-
 namespace {
 
 constexpr std::string_view kDeserializePrefix =

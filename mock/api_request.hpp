@@ -11,12 +11,13 @@
 #include "mock/api_error.hpp"
 #include "mock/contract.hpp"
 #include "mock/options.hpp"
+#include "proto/messages.hpp"
 
 namespace convoy::mock {
 
-enum class Endpoint { kChat, kCompletions, kEmbeddings };
-
-const char* to_string(Endpoint endpoint);
+// The endpoint a request came in on: the one definition convoy has (proto/messages.hpp), named
+// by proto::to_string.
+using proto::Endpoint;
 
 struct ApiRequest {
   Endpoint endpoint = Endpoint::kChat;

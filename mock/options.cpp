@@ -4,6 +4,8 @@
 
 #include <functional>
 
+#include "common/build_info.hpp"
+
 namespace convoy::mock {
 
 const char* to_string(Contract contract) {
@@ -49,6 +51,9 @@ ParsedOptions parse(CLI::App& app, Options& opt, const Names& names,
     run_parse();
   } catch (const CLI::CallForHelp&) {
     result.message = app.help();
+    return result;
+  } catch (const CLI::CallForVersion& e) {
+    result.message = e.what();
     return result;
   } catch (const CLI::ParseError& e) {
     result.exit_code = 2;
@@ -144,6 +149,7 @@ ParsedOptions parse_options(int argc, const char* const* argv) {
   Options opt;
   Names names;
   define(app, opt, names);
+  app.set_version_flag("--version", build_info::version_line("convoy-mock"));
   return parse(app, opt, names, [&] { app.parse(argc, argv); });
 }
 

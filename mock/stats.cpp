@@ -51,6 +51,56 @@ void write_worker(Writer& w, const WorkerView& v) {
   w.EndObject();
 }
 
+// Per turn index: admissions, TTFT and prefix-cache hits ("ttft_by_turn").
+template <typename TurnRows>
+void write_turns(Writer& w, const TurnRows& turns) {
+  w.StartArray();
+  for (size_t i = 0; i < turns.size(); ++i) {
+    const auto& row = turns[i];
+    w.StartObject();
+    key(w, "turn");
+    w.Int64(static_cast<int64_t>(i));
+    key(w, "requests");
+    w.Int64(row.admitted);
+    key(w, "ttft_count");
+    w.Int64(row.ttft_count);
+    key(w, "ttft_mean_ms");
+    w.Double(row.ttft_count > 0 ? row.ttft_sum_ms / static_cast<double>(row.ttft_count) : 0.0);
+    key(w, "ttft_min_ms");
+    w.Double(row.ttft_min_ms);
+    key(w, "ttft_max_ms");
+    w.Double(row.ttft_max_ms);
+    key(w, "prompt_tokens");
+    w.Int64(row.prompt_tokens);
+    key(w, "cached_tokens");
+    w.Int64(row.cached_tokens);
+    key(w, "cache_hit_rate");
+    w.Double(ratio(row.cached_tokens, row.prompt_tokens));
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+// The tracked sessions by id: requests, worker switches and the workers visited ("by_id").
+template <typename SessionRows>
+void write_sessions(Writer& w, const SessionRows& sessions) {
+  w.StartObject();
+  for (const auto& row : sessions) {
+    str(w, row.id);
+    w.StartObject();
+    key(w, "requests");
+    w.Int64(row.requests);
+    key(w, "switches");
+    w.Int64(row.switches);
+    key(w, "workers");
+    w.StartArray();
+    for (const int worker : row.workers) w.Int(worker);
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
 }  // namespace
 
 void Stats::count_response(Endpoint endpoint, int status) {
@@ -174,31 +224,7 @@ std::string Stats::json(const std::vector<WorkerView>& workers, int64_t live_pin
   w.EndObject();
 
   key(w, "ttft_by_turn");
-  w.StartArray();
-  for (size_t i = 0; i < turns_.size(); ++i) {
-    const auto& row = turns_[i];
-    w.StartObject();
-    key(w, "turn");
-    w.Int64(static_cast<int64_t>(i));
-    key(w, "requests");
-    w.Int64(row.admitted);
-    key(w, "ttft_count");
-    w.Int64(row.ttft_count);
-    key(w, "ttft_mean_ms");
-    w.Double(row.ttft_count > 0 ? row.ttft_sum_ms / static_cast<double>(row.ttft_count) : 0.0);
-    key(w, "ttft_min_ms");
-    w.Double(row.ttft_min_ms);
-    key(w, "ttft_max_ms");
-    w.Double(row.ttft_max_ms);
-    key(w, "prompt_tokens");
-    w.Int64(row.prompt_tokens);
-    key(w, "cached_tokens");
-    w.Int64(row.cached_tokens);
-    key(w, "cache_hit_rate");
-    w.Double(ratio(row.cached_tokens, row.prompt_tokens));
-    w.EndObject();
-  }
-  w.EndArray();
+  write_turns(w, turns_);
 
   key(w, "sessions");
   w.StartObject();
@@ -215,21 +241,7 @@ std::string Stats::json(const std::vector<WorkerView>& workers, int64_t live_pin
   key(w, "sessions_with_switches");
   w.Int64(sessions_with_switches_);
   key(w, "by_id");
-  w.StartObject();
-  for (const SessionRow& row : sessions_) {
-    str(w, row.id);
-    w.StartObject();
-    key(w, "requests");
-    w.Int64(row.requests);
-    key(w, "switches");
-    w.Int64(row.switches);
-    key(w, "workers");
-    w.StartArray();
-    for (const int worker : row.workers) w.Int(worker);
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndObject();
+  write_sessions(w, sessions_);
   w.EndObject();
 
   key(w, "live_pins");

@@ -3,18 +3,24 @@
 // otherwise; the controller maps worker clocks onto its own with the estimated offset.
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
 #include <msgpack.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 namespace convoy::proto {
 
 // 2: per-worker results token (Welcome, Results, Bye), Assign batch numbers, failed
 // conversation ends and undecodable-assign notices.
-inline constexpr uint32_t kProtocolVersion = 2;
+// 3: WorkerSettings typed: endpoint, session routing mode and history are enums (integers on
+// the wire, out-of-range values refused); target.* travels as one TargetSettings map and
+// session_routing.* as one SessionRoutingSettings map.
+inline constexpr uint32_t kProtocolVersion = 3;
 // Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
 // Decoding refuses any one string (or bin) longer than this (the datasets validate against it).
@@ -35,34 +41,83 @@ enum class MsgType : uint8_t {
 
 enum class Phase : uint8_t { kWarmup = 0, kMeasure = 1 };
 
-// Worker-side settings sent in Welcome (the subset of Config a worker needs).
-struct WorkerSettings {
-  std::string url;       // base url, e.g. http://127.0.0.1:8000
-  std::string endpoint;  // chat | completions | embeddings
-  std::string model;
+// --- the run's settings, one type per concept ----------------------------------------------
+// The YAML spellings are the names below (DESIGN.md §2); the config maps its strings through the
+// parse_* functions, the worker only ever sees the enums. Each parse_* is exact (case matters)
+// and returns nullopt for anything else.
+
+// target.endpoint
+enum class Endpoint : uint8_t { kChat, kCompletions, kEmbeddings };
+inline constexpr std::array<std::string_view, 3> kEndpointNames = {"chat", "completions",
+                                                                   "embeddings"};
+// session_routing.mode
+enum class SessionRoutingMode : uint8_t { kOff, kBind, kLegacy, kHeader };
+inline constexpr std::array<std::string_view, 4> kSessionRoutingModeNames = {"off", "bind",
+                                                                             "legacy", "header"};
+// dataset.history: live = the next turn carries the server's replies; recorded = the dataset's.
+enum class HistoryMode : uint8_t { kLive, kRecorded };
+inline constexpr std::array<std::string_view, 2> kHistoryModeNames = {"live", "recorded"};
+// nvext.session_control.action. kBare is legacy's {"session_id": ID} without an action; its
+// name is "".
+enum class SessionAction : uint8_t { kBare, kBind, kOpen, kClose };
+inline constexpr std::array<std::string_view, 4> kSessionActionNames = {"", "bind", "open",
+                                                                        "close"};
+
+std::string_view to_string(Endpoint v);
+std::string_view to_string(SessionRoutingMode v);
+std::string_view to_string(HistoryMode v);
+std::string_view to_string(SessionAction v);
+std::optional<Endpoint> parse_endpoint(std::string_view text);
+std::optional<SessionRoutingMode> parse_session_routing_mode(std::string_view text);
+std::optional<HistoryMode> parse_history_mode(std::string_view text);
+std::optional<SessionAction> parse_session_action(std::string_view text);
+
+// target.*: the config's TargetConfig IS this struct (controller/config/config.hpp), so each
+// default is written here and only here, and a new target.* key is a field here, its entry in
+// the config's key table and its read; the worker receives it with no parsing of its own.
+struct TargetSettings {
+  // "mock" = start convoy-mock on a free loopback port; the controller sends workers the
+  // resolved base url (e.g. http://127.0.0.1:8000).
+  std::string url = "mock";
+  Endpoint endpoint = Endpoint::kChat;
+  std::string model = "mock-model";
   bool streaming = true;
-  std::string api_key_env;  // name only; each worker reads its own environment
-  std::vector<std::pair<std::string, std::string>> headers;
-  std::string extra_body_json = "{}";
+  std::string api_key_env = "OPENAI_API_KEY";  // NAME only; each worker reads its environment
+  std::map<std::string, std::string> headers;  // extra HTTP headers
+  std::string extra_body_json = "{}";          // a JSON object, merged into every request body
   double request_timeout_s = 600;
   double connect_timeout_s = 10;
-  bool use_server_token_counts = true;
-  bool max_completion_tokens = false;
+  bool use_server_token_counts = true;  // adds stream_options.include_usage
+  bool max_completion_tokens = false;   // send max_completion_tokens instead of max_tokens
   bool http2 = false;
-  bool insecure = false;
-  std::string session_routing_mode = "off";  // off | bind | legacy | header
-  int64_t session_timeout_s = 300;
-  std::string session_header_name = "X-Dynamo-Session-ID";
-  double cancel_fraction = 0;
-  double cancel_after_ms = 0;
-  std::string history = "live";  // live | recorded
-  uint64_t seed = 42;
-  int64_t max_response_bytes = 64 << 20;  // target.max_response_bytes
+  bool insecure = false;  // TLS verification off (warns)
+  // A reply body (or one SSE event, or a stream's reply text) larger than this fails the
+  // request as response_too_large instead of growing the worker.
+  int64_t max_response_bytes = 64 << 20;
   MSGPACK_DEFINE_MAP(url, endpoint, model, streaming, api_key_env, headers, extra_body_json,
                      request_timeout_s, connect_timeout_s, use_server_token_counts,
-                     max_completion_tokens, http2, insecure, session_routing_mode,
-                     session_timeout_s, session_header_name, cancel_fraction, cancel_after_ms,
-                     history, seed, max_response_bytes)
+                     max_completion_tokens, http2, insecure, max_response_bytes)
+};
+
+// session_routing.*: the config's SessionRoutingConfig and the worker's view are this struct.
+struct SessionRoutingSettings {
+  SessionRoutingMode mode = SessionRoutingMode::kOff;
+  int64_t timeout_s = 300;  // nvext.session_control.timeout (whole seconds, > 0)
+  std::string header_name = "X-Dynamo-Session-ID";  // header mode
+  MSGPACK_DEFINE_MAP(mode, timeout_s, header_name)
+};
+
+// Worker-side settings sent in Welcome: target.* as is (inherited, so `settings.url` reads as
+// before), session_routing.* as is, and the few other keys a worker needs. The controller fills
+// every field from the Config (controller/run/run.cpp); the defaults below only serve tests.
+struct WorkerSettings : TargetSettings {
+  SessionRoutingSettings session_routing;
+  double cancel_fraction = 0;                // load.cancel.fraction
+  double cancel_after_ms = 0;                // load.cancel.after_ms
+  HistoryMode history = HistoryMode::kLive;  // dataset.history
+  uint64_t seed = 0;                         // seed
+  MSGPACK_DEFINE_MAP(MSGPACK_BASE_MAP(TargetSettings), session_routing, cancel_fraction,
+                     cancel_after_ms, history, seed)
 };
 
 struct Hello {
@@ -263,6 +318,57 @@ MSGPACK_ADD_ENUM(convoy::proto::MsgType);
 MSGPACK_ADD_ENUM(convoy::proto::Phase);
 MSGPACK_ADD_ENUM(convoy::proto::ErrorKind);
 MSGPACK_ADD_ENUM(convoy::proto::EndReason);
+
+// The settings enums are range-checked on decode: a value past the last enumerator (a newer
+// peer's, or garbage) throws msgpack::type_error, so decode fails cleanly (Decoded::as returns
+// nullopt) instead of yielding an enum value no switch handles. MSGPACK_ADD_ENUM does not check:
+// it static_casts whatever integer arrives. Packing is MSGPACK_ADD_ENUM's (the underlying
+// integer).
+// E is a type name, which cannot be parenthesized.
+// NOLINTBEGIN(bugprone-macro-parentheses)
+#define CONVOY_MSGPACK_CHECKED_ENUM(E, last)                                                 \
+  namespace msgpack {                                                                        \
+  MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {                                    \
+    namespace adaptor {                                                                      \
+    template <>                                                                              \
+    struct convert<E> {                                                                      \
+      msgpack::object const& operator()(msgpack::object const& o, E& v) const {              \
+        std::underlying_type_t<E> raw{};                                                     \
+        msgpack::operator>>(o, raw); /* throws type_error unless an integer that fits */     \
+        if (raw > static_cast<std::underlying_type_t<E>>(last)) throw msgpack::type_error(); \
+        v = static_cast<E>(raw);                                                             \
+        return o;                                                                            \
+      }                                                                                      \
+    };                                                                                       \
+    template <>                                                                              \
+    struct object<E> {                                                                       \
+      void operator()(msgpack::object& o, const E& v) const {                                \
+        msgpack::operator<<(o, static_cast<std::underlying_type_t<E>>(v));                   \
+      }                                                                                      \
+    };                                                                                       \
+    template <>                                                                              \
+    struct object_with_zone<E> {                                                             \
+      void operator()(msgpack::object::with_zone& o, const E& v) const {                     \
+        msgpack::operator<<(o, static_cast<std::underlying_type_t<E>>(v));                   \
+      }                                                                                      \
+    };                                                                                       \
+    template <>                                                                              \
+    struct pack<E> {                                                                         \
+      template <typename Stream>                                                             \
+      msgpack::packer<Stream>& operator()(msgpack::packer<Stream>& o, const E& v) const {    \
+        return msgpack::operator<<(o, static_cast<std::underlying_type_t<E>>(v));            \
+      }                                                                                      \
+    };                                                                                       \
+    }                                                                                        \
+  }                                                                                          \
+  }
+// NOLINTEND(bugprone-macro-parentheses)
+
+CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::Endpoint, convoy::proto::Endpoint::kEmbeddings)
+CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::SessionRoutingMode,
+                            convoy::proto::SessionRoutingMode::kHeader)
+CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::HistoryMode, convoy::proto::HistoryMode::kRecorded)
+CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::SessionAction, convoy::proto::SessionAction::kClose)
 
 // Records (the controller's ingest) and Conversations (every assignment) are decoded with one
 // pass over their map (proto/map_codecs.cpp) instead of msgpack's generic map conversion, which

@@ -86,79 +86,7 @@ class Reader {
       uint64_t bytes = 0;     // payload after the header
       uint64_t children = 0;  // objects after the header
       size_t head = 1;
-      if (tag <= 0x7f || tag >= 0xe0) {
-        // fixint
-      } else if (tag <= 0x8f) {
-        children = 2u * (tag & 0x0fu);
-      } else if (tag <= 0x9f) {
-        children = tag & 0x0fu;
-      } else if (tag <= 0xbf) {
-        bytes = tag & 0x1fu;
-      } else {
-        switch (tag) {
-          case 0xc0:  // nil
-          case 0xc2:  // false
-          case 0xc3:  // true
-            break;
-          case 0xc4:  // bin 8, 16, 32
-          case 0xc5:
-          case 0xc6:
-            head = 1 + (size_t{1} << (tag - 0xc4));
-            if (!length_at(head - 1, bytes)) return false;
-            break;
-          case 0xc7:  // ext 8, 16, 32: length, then a type byte
-          case 0xc8:
-          case 0xc9:
-            head = 1 + (size_t{1} << (tag - 0xc7));
-            if (!length_at(head - 1, bytes)) return false;
-            ++head;
-            break;
-          case 0xca:
-            head = 5;
-            break;
-          case 0xcb:
-            head = 9;
-            break;
-          case 0xcc:  // uint 8..64
-          case 0xcd:
-          case 0xce:
-          case 0xcf:
-            head = 1 + (size_t{1} << (tag - 0xcc));
-            break;
-          case 0xd0:  // int 8..64
-          case 0xd1:
-          case 0xd2:
-          case 0xd3:
-            head = 1 + (size_t{1} << (tag - 0xd0));
-            break;
-          case 0xd4:  // fixext 1..16, after a type byte
-          case 0xd5:
-          case 0xd6:
-          case 0xd7:
-          case 0xd8:
-            head = 2 + (size_t{1} << (tag - 0xd4));
-            break;
-          case 0xd9:  // str 8, 16, 32
-          case 0xda:
-          case 0xdb:
-            head = 1 + (size_t{1} << (tag - 0xd9));
-            if (!length_at(head - 1, bytes)) return false;
-            break;
-          case 0xdc:  // array 16, 32
-          case 0xdd:
-            head = 1 + (size_t{2} << (tag - 0xdc));
-            if (!length_at(head - 1, children)) return false;
-            break;
-          case 0xde:  // map 16, 32
-          case 0xdf:
-            head = 1 + (size_t{2} << (tag - 0xde));
-            if (!length_at(head - 1, children)) return false;
-            children *= 2;
-            break;
-          default:  // 0xc1: never used
-            return false;
-        }
-      }
+      if (!header(tag, head, bytes, children)) return false;
       if (!need(head)) return false;
       off_ += head;
       if (!need(bytes)) return false;
@@ -169,6 +97,86 @@ class Reader {
   }
 
  private:
+  // The header of the object whose tag is at the current offset: its size, the payload bytes
+  // after it and the number of child objects (maps count keys and values). False when the
+  // length cannot be read or for the never-used tag 0xc1.
+  bool header(uint8_t tag, size_t& head, uint64_t& bytes, uint64_t& children) const {
+    if (tag <= 0x7f || tag >= 0xe0) {
+      // fixint
+    } else if (tag <= 0x8f) {
+      children = uint64_t{2} * (tag & 0x0fu);
+    } else if (tag <= 0x9f) {
+      children = tag & 0x0fu;
+    } else if (tag <= 0xbf) {
+      bytes = tag & 0x1fu;
+    } else {
+      switch (tag) {
+        case 0xc0:  // nil
+        case 0xc2:  // false
+        case 0xc3:  // true
+          break;
+        case 0xc4:  // bin 8, 16, 32
+        case 0xc5:
+        case 0xc6:
+          head = 1 + (size_t{1} << (tag - 0xc4));
+          if (!length_at(head - 1, bytes)) return false;
+          break;
+        case 0xc7:  // ext 8, 16, 32: length, then a type byte
+        case 0xc8:
+        case 0xc9:
+          head = 1 + (size_t{1} << (tag - 0xc7));
+          if (!length_at(head - 1, bytes)) return false;
+          ++head;
+          break;
+        case 0xca:
+          head = 5;
+          break;
+        case 0xcb:
+          head = 9;
+          break;
+        case 0xcc:  // uint 8..64
+        case 0xcd:
+        case 0xce:
+        case 0xcf:
+          head = 1 + (size_t{1} << (tag - 0xcc));
+          break;
+        case 0xd0:  // int 8..64
+        case 0xd1:
+        case 0xd2:
+        case 0xd3:
+          head = 1 + (size_t{1} << (tag - 0xd0));
+          break;
+        case 0xd4:  // fixext 1..16, after a type byte
+        case 0xd5:
+        case 0xd6:
+        case 0xd7:
+        case 0xd8:
+          head = 2 + (size_t{1} << (tag - 0xd4));
+          break;
+        case 0xd9:  // str 8, 16, 32
+        case 0xda:
+        case 0xdb:
+          head = 1 + (size_t{1} << (tag - 0xd9));
+          if (!length_at(head - 1, bytes)) return false;
+          break;
+        case 0xdc:  // array 16, 32
+        case 0xdd:
+          head = 1 + (size_t{2} << (tag - 0xdc));
+          if (!length_at(head - 1, children)) return false;
+          break;
+        case 0xde:  // map 16, 32
+        case 0xdf:
+          head = 1 + (size_t{2} << (tag - 0xde));
+          if (!length_at(head - 1, children)) return false;
+          children *= 2;
+          break;
+        default:  // 0xc1: never used
+          return false;
+      }
+    }
+    return true;
+  }
+
   bool need(uint64_t n) const { return n <= size_ - off_; }
 
   uint64_t big_endian(size_t at, size_t n) const {

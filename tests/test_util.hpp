@@ -5,11 +5,14 @@
 #include <arpa/inet.h>
 #include <doctest/doctest.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <rapidjson/document.h>
 #include <signal.h>
+#include <sys/inotify.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -99,45 +102,92 @@ std::string error_message(F&& f) {
   return "";
 }
 
-// A loopback port that was free a moment ago: bound to port 0, read, closed.
-inline int free_port() {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
-  socklen_t len = sizeof addr;
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-// A loopback TCP listener that never accepts: the kernel completes connections into its backlog
-// and nothing ever answers them. Enough for a reachability probe, or a target that hangs.
-class LoopbackListener {
+// A loopback TCP socket bound to a port of the kernel's choice (port 0), optionally listening.
+// The port stays taken for the socket's lifetime, so nothing else can bind it between the test
+// choosing it and using it (unlike binding, closing and hoping).
+class LoopbackSocket {
  public:
-  LoopbackListener() {
+  enum class Mode { kBoundOnly, kListening };
+  explicit LoopbackSocket(Mode mode) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    REQUIRE(fd_ >= 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     REQUIRE(::bind(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
-    REQUIRE(::listen(fd_, 16) == 0);
+    if (mode == Mode::kListening) REQUIRE(::listen(fd_, 16) == 0);
     socklen_t len = sizeof addr;
-    ::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len);
+    REQUIRE(::getsockname(fd_, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
     port_ = ntohs(addr.sin_port);
   }
-  ~LoopbackListener() { ::close(fd_); }
-  LoopbackListener(const LoopbackListener&) = delete;
-  LoopbackListener& operator=(const LoopbackListener&) = delete;
+  ~LoopbackSocket() { close(); }
+  LoopbackSocket(const LoopbackSocket&) = delete;
+  LoopbackSocket& operator=(const LoopbackSocket&) = delete;
 
+  int fd() const { return fd_; }
   int port() const { return port_; }
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
+  void close() {
+    if (fd_ >= 0) ::close(fd_);
+    fd_ = -1;
+  }
 
  private:
   int fd_ = -1;
   int port_ = 0;
 };
+
+// A loopback port that refuses every connection: bound but not listening, so a connect gets
+// RST (ECONNREFUSED) at once, and no other process can take the port while this lives.
+class RefusingPort {
+ public:
+  int port() const { return socket_.port(); }
+  std::string url() const { return socket_.url(); }
+
+ private:
+  LoopbackSocket socket_{LoopbackSocket::Mode::kBoundOnly};
+};
+
+// A loopback TCP listener that never accepts: the kernel completes connections into its backlog
+// and nothing ever answers them. Enough for a reachability probe, or a target that hangs.
+class LoopbackListener {
+ public:
+  int port() const { return socket_.port(); }
+  std::string url() const { return socket_.url(); }
+
+ private:
+  LoopbackSocket socket_{LoopbackSocket::Mode::kListening};
+};
+
+// Waits until `ready()` holds, checking it again whenever something changes in `dir` (a file
+// created, written, moved or removed there: inotify) or, while `dir` does not exist yet, in its
+// parent. True when ready; false once `timeout_s` passes. For waiting on what a process under
+// test writes without sleeping: the check runs after the watches are set, so no change is missed.
+template <typename Ready>
+bool wait_for_change(const std::filesystem::path& dir, Ready&& ready, double timeout_s) {
+  constexpr uint32_t kChanges =
+      IN_CREATE | IN_MODIFY | IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE;
+  const int fd = ::inotify_init1(IN_CLOEXEC | IN_NONBLOCK);
+  REQUIRE(fd >= 0);
+  ::inotify_add_watch(fd, dir.parent_path().c_str(), IN_CREATE | IN_MOVED_TO);
+  bool watching_dir = false;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
+  bool done = false;
+  while (true) {
+    if (!watching_dir) watching_dir = ::inotify_add_watch(fd, dir.c_str(), kChanges) >= 0;
+    done = ready();
+    const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (done || left.count() <= 0) break;
+    pollfd p{fd, POLLIN, 0};
+    ::poll(&p, 1, static_cast<int>(left.count()) + 1);
+    alignas(inotify_event) char events[4096];
+    while (::read(fd, events, sizeof events) > 0) {
+    }
+  }
+  ::close(fd);
+  return done;
+}
 
 inline bool process_alive(int64_t pid) {
   return pid > 0 && ::kill(static_cast<pid_t>(pid), 0) == 0;

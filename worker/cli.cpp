@@ -9,12 +9,9 @@
 #include <iostream>
 #include <string>
 
+#include "common/build_info.hpp"
 #include "common/exit_codes.hpp"
 #include "common/log.hpp"
-
-#ifndef CONVOY_VERSION
-#define CONVOY_VERSION "dev"
-#endif
 
 namespace convoy::worker {
 
@@ -51,7 +48,7 @@ std::string check_not_empty(const std::string& s) {
 std::optional<int> parse_worker_cli(int argc, const char* const* argv, WorkerCli& out,
                                     std::ostream& out_stream, std::ostream& err_stream) {
   CLI::App app{kDescription, "convoy-worker"};
-  app.set_version_flag("--version", CONVOY_VERSION);
+  app.set_version_flag("--version", build_info::version_line("convoy-worker"));
   WorkerOptions& o = out.options;
   app.add_option("--connect", o.connect, "Controller control endpoint, e.g. tcp://10.0.0.1:5555")
       ->required()

@@ -5,6 +5,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "common/hash.hpp"
 #include "common/log.hpp"
 
 namespace convoy::worker {
@@ -14,7 +15,7 @@ struct ConversationRunner::Active {
   uint32_t next_turn = 0;
   std::vector<ChatMessage> history;
   EventLoop::TimerId timer = 0;
-  std::optional<HttpClient::RequestId> request;
+  std::optional<Transport::RequestId> request;
   int64_t intended_ns = 0;  // of the turn being scheduled or sent
   SessionOverlay overlay;   // of the request in flight
   std::string request_id;
@@ -22,13 +23,6 @@ struct ConversationRunner::Active {
 };
 
 namespace {
-
-uint64_t mix64(uint64_t x) {
-  x += 0x9e3779b97f4a7c15ULL;
-  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-  x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-  return x ^ (x >> 31);
-}
 
 SessionRoutingSettings routing_settings(const proto::WorkerSettings& s) {
   std::string error;
@@ -52,12 +46,12 @@ void append_messages(const std::string& messages_json, std::vector<ChatMessage>&
 
 }  // namespace
 
-std::string endpoint_url(const std::string& base_url, const std::string& endpoint) {
+std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint) {
   std::string base = base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  std::string path = endpoint == "completions"  ? "/completions"
-                     : endpoint == "embeddings" ? "/embeddings"
-                                                : "/chat/completions";
+  std::string path = endpoint == proto::Endpoint::kCompletions  ? "/completions"
+                     : endpoint == proto::Endpoint::kEmbeddings ? "/embeddings"
+                                                                : "/chat/completions";
   if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) return base + path;
   return base + "/v1" + path;
 }
@@ -66,12 +60,13 @@ bool cancel_injected(uint64_t seed, uint64_t conversation_index, uint32_t turn_i
                      double fraction) {
   if (fraction <= 0) return false;
   if (fraction >= 1) return true;
-  uint64_t h = mix64(mix64(seed ^ 0xca9ce1ULL) ^ mix64(conversation_index) ^ turn_index);
+  uint64_t h =
+      splitmix64(splitmix64(seed ^ 0xca9ce1ULL) ^ splitmix64(conversation_index) ^ turn_index);
   double u = static_cast<double>(h >> 11) * 0x1.0p-53;
   return u < fraction;
 }
 
-ConversationRunner::ConversationRunner(EventLoop& loop, HttpClient& http,
+ConversationRunner::ConversationRunner(EventLoop& loop, Transport& http,
                                        proto::WorkerSettings settings, std::string worker_id,
                                        RunnerSink sink)
     : loop_(loop),
@@ -206,7 +201,7 @@ void ConversationRunner::send_turn(uint64_t index) {
   req.headers.push_back("X-Correlation-ID: " + a.conv.correlation_id);
   for (const auto& [name, value] : a.overlay.headers) req.headers.push_back(name + ": " + value);
   req.endpoint = settings_.endpoint;
-  req.streaming = settings_.streaming && settings_.endpoint != "embeddings";
+  req.streaming = settings_.streaming && settings_.endpoint != proto::Endpoint::kEmbeddings;
   req.request_timeout_s = settings_.request_timeout_s;
   req.connect_timeout_s = settings_.connect_timeout_s;
   if (settings_.max_response_bytes > 0) {
@@ -272,8 +267,9 @@ void ConversationRunner::on_response(uint64_t index, HttpResponse&& response) {
   } else {
     a.history.push_back({"user", turn.user_text});
   }
-  a.history.push_back(
-      {"assistant", settings_.history == "recorded" ? turn.recorded_reply : response.reply_text});
+  a.history.push_back({"assistant", settings_.history == proto::HistoryMode::kRecorded
+                                        ? turn.recorded_reply
+                                        : response.reply_text});
   if (final_turn) {
     finish(index, proto::EndReason::kCompleted);
     return;

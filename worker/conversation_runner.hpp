@@ -11,9 +11,9 @@
 
 #include "proto/messages.hpp"
 #include "worker/event_loop.hpp"
-#include "worker/http_client.hpp"
 #include "worker/request_builder.hpp"
 #include "worker/session_routing.hpp"
+#include "worker/transport.hpp"
 
 namespace convoy::worker {
 
@@ -24,7 +24,7 @@ struct RunnerSink {
 
 // The path of an endpoint under the target url ("/v1/chat/completions" ...). A url that already
 // ends in /v1 is not given a second one.
-std::string endpoint_url(const std::string& base_url, const std::string& endpoint);
+std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint);
 
 // Whether cancellation injection picks this request: a pure function of the seed and the
 // request's place in the dataset, so reruns cancel the same requests.
@@ -33,7 +33,8 @@ bool cancel_injected(uint64_t seed, uint64_t conversation_index, uint32_t turn_i
 
 class ConversationRunner {
  public:
-  ConversationRunner(EventLoop& loop, HttpClient& http, proto::WorkerSettings settings,
+  // `loop` paces the turns; `http` carries the requests (HttpClient, or a test's fake).
+  ConversationRunner(EventLoop& loop, Transport& http, proto::WorkerSettings settings,
                      std::string worker_id, RunnerSink sink);
   ~ConversationRunner();
   ConversationRunner(const ConversationRunner&) = delete;
@@ -63,7 +64,7 @@ class ConversationRunner {
   std::string new_request_id();
 
   EventLoop& loop_;
-  HttpClient& http_;
+  Transport& http_;
   proto::WorkerSettings settings_;
   std::string worker_id_;
   RunnerSink sink_;

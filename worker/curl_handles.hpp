@@ -53,7 +53,7 @@ class CurlSlist {
   bool append(const char* line) noexcept {
     curl_slist* grown = curl_slist_append(list_.get(), line);
     if (grown == nullptr) return false;
-    list_.release();
+    static_cast<void>(list_.release());  // `grown` starts with the old list: one owner
     list_.reset(grown);
     return true;
   }

@@ -15,6 +15,7 @@
 
 #include "worker/capped_append.hpp"
 #include "worker/curl_handles.hpp"
+#include "worker/curl_result.hpp"
 #include "worker/reply_parser.hpp"
 #include "worker/sse_parser.hpp"
 
@@ -45,49 +46,6 @@ bool starts_with_nocase(std::string_view text, std::string_view prefix) {
 long ms_of_seconds(double seconds) {
   return seconds <= 0 ? 0L : static_cast<long>(std::llround(seconds * 1000.0));
 }
-
-bool is_tls_error(CURLcode code) {
-  switch (code) {
-    case CURLE_SSL_CONNECT_ERROR:
-    case CURLE_PEER_FAILED_VERIFICATION:
-    case CURLE_SSL_ENGINE_NOTFOUND:
-    case CURLE_SSL_ENGINE_SETFAILED:
-    case CURLE_SSL_CERTPROBLEM:
-    case CURLE_SSL_CIPHER:
-    case CURLE_SSL_ENGINE_INITFAILED:
-    case CURLE_USE_SSL_FAILED:
-    case CURLE_SSL_CACERT_BADFILE:
-    case CURLE_SSL_SHUTDOWN_FAILED:
-    case CURLE_SSL_CRL_BADFILE:
-    case CURLE_SSL_ISSUER_ERROR:
-    case CURLE_SSL_PINNEDPUBKEYNOTMATCH:
-    case CURLE_SSL_INVALIDCERTSTATUS:
-    case CURLE_SSL_CLIENTCERT:
-      return true;
-    default:
-      return false;
-  }
-}
-
-// Failures before the request left the client: the server never saw it, so the caller may
-// roll back session state that the request would have created.
-bool reached_server(ErrorKind kind) {
-  return kind != ErrorKind::kDns && kind != ErrorKind::kConnect && kind != ErrorKind::kTls &&
-         kind != ErrorKind::kSend;
-}
-
-// libcurl refuses a response header line (or, from 8.x, all headers together) over a fixed
-// limit with CURLE_OUT_OF_MEMORY before 8.6 and CURLE_TOO_LARGE after: tell the user that.
-bool is_header_too_large(CURLcode code) {
-#if LIBCURL_VERSION_NUM >= 0x080600
-  if (code == CURLE_TOO_LARGE) return true;
-#endif
-  return code == CURLE_OUT_OF_MEMORY;
-}
-
-}  // namespace
-
-namespace {
 
 // How the reply's bytes are read, decided at its first body byte.
 enum class BodyMode : uint8_t { kUnknown, kSse, kBody, kErrorBody };
@@ -501,8 +459,8 @@ std::string HttpClient::Impl::configure(Transfer& t) {
   return {};
 }
 
-// Classifies a finished transfer. Errors recorded while reading (malformed or error events)
-// came first and win.
+// Classifies a finished transfer (classify_curl_result) and reads a non-streamed body. Errors
+// recorded while reading (malformed or error events) came first and win.
 void HttpClient::Impl::complete(Transfer& t, CURLcode code) {
   HttpResponse& r = t.response;
   r.end_ns = steady_now_ns();
@@ -511,81 +469,37 @@ void HttpClient::Impl::complete(Transfer& t, CURLcode code) {
   if (status != 0) r.http_status = status;
   curl_off_t request_bytes = 0;
   curl_easy_getinfo(t.easy.get(), CURLINFO_REQUEST_SIZE, &request_bytes);
-  const bool got_bytes = r.first_byte_ns != 0;
   if (code == CURLE_OK && t.mode == BodyMode::kSse) {
     t.sse.finish(r.end_ns, [&t](const SseEvent& event) { return on_sse_event(t, event); });
   }
   const std::string curl_message =
       t.error_buffer[0] != '\0' ? std::string(t.error_buffer) : curl_easy_strerror(code);
-
-  if (r.http_status != 0 && (r.http_status < 200 || r.http_status >= 300)) {
-    const ServerError e = parse_error_body(t.body);
-    set_error(r, ErrorKind::kHttpStatus,
-              e.message.empty() ? "HTTP " + std::to_string(r.http_status) : e.message,
-              r.http_status, e.type);
-  }
-  switch (code) {
-    case CURLE_OK:
-      if (t.request.streaming && t.mode != BodyMode::kBody) {
-        if (!t.saw_done)
-          set_error(r, ErrorKind::kStreamDisconnected, "stream ended without [DONE]");
-        break;
-      }
-      if (r.error.kind == ErrorKind::kNone) {
-        const ReplyChunk chunk = parse_reply_body(t.body, t.endpoint, r.reply_text);
-        if (!chunk.valid_json) {
-          set_error(r, ErrorKind::kMalformedEvent,
-                    "reply body is not JSON: " + trim_message(t.body, 200));
-        } else if (chunk.error.present) {
-          set_server_error(r, ErrorKind::kServerErrorEvent, chunk.error);
-        } else {
-          apply_usage(r, chunk.usage);
-          // A whole body arrives at once: every token is "first" at the end.
-          r.first_token_ns = r.last_token_ns = r.end_ns;
-          r.content_events = chunk.items > 0 ? chunk.items : (chunk.has_content ? 1 : 0);
-        }
-      }
-      break;
-    case CURLE_COULDNT_RESOLVE_HOST:
-    case CURLE_COULDNT_RESOLVE_PROXY:
-      set_error(r, ErrorKind::kDns, curl_message);
-      break;
-    case CURLE_COULDNT_CONNECT:
-      set_error(r, ErrorKind::kConnect, curl_message);
-      break;
-    case CURLE_OPERATION_TIMEDOUT:
-      if (got_bytes) {
-        set_error(r, ErrorKind::kTimeoutMidStream, curl_message);
-      } else if (request_bytes == 0) {  // never got to send: the connect (or TLS) timed out
-        set_error(r, ErrorKind::kConnect, curl_message);
-      } else {
-        set_error(r, ErrorKind::kTimeoutBeforeFirstByte, curl_message);
-      }
-      break;
-    case CURLE_SEND_ERROR:
-      set_error(r, got_bytes ? ErrorKind::kStreamDisconnected : ErrorKind::kSend, curl_message);
-      break;
-    case CURLE_RECV_ERROR:
-    case CURLE_PARTIAL_FILE:
-    case CURLE_GOT_NOTHING:
-    case CURLE_HTTP2:
-    case CURLE_HTTP2_STREAM:
-      set_error(
-          r, !got_bytes && request_bytes == 0 ? ErrorKind::kSend : ErrorKind::kStreamDisconnected,
-          curl_message);
-      break;
-    default:
-      if (is_header_too_large(code) && t.mode == BodyMode::kUnknown && request_bytes > 0) {
-        // Before any body byte, after the request went out: only the header limit is left.
-        set_error(
-            r, ErrorKind::kResponseTooLarge,
-            "response header larger than libcurl's limit (" +
-                std::to_string(CURL_MAX_HTTP_HEADER / 1024) + " KiB for one header in libcurl " +
-                curl_version_info(CURLVERSION_NOW)->version + "; curl said: " + curl_message + ")");
-        break;
-      }
-      set_error(r, is_tls_error(code) ? ErrorKind::kTls : ErrorKind::kOther, curl_message);
-      break;
+  CurlOutcome outcome;
+  outcome.code = code;
+  outcome.curl_message = curl_message;
+  outcome.http_status = r.http_status;
+  outcome.got_bytes = r.first_byte_ns != 0;
+  outcome.request_sent = request_bytes > 0;
+  outcome.body_started = t.mode != BodyMode::kUnknown;
+  outcome.read_as_stream = t.request.streaming && t.mode != BodyMode::kBody;
+  outcome.saw_done = t.saw_done;
+  outcome.error_body = t.body;
+  proto::RecordError e = classify_curl_result(outcome);
+  if (e.kind != ErrorKind::kNone) {
+    set_error(r, e.kind, std::move(e.message), e.code, std::move(e.type));
+  } else if (code == CURLE_OK && !outcome.read_as_stream && r.error.kind == ErrorKind::kNone) {
+    const ReplyChunk chunk = parse_reply_body(t.body, t.endpoint, r.reply_text);
+    if (!chunk.valid_json) {
+      set_error(r, ErrorKind::kMalformedEvent,
+                "reply body is not JSON: " + trim_message(t.body, 200));
+    } else if (chunk.error.present) {
+      set_server_error(r, ErrorKind::kServerErrorEvent, chunk.error);
+    } else {
+      apply_usage(r, chunk.usage);
+      // A whole body arrives at once: every token is "first" at the end.
+      r.first_token_ns = r.last_token_ns = r.end_ns;
+      r.content_events = chunk.items > 0 ? chunk.items : (chunk.has_content ? 1 : 0);
+    }
   }
   r.request_reached_server = reached_server(r.error.kind);
 }
@@ -671,7 +585,7 @@ HttpClient::RequestId HttpClient::start(HttpRequest request, DoneCallback done) 
   t->easy = s.take_easy();
   t->request = std::move(request);
   t->done = std::move(done);
-  t->endpoint = endpoint_from_name(t->request.endpoint);
+  t->endpoint = t->request.endpoint;
   t->response.sent_ns = steady_now_ns();
   const RequestId id = t->id;
   std::string failure = s.configure(*t);

@@ -174,12 +174,6 @@ ReplyChunk parse_reply(std::string_view json, Endpoint endpoint, bool streaming,
 
 }  // namespace
 
-Endpoint endpoint_from_name(std::string_view name) {
-  if (name == "completions") return Endpoint::kCompletions;
-  if (name == "embeddings") return Endpoint::kEmbeddings;
-  return Endpoint::kChat;
-}
-
 ReplyChunk parse_stream_event(std::string_view data, Endpoint endpoint, std::string& text) {
   if (auto fast = parse_stream_event_fast(data, endpoint, text)) return *fast;
   return parse_reply(data, endpoint, true, text);

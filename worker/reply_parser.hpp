@@ -7,11 +7,12 @@
 #include <string>
 #include <string_view>
 
+#include "proto/messages.hpp"
+
 namespace convoy::worker {
 
-enum class Endpoint : uint8_t { kChat, kCompletions, kEmbeddings };
-// "chat" | "completions" | "embeddings"; anything else reads as chat.
-Endpoint endpoint_from_name(std::string_view name);
+// target.endpoint, as it arrives in the Welcome (typed: there is no name to parse).
+using proto::Endpoint;
 
 struct Usage {
   bool present = false;  // the reply carried a "usage" object

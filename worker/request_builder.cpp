@@ -136,10 +136,10 @@ Document merged_nvext(const Value* existing, const SessionControl& control) {
     }
   };
   set("session_id", string_value(control.session_id, a));
-  if (control.action.empty()) {
+  if (control.action == proto::SessionAction::kBare) {
     obj.EraseMember("action");
   } else {
-    set("action", string_value(control.action, a));
+    set("action", string_value(proto::to_string(control.action), a));
   }
   if (control.timeout_s) {
     set("timeout", Value(*control.timeout_s));
@@ -192,20 +192,11 @@ void merge_json_object(Value& dst, const Value& src, Allocator& allocator) {
 }
 
 RequestBuilder::RequestBuilder(const proto::WorkerSettings& settings)
-    : model_(settings.model),
+    : endpoint_(settings.endpoint),
+      model_(settings.model),
       streaming_(settings.streaming),
       include_usage_(settings.use_server_token_counts),
       max_completion_tokens_(settings.max_completion_tokens) {
-  if (settings.endpoint == "chat") {
-    endpoint_ = Endpoint::kChat;
-  } else if (settings.endpoint == "completions") {
-    endpoint_ = Endpoint::kCompletions;
-  } else if (settings.endpoint == "embeddings") {
-    endpoint_ = Endpoint::kEmbeddings;
-  } else {
-    throw RequestFormatError("target.endpoint: unknown endpoint \"" + settings.endpoint +
-                             "\" (expected chat, completions or embeddings)");
-  }
   const std::string& extra = settings.extra_body_json.empty() ? "{}" : settings.extra_body_json;
   extra_body_.Parse(extra.data(), extra.size());
   if (extra_body_.HasParseError()) {
@@ -249,7 +240,7 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
 
   body.AddMember("model", string_value(model_, a), a);
   switch (endpoint_) {
-    case Endpoint::kChat: {
+    case proto::Endpoint::kChat: {
       Value list(rapidjson::kArrayType);
       list.Reserve(static_cast<SizeType>(history.size() + 2), a);
       if (!system_prompt.empty()) list.PushBack(message("system", system_prompt, a), a);
@@ -262,13 +253,13 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
       body.AddMember("messages", std::move(list), a);
       break;
     }
-    case Endpoint::kCompletions:
+    case proto::Endpoint::kCompletions:
       body.AddMember(
           "prompt",
           string_value(flatten_prompt(system_prompt, history, turn.user_text, turn_messages), a),
           a);
       break;
-    case Endpoint::kEmbeddings: {
+    case proto::Endpoint::kEmbeddings: {
       std::string input = turn.user_text;
       if (input.empty() && turn_messages != nullptr) {
         input = flatten_prompt("", {}, "", turn_messages);
@@ -277,9 +268,9 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
       break;
     }
   }
-  if (endpoint_ != Endpoint::kEmbeddings) {
+  if (endpoint_ != proto::Endpoint::kEmbeddings) {
     if (turn.max_tokens > 0) {
-      const char* key = endpoint_ == Endpoint::kChat && max_completion_tokens_
+      const char* key = endpoint_ == proto::Endpoint::kChat && max_completion_tokens_
                             ? "max_completion_tokens"
                             : "max_tokens";
       body.AddMember(rapidjson::StringRef(key), Value(turn.max_tokens), a);

@@ -22,7 +22,7 @@ struct ChatMessage {
 };
 
 // Bad request input: extra_body_json or a turn's extra_json that is not a JSON object, a turn's
-// messages_json that is not an array of messages with a valid role, or an unknown endpoint.
+// messages_json that is not an array of messages with a valid role.
 class RequestFormatError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
@@ -43,8 +43,7 @@ class RequestBuilder {
                   const proto::Turn& turn, rapidjson::Document* body, std::string* error) const;
 
  private:
-  enum class Endpoint { kChat, kCompletions, kEmbeddings };
-  Endpoint endpoint_;
+  proto::Endpoint endpoint_;
   std::string model_;
   bool streaming_;
   bool include_usage_;

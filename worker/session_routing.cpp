@@ -14,9 +14,10 @@ std::string to_json(const SessionControl& control) {
   writer.Key("session_id");
   writer.String(control.session_id.data(),
                 static_cast<rapidjson::SizeType>(control.session_id.size()));
-  if (!control.action.empty()) {
+  if (control.action != SessionAction::kBare) {
+    const std::string_view action = proto::to_string(control.action);
     writer.Key("action");
-    writer.String(control.action.data(), static_cast<rapidjson::SizeType>(control.action.size()));
+    writer.String(action.data(), static_cast<rapidjson::SizeType>(action.size()));
   }
   if (control.timeout_s) {
     writer.Key("timeout");
@@ -26,7 +27,7 @@ std::string to_json(const SessionControl& control) {
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-SessionOverlay with_control(const std::string& id, const char* action,
+SessionOverlay with_control(const std::string& id, SessionAction action,
                             std::optional<int64_t> timeout_s) {
   SessionOverlay overlay;
   overlay.session_control = SessionControl{id, action, timeout_s};
@@ -36,36 +37,20 @@ SessionOverlay with_control(const std::string& id, const char* action,
 
 }  // namespace
 
-std::optional<SessionRoutingMode> parse_routing_mode(std::string_view text) {
-  if (text == "off") return SessionRoutingMode::kOff;
-  if (text == "bind") return SessionRoutingMode::kBind;
-  if (text == "legacy") return SessionRoutingMode::kLegacy;
-  if (text == "header") return SessionRoutingMode::kHeader;
-  return std::nullopt;
-}
-
 std::optional<SessionRoutingSettings> session_routing_settings(const proto::WorkerSettings& s,
                                                                std::string* error) {
   auto fail = [&](std::string message) -> std::optional<SessionRoutingSettings> {
     if (error) *error = std::move(message);
     return std::nullopt;
   };
-  SessionRoutingSettings out;
-  auto mode = parse_routing_mode(s.session_routing_mode);
-  if (!mode) {
-    return fail("session_routing.mode: unknown mode \"" + s.session_routing_mode +
-                "\" (expected off, bind, legacy or header)");
-  }
-  out.mode = *mode;
-  if (s.session_timeout_s <= 0) {
+  const SessionRoutingSettings& out = s.session_routing;
+  if (out.timeout_s <= 0) {
     return fail("session_routing.timeout_s: must be a whole number of seconds > 0, got " +
-                std::to_string(s.session_timeout_s));
+                std::to_string(out.timeout_s));
   }
-  out.timeout_s = s.session_timeout_s;
-  if (out.mode == SessionRoutingMode::kHeader && s.session_header_name.empty()) {
+  if (out.mode == SessionRoutingMode::kHeader && out.header_name.empty()) {
     return fail("session_routing.header_name: must not be empty in header mode");
   }
-  out.header_name = s.session_header_name;
   return out;
 }
 
@@ -81,14 +66,14 @@ SessionOverlay plan_session_overlay(const SessionRoutingSettings& settings,
       return overlay;
     }
     case SessionRoutingMode::kBind:
-      if (final_turn) return with_control(correlation_id, "close", std::nullopt);
-      return with_control(correlation_id, "bind", settings.timeout_s);
+      if (final_turn) return with_control(correlation_id, SessionAction::kClose, std::nullopt);
+      return with_control(correlation_id, SessionAction::kBind, settings.timeout_s);
     case SessionRoutingMode::kLegacy:
-      if (final_turn) return with_control(correlation_id, "close", std::nullopt);
+      if (final_turn) return with_control(correlation_id, SessionAction::kClose, std::nullopt);
       if (first_request_on_this_worker_for_session) {
-        return with_control(correlation_id, "open", settings.timeout_s);
+        return with_control(correlation_id, SessionAction::kOpen, settings.timeout_s);
       }
-      return with_control(correlation_id, "", std::nullopt);
+      return with_control(correlation_id, SessionAction::kBare, std::nullopt);
   }
   return {};
 }

@@ -14,30 +14,24 @@
 #include <utility>
 #include <vector>
 
-#include "controller/config/config.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::worker {
 
-// The worker's view of session_routing.*; defaults come from common/config.hpp.
-struct SessionRoutingSettings {
-  SessionRoutingMode mode = SessionRoutingConfig{}.mode;
-  int64_t timeout_s = SessionRoutingConfig{}.timeout_s;  // whole seconds, > 0
-  std::string header_name = SessionRoutingConfig{}.header_name;
-};
+// The worker's view of session_routing.* is the wire struct itself (defaults written there).
+using proto::SessionAction;
+using proto::SessionRoutingMode;
+using SessionRoutingSettings = proto::SessionRoutingSettings;
 
-// Reads session_routing_mode / session_timeout_s / session_header_name from the Welcome
-// settings. Returns nullopt and sets *error for an unknown mode, a timeout <= 0 or an empty
-// header name in header mode.
+// The Welcome's session_routing, checked. Returns nullopt and sets *error for a timeout <= 0 or
+// an empty header name in header mode (an unknown mode cannot arrive: it does not decode).
 std::optional<SessionRoutingSettings> session_routing_settings(const proto::WorkerSettings& s,
                                                                std::string* error);
-// "off" | "bind" | "legacy" | "header"; nullopt otherwise.
-std::optional<SessionRoutingMode> parse_routing_mode(std::string_view text);
 
-// One nvext.session_control object. `action` "" is legacy's bare {"session_id":ID}.
+// One nvext.session_control object. Action kBare is legacy's bare {"session_id":ID}.
 struct SessionControl {
   std::string session_id;
-  std::string action;                // "bind" | "open" | "close" | ""
+  SessionAction action = SessionAction::kBare;
   std::optional<int64_t> timeout_s;  // sent as "timeout" (bind and open only)
 };
 
@@ -49,7 +43,9 @@ struct SessionOverlay {
 
   bool empty() const { return !session_control && headers.empty(); }
   // True when this request carries legacy's "open" (the set was added to for it).
-  bool opens_session() const { return session_control && session_control->action == "open"; }
+  bool opens_session() const {
+    return session_control && session_control->action == SessionAction::kOpen;
+  }
 };
 
 // The pure policy (issue 6 items 3-5):

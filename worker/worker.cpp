@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <optional>
 #include <zmq.hpp>
 
 #include "common/curve.hpp"
@@ -21,15 +22,13 @@ namespace convoy::worker {
 
 namespace {
 
-constexpr int64_t kNsPerSec = 1'000'000'000;
-constexpr int64_t kHeartbeatPeriodNs = kNsPerSec;
-constexpr int64_t kFlushDelayNs = 10'000'000;  // a batch waits at most this long
-constexpr size_t kMaxBatchRecords = 512;
-constexpr int64_t kShutdownDrainNs = 5 * kNsPerSec;
-// How long the results socket may keep flushing after the loop ends: long enough for the Bye
-// to a live controller, short when the controller is gone (it bounds the exit after silence).
-constexpr int kResultsLingerMs = 2000;
+// The results linger (WorkerOptions::results_linger_s) when the controller is gone: short, it
+// bounds the exit after silence.
 constexpr int kLostControllerLingerMs = 200;
+constexpr int64_t kNsPerMs = 1'000'000;
+constexpr int64_t kSendRetryNs = 10 * kNsPerMs;  // how soon a full results queue is retried
+
+int64_t ns_of_seconds(double seconds) { return static_cast<int64_t>(seconds * 1e9); }
 
 // The self-pipe for signals: the handler only writes to an eventfd.
 std::atomic<int> g_signal_fd{-1};
@@ -57,21 +56,28 @@ std::string reachable_endpoint(const std::string& advertised, const std::string&
 
 struct Worker::Impl {
   WorkerOptions options;
+  WorkerSeams seams;
+  const int64_t heartbeat_period_ns;
+  const int64_t flush_delay_ns;
+  const int64_t shutdown_drain_ns;
   std::string host = hostname();
   EventLoop loop;
-  zmq::context_t ctx{1};
+  std::optional<zmq::context_t> own_ctx;  // when none was injected
+  zmq::context_t& ctx;
   zmq::socket_t control{ctx, zmq::socket_type::dealer};
   zmq::socket_t results{ctx, zmq::socket_type::push};
   int signal_fd = -1;
 
-  std::unique_ptr<HttpClient> http;
+  std::unique_ptr<Transport> http;
   std::unique_ptr<ConversationRunner> runner;
   bool welcomed = false;
   bool shutting_down = false;
   int exit_code = 0;
   int64_t started_ns = steady_now_ns();
   int64_t last_heard_ns = 0;
-  int64_t shutdown_deadline_ns = 0;
+  EventLoop::TimerId shutdown_timer = 0;  // the one deadline of the shutdown phase it is in
+  bool shutdown_deadline_passed = false;
+  bool bye_queued = false;  // the last batch and the Bye are in `unsent` or sent
   bool controller_lost = false;
   std::string token;        // from Welcome: proves our Results and Bye are ours
   uint64_t last_batch = 0;  // the last Assign batch number read
@@ -83,7 +89,15 @@ struct Worker::Impl {
   std::vector<std::string> unsent;  // encoded batches the PUSH socket would not take yet
   CpuMeter cpu;
 
-  explicit Impl(WorkerOptions o) : options(std::move(o)) {
+  Impl(WorkerOptions o, WorkerSeams s)
+      : options(std::move(o)),
+        seams(std::move(s)),
+        heartbeat_period_ns(ns_of_seconds(options.heartbeat_period_s)),
+        flush_delay_ns(ns_of_seconds(options.flush_interval_s)),
+        shutdown_drain_ns(ns_of_seconds(options.shutdown_drain_s)),
+        own_ctx(seams.context == nullptr ? std::optional<zmq::context_t>(std::in_place, 1)
+                                         : std::nullopt),
+        ctx(seams.context != nullptr ? *seams.context : *own_ctx) {
     if (options.id.empty()) options.id = host + "-" + std::to_string(::getpid());
     batch.worker_id = options.id;
   }
@@ -93,6 +107,11 @@ struct Worker::Impl {
       g_signal_fd = -1;
       ::close(signal_fd);
     }
+  }
+
+  int results_linger_ms() const {
+    if (controller_lost) return kLostControllerLingerMs;
+    return static_cast<int>(options.results_linger_s * 1000);
   }
 
   void apply_curve(zmq::socket_t& socket) {
@@ -204,12 +223,13 @@ struct Worker::Impl {
     batch.token = token;
     set_log_prefix("convoy-worker " + options.id);
     try {
-      configure_socket(results, kResultsLingerMs);
+      configure_socket(results, results_linger_ms());
+      if (seams.results_send_hwm > 0) results.set(zmq::sockopt::sndhwm, seams.results_send_hwm);
       apply_curve(results);
       const std::string results_at = reachable_endpoint(w.results_endpoint, options.connect);
       enable_ipv6_for(results, results_at);
       results.connect(results_at);
-      http = std::make_unique<HttpClient>(loop);
+      http = seams.make_transport ? seams.make_transport(loop) : std::make_unique<HttpClient>(loop);
       RunnerSink sink{[this](proto::Record&& r) { on_record(std::move(r)); },
                       [this](const proto::ConversationEnd& e) { on_end(e); }};
       runner = std::make_unique<ConversationRunner>(loop, *http, w.settings, options.id,
@@ -246,30 +266,53 @@ struct Worker::Impl {
   }
 
   // Cancel everything, wait (bounded) for the cancelled transfers' records, flush, say bye.
+  // Event-driven: each conversation's end calls maybe_finish() (the last transfer's callback
+  // ends the last conversation), so does each retry of batches the PUSH socket refused; one
+  // deadline per phase bounds the wait (drain: shutdown_drain_s; send: the results linger).
   void begin_shutdown() {
     if (shutting_down) return;
     shutting_down = true;
-    shutdown_deadline_ns = steady_now_ns() + kShutdownDrainNs;
+    arm_shutdown_deadline(shutdown_drain_ns);
     if (runner) runner->cancel_all();
     maybe_finish();
   }
 
+  void arm_shutdown_deadline(int64_t after_ns) {
+    if (shutdown_timer) loop.cancel_timer(shutdown_timer);
+    shutdown_deadline_passed = false;
+    shutdown_timer = loop.add_timer(steady_now_ns() + after_ns, [this] {
+      shutdown_timer = 0;
+      shutdown_deadline_passed = true;
+      maybe_finish();
+    });
+  }
+
   void maybe_finish() {
     if (!shutting_down) return;
-    bool idle = !runner || (runner->active_conversations() == 0 && http->in_flight() == 0);
-    if (!idle && steady_now_ns() < shutdown_deadline_ns) {
-      loop.add_timer(steady_now_ns() + 5'000'000, [this] { maybe_finish(); });
-      return;
+    if (!bye_queued) {
+      const bool idle = !runner || (runner->active_conversations() == 0 && http->in_flight() == 0);
+      if (!idle && !shutdown_deadline_passed) return;  // the next end or the deadline comes back
+      flush();
+      bye_queued = true;
+      // Bye travels on the results socket, after every batch, so nothing is counted missing.
+      if (welcomed) {
+        proto::Bye bye{options.id, token, exit_code == 0 ? "done" : "stopped", 0};
+        if (runner) bye.legacy_open_sessions = static_cast<int64_t>(runner->legacy_open_sessions());
+        unsent.push_back(proto::encode(bye));
+        send_unsent();
+      }
+      if (!unsent.empty()) {
+        // The PUSH queue is full: the retry timer keeps offering the rest until this deadline.
+        arm_shutdown_deadline(results_linger_ms() * kNsPerMs);
+        return;
+      }
     }
-    flush();
-    // Bye travels on the results socket, after every batch, so nothing is counted missing.
-    if (welcomed) {
-      proto::Bye bye{options.id, token, exit_code == 0 ? "done" : "stopped", 0};
-      if (runner) bye.legacy_open_sessions = static_cast<int64_t>(runner->legacy_open_sessions());
-      std::string bytes = proto::encode(bye);
-      unsent.push_back(std::move(bytes));
-      send_unsent(/*blocking=*/true);
+    if (!unsent.empty() && !shutdown_deadline_passed) return;
+    if (!unsent.empty()) {
+      log_warn(unsent.size(), " result message(s) not taken by the results socket in time");
     }
+    if (shutdown_timer) loop.cancel_timer(shutdown_timer);
+    shutdown_timer = 0;
     loop.stop();
   }
 
@@ -277,7 +320,7 @@ struct Worker::Impl {
 
   void on_record(proto::Record&& r) {
     batch.records.push_back(std::move(r));
-    if (batch.records.size() >= kMaxBatchRecords) {
+    if (batch.records.size() >= options.max_batch_records) {
       flush();
     } else {
       arm_flush();
@@ -287,7 +330,7 @@ struct Worker::Impl {
   void on_end(const proto::ConversationEnd& e) {
     batch.ended.push_back(e);
     // An end frees a concurrency slot at the controller: send it with whatever else this loop
-    // iteration produced, not up to kFlushDelayNs later (that delay idled the slot).
+    // iteration produced, not up to flush_interval_s later (that delay idled the slot).
     arm_flush(/*this_iteration=*/true);
     if (shutting_down) maybe_finish();
   }
@@ -297,7 +340,7 @@ struct Worker::Impl {
     if (flush_timer) loop.cancel_timer(flush_timer);
     flush_soon = this_iteration;
     // Deadline 0: after every ready fd of this iteration, so one batch carries them all.
-    flush_timer = loop.add_timer(this_iteration ? 0 : steady_now_ns() + kFlushDelayNs, [this] {
+    flush_timer = loop.add_timer(this_iteration ? 0 : steady_now_ns() + flush_delay_ns, [this] {
       flush_timer = 0;
       flush();
     });
@@ -308,6 +351,7 @@ struct Worker::Impl {
       loop.cancel_timer(flush_timer);
       flush_timer = 0;
     }
+    if (bye_queued) return;  // nothing follows the Bye (late records are lost either way)
     if (batch.records.empty() && batch.ended.empty() && batch.failed.empty() &&
         batch.undecodable.empty()) {
       return;
@@ -317,20 +361,22 @@ struct Worker::Impl {
     batch.ended.clear();
     batch.failed.clear();
     batch.undecodable.clear();
-    send_unsent(false);
+    send_unsent();
   }
 
-  void send_unsent(bool blocking) {
+  // Offers the queued batches to the PUSH socket in order; what it refuses (high-water mark)
+  // is offered again kSendRetryNs later, so nothing is dropped and order is kept.
+  void send_unsent() {
     size_t sent = 0;
     for (; sent < unsent.size(); ++sent) {
-      auto flags = blocking ? zmq::send_flags::none : zmq::send_flags::dontwait;
-      if (!results.send(zmq::buffer(unsent[sent]), flags)) break;  // high-water mark: retry
+      if (!results.send(zmq::buffer(unsent[sent]), zmq::send_flags::dontwait)) break;
     }
     unsent.erase(unsent.begin(), unsent.begin() + static_cast<ptrdiff_t>(sent));
     if (!unsent.empty() && !retry_timer) {
-      retry_timer = loop.add_timer(steady_now_ns() + kFlushDelayNs, [this] {
+      retry_timer = loop.add_timer(steady_now_ns() + kSendRetryNs, [this] {
         retry_timer = 0;
-        send_unsent(false);
+        send_unsent();
+        if (bye_queued) maybe_finish();
       });
     }
   }
@@ -354,7 +400,7 @@ struct Worker::Impl {
   void on_tick() {
     int64_t now = steady_now_ns();
     if (!welcomed) {
-      if (now - started_ns > static_cast<int64_t>(options.first_contact_timeout_s * 1e9)) {
+      if (now - started_ns > ns_of_seconds(options.first_contact_timeout_s)) {
         log_error("no answer from the controller at ", options.connect, " after ",
                   options.first_contact_timeout_s, " s; exiting");
         exit_code = 3;
@@ -366,13 +412,13 @@ struct Worker::Impl {
     } else {
       send_heartbeat();
     }
-    loop.add_timer(now + kHeartbeatPeriodNs, [this] { on_tick(); });
+    loop.add_timer(now + heartbeat_period_ns, [this] { on_tick(); });
   }
 
   // Fires at last_heard_ns + controller_silence_s, not at the next 1 s tick after it: the
   // promise is "exits 5 s after the controller goes quiet", not 6.
   void arm_silence_check() {
-    const auto silence_ns = static_cast<int64_t>(options.controller_silence_s * 1e9);
+    const int64_t silence_ns = ns_of_seconds(options.controller_silence_s);
     loop.add_timer(last_heard_ns + silence_ns, [this, silence_ns] {
       if (shutting_down) return;
       if (steady_now_ns() - last_heard_ns < silence_ns) {
@@ -406,19 +452,20 @@ struct Worker::Impl {
     });
 
     send_control(proto::Hello{proto::kProtocolVersion, options.id, host, ::getpid()});
-    loop.add_timer(steady_now_ns() + kHeartbeatPeriodNs, [this] { on_tick(); });
+    loop.add_timer(steady_now_ns() + heartbeat_period_ns, [this] { on_tick(); });
     loop.run();
     runner.reset();
     http.reset();
     // Nothing that matters is left on the control socket; the results socket may still be
     // flushing the Bye, briefly when nobody is there to take it.
     control.set(zmq::sockopt::linger, 0);
-    results.set(zmq::sockopt::linger, controller_lost ? kLostControllerLingerMs : kResultsLingerMs);
+    results.set(zmq::sockopt::linger, results_linger_ms());
     return exit_code;
   }
 };
 
-Worker::Worker(WorkerOptions options) : impl_(std::make_unique<Impl>(std::move(options))) {}
+Worker::Worker(WorkerOptions options, WorkerSeams seams)
+    : impl_(std::make_unique<Impl>(std::move(options), std::move(seams))) {}
 Worker::~Worker() = default;
 
 int Worker::run() { return impl_->run(); }

@@ -2,9 +2,18 @@
 // is given on one event loop, and streams records back in batches.
 #pragma once
 
+#include <cstddef>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+
+#include "worker/event_loop.hpp"
+#include "worker/transport.hpp"
+
+namespace zmq {
+class context_t;
+}
 
 namespace convoy::worker {
 
@@ -15,6 +24,23 @@ struct WorkerOptions {
   double controller_silence_s = 5;      // then cancel everything and exit: no orphan load
   std::string curve_server_key;         // controller.pub from `convoy keygen` ("" = no CURVE)
   std::string curve_key;                // this worker's worker-N.key
+  // Liveness, batching and shutdown. The defaults are the product's; tests shrink them.
+  double heartbeat_period_s = 1;    // Hello retries before the Welcome, heartbeats after it
+  double flush_interval_s = 0.010;  // a batch of records waits at most this long
+  size_t max_batch_records = 512;   // a batch this full is sent at once
+  double shutdown_drain_s = 5;      // after a cancel: how long cancelled transfers may report
+  // How long the last batches and the Bye may take to leave once the run is over: first those
+  // the PUSH socket has not taken (high-water mark), then ZeroMQ's linger. 0.2 s when the
+  // controller is lost.
+  double results_linger_s = 2;
+};
+
+// What a test puts in place of the process's own resources; the defaults are the real ones.
+struct WorkerSeams {
+  zmq::context_t* context = nullptr;  // borrowed (it must outlive the Worker); null: its own
+  // Makes the transport once the Welcome arrives; null: an HttpClient on the worker's loop.
+  std::function<std::unique_ptr<Transport>(EventLoop&)> make_transport;
+  int results_send_hwm = 0;  // the results PUSH socket's send high-water mark; 0: the default
 };
 
 // The results endpoint to connect to: `advertised` with a wildcard host replaced by the host of
@@ -23,7 +49,7 @@ std::string reachable_endpoint(const std::string& advertised, const std::string&
 
 class Worker {
  public:
-  explicit Worker(WorkerOptions options);
+  explicit Worker(WorkerOptions options, WorkerSeams seams = {});
   ~Worker();
   Worker(const Worker&) = delete;
   Worker& operator=(const Worker&) = delete;

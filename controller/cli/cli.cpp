@@ -4,16 +4,13 @@
 #include <csignal>
 #include <iostream>
 
+#include "common/build_info.hpp"
 #include "common/log.hpp"
 #include "controller/cli/cli_aliases.hpp"
 #include "controller/cli/keygen.hpp"
 #include "controller/config/config.hpp"
 #include "controller/dataset/dataset.hpp"
 #include "controller/run/run.hpp"
-
-#ifndef CONVOY_VERSION
-#define CONVOY_VERSION "dev"
-#endif
 
 namespace convoy::controller {
 
@@ -72,7 +69,7 @@ int run_command(const RunFlags& f, bool controller_only) {
 int cli_main(int argc, char** argv) {
   CLI::App app{"convoy: a distributed load generator for OpenAI-compatible LLM servers"};
   app.require_subcommand(1);
-  app.set_version_flag("--version", CONVOY_VERSION);
+  app.set_version_flag("--version", build_info::version_line("convoy"));
 
   RunFlags run_flags;
   auto* run = app.add_subcommand(

@@ -25,13 +25,15 @@ using yaml_util::Section;
 using yaml_util::Source;
 using Keys = std::vector<std::string_view>;
 
-// Enum spellings, indexed by the enum's value.
-const Keys kEndpointNames = {"chat", "completions", "embeddings"};
+// Enum spellings, indexed by the enum's value. Endpoint, history and routing mode are the wire
+// enums: their names live in proto/messages.hpp and YAML strings go through proto::parse_*.
+const Keys kEndpointNames(proto::kEndpointNames.begin(), proto::kEndpointNames.end());
+const Keys kHistoryNames(proto::kHistoryModeNames.begin(), proto::kHistoryModeNames.end());
+const Keys kRoutingModeNames(proto::kSessionRoutingModeNames.begin(),
+                             proto::kSessionRoutingModeNames.end());
 const Keys kDatasetTypeNames = {"synthetic", "jsonl", "mooncake"};
-const Keys kHistoryNames = {"live", "recorded"};
 const Keys kLoadModeNames = {"concurrency", "rate", "trace"};
 const Keys kArrivalNames = {"constant", "poisson", "gamma"};
-const Keys kRoutingModeNames = {"off", "bind", "legacy", "header"};
 const Keys kMockContractNames = {"none", "legacy", "bind", "header"};
 const Keys kMockRouterNames = {"kv", "round-robin", "random"};
 
@@ -170,7 +172,7 @@ void read_target(const Section& top, TargetConfig& t) {
   const bool has_host = t.url.find("://") + 3 < t.url.size();
   s.check(t.url == "mock" || (http && has_host), "url",
           "expected \"mock\" or an http:// or https:// URL, got '" + t.url + "'");
-  s.read_enum("endpoint", t.endpoint, kEndpointNames);
+  s.read_enum("endpoint", t.endpoint, kEndpointNames, proto::parse_endpoint);
   s.read("model", t.model);
   s.read("streaming", t.streaming);
   std::optional<std::string> key_env = t.api_key_env;
@@ -276,7 +278,7 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   s.read("shared_prefix_tokens", d.shared_prefix_tokens);
   at_least(s, "shared_prefix_tokens", static_cast<double>(d.shared_prefix_tokens), 0);
   read_distribution(s, "think_time_ms", d.think_time_ms, 0);
-  s.read_enum("history", d.history, kHistoryNames);
+  s.read_enum("history", d.history, kHistoryNames, proto::parse_history_mode);
 
   const Source& src = s.source();
   if (d.path) {
@@ -323,7 +325,7 @@ void read_load(const Section& top, LoadConfig& l) {
 
 void read_session_routing(const Section& top, SessionRoutingConfig& r) {
   const Section s = top.section("session_routing", kRoutingKeys);
-  s.read_enum("mode", r.mode, kRoutingModeNames);
+  s.read_enum("mode", r.mode, kRoutingModeNames, proto::parse_session_routing_mode);
   double timeout_s = static_cast<double>(r.timeout_s);
   s.read("timeout_s", timeout_s);
   constexpr double kMaxTimeoutS = 1e12;  // far beyond any TTL; keeps the cast defined
@@ -528,12 +530,10 @@ bool secret_header(const std::string& name) {
 
 }  // namespace
 
-std::string to_yaml(const Config& c) {
-  std::ostringstream y;
-  const auto& t = c.target;
-  y << "name: " << quote(c.name) << "\n"
-    << "seed: " << c.seed << "\n"
-    << "target:\n"
+namespace {
+
+void target_yaml(std::ostream& y, const TargetConfig& t) {
+  y << "target:\n"
     << "  url: " << quote(t.url) << "\n"
     << "  endpoint: " << to_string(t.endpoint) << "\n"
     << "  model: " << quote(t.model) << "\n"
@@ -552,7 +552,9 @@ std::string to_yaml(const Config& c) {
     << "  http2: " << yes_no(t.http2) << "\n"
     << "  insecure: " << yes_no(t.insecure) << "\n"
     << "  max_response_bytes: " << t.max_response_bytes << "\n";
+}
 
+void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
   const auto& m = c.mock;
   y << "mock:\n"
     << "  workers: " << m.workers << "\n"
@@ -578,7 +580,9 @@ std::string to_yaml(const Config& c) {
     << "  shared_prefix_tokens: " << d.shared_prefix_tokens << "\n"
     << "  think_time_ms: " << distribution_yaml(d.think_time_ms) << "\n"
     << "  history: " << to_string(d.history) << "\n";
+}
 
+void load_yaml(std::ostream& y, const Config& c) {
   const auto& l = c.load;
   y << "load:\n"
     << "  mode: " << to_string(l.mode) << "\n"
@@ -593,7 +597,9 @@ std::string to_yaml(const Config& c) {
     << "  warmup_sessions: " << l.warmup_sessions << "\n"
     << "  cancel: {fraction: " << num(l.cancel.fraction) << ", after_ms: " << num(l.cancel.after_ms)
     << "}\n";
+}
 
+void routing_workers_output_yaml(std::ostream& y, const Config& c) {
   const auto& r = c.session_routing;
   y << "session_routing:\n"
     << "  mode: " << to_string(r.mode) << "\n"
@@ -618,27 +624,27 @@ std::string to_yaml(const Config& c) {
   for (const auto& [metric, ms] : c.slo) y << "  " << metric << ": " << num(ms) << "\n";
   y << "fail_on:\n"
     << "  error_rate: " << opt_num(c.fail_on.error_rate) << "\n";
+}
+
+}  // namespace
+
+std::string to_yaml(const Config& c) {
+  std::ostringstream y;
+  y << "name: " << quote(c.name) << "\n"
+    << "seed: " << c.seed << "\n";
+  target_yaml(y, c.target);
+  mock_and_dataset_yaml(y, c);
+  load_yaml(y, c);
+  routing_workers_output_yaml(y, c);
   return y.str();
 }
 
 // --- enum names ---------------------------------------------------------------------------
 
-const char* to_string(Endpoint v) { return kEndpointNames[static_cast<std::size_t>(v)].data(); }
 const char* to_string(DatasetType v) {
   return kDatasetTypeNames[static_cast<std::size_t>(v)].data();
 }
-const char* to_string(HistoryMode v) { return kHistoryNames[static_cast<std::size_t>(v)].data(); }
 const char* to_string(LoadMode v) { return kLoadModeNames[static_cast<std::size_t>(v)].data(); }
 const char* to_string(Arrival v) { return kArrivalNames[static_cast<std::size_t>(v)].data(); }
-const char* to_string(SessionRoutingMode v) {
-  return kRoutingModeNames[static_cast<std::size_t>(v)].data();
-}
-
-std::optional<SessionRoutingMode> parse_session_routing_mode(const std::string& s) {
-  for (std::size_t i = 0; i < kRoutingModeNames.size(); ++i) {
-    if (kRoutingModeNames[i] == s) return static_cast<SessionRoutingMode>(i);
-  }
-  return std::nullopt;
-}
 
 }  // namespace convoy

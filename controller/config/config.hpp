@@ -1,4 +1,6 @@
-// The run configuration: DESIGN.md §2. Keys are the contract; defaults live here and only here.
+// The run configuration: DESIGN.md §2. Keys are the contract; defaults live here and only here,
+// except those of the sections workers receive as they are (target.*, session_routing.*: their
+// structs are the wire types in proto/messages.hpp).
 #pragma once
 
 #include <cstdint>
@@ -7,6 +9,8 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "proto/messages.hpp"
 
 namespace convoy {
 
@@ -18,31 +22,17 @@ struct Distribution {
   std::optional<double> max;
 };
 
-enum class Endpoint { kChat, kCompletions, kEmbeddings };
+// The enums and sections a worker also needs are the wire types (proto/messages.hpp): defined
+// once, their defaults written once.
+using proto::Endpoint;
+using proto::HistoryMode;
+using proto::SessionRoutingMode;
 enum class DatasetType { kSynthetic, kJsonl, kMooncake };
-enum class HistoryMode { kLive, kRecorded };
 enum class LoadMode { kConcurrency, kRate, kTrace };
 enum class Arrival { kConstant, kPoisson, kGamma };
-enum class SessionRoutingMode { kOff, kBind, kLegacy, kHeader };
 
-struct TargetConfig {
-  std::string url = "mock";  // "mock" = start convoy-mock on a free loopback port
-  Endpoint endpoint = Endpoint::kChat;
-  std::string model = "mock-model";
-  bool streaming = true;
-  std::string api_key_env = "OPENAI_API_KEY";  // NAME of an env var; the key itself is never stored
-  std::map<std::string, std::string> headers;
-  std::string extra_body_json = "{}";  // a JSON object, merged into every request body
-  double request_timeout_s = 600;
-  double connect_timeout_s = 10;
-  bool use_server_token_counts = true;  // adds stream_options.include_usage
-  bool max_completion_tokens = false;   // send max_completion_tokens instead of max_tokens
-  bool http2 = false;
-  bool insecure = false;  // TLS verification off (warns)
-  // A reply body (or one SSE event, or a stream's reply text) larger than this fails the
-  // request as response_too_large instead of growing the worker.
-  int64_t max_response_bytes = 64 << 20;
-};
+// target.*: every key is a worker setting, so the section is proto::TargetSettings itself.
+using TargetConfig = proto::TargetSettings;
 
 // Passed to convoy-mock as flags; see mock/ for their meaning.
 struct MockConfig {
@@ -87,11 +77,8 @@ struct LoadConfig {
   CancelConfig cancel;
 };
 
-struct SessionRoutingConfig {
-  SessionRoutingMode mode = SessionRoutingMode::kOff;
-  int64_t timeout_s = 300;  // whole seconds
-  std::string header_name = "X-Dynamo-Session-ID";
-};
+// session_routing.*
+using SessionRoutingConfig = proto::SessionRoutingSettings;
 
 // workers.local's upper bound. One worker process drives thousands of concurrent streams
 // (docs/benchmarks.md), so more processes than a large host has cores only costs memory,
@@ -153,12 +140,10 @@ Config parse_config(const std::string& yaml_text, const std::string& path,
 // The resolved configuration as YAML (every key, defaults filled in). The API key never appears.
 std::string to_yaml(const Config& config);
 
-const char* to_string(Endpoint v);
+// Endpoint, HistoryMode and SessionRoutingMode: proto::to_string / proto::parse_*.
+using proto::to_string;
 const char* to_string(DatasetType v);
-const char* to_string(HistoryMode v);
 const char* to_string(LoadMode v);
 const char* to_string(Arrival v);
-const char* to_string(SessionRoutingMode v);
-std::optional<SessionRoutingMode> parse_session_routing_mode(const std::string& s);
 
 }  // namespace convoy

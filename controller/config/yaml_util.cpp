@@ -252,9 +252,9 @@ std::optional<std::string> Source::suggest_elsewhere(std::string_view key) const
 
 // --- Section ------------------------------------------------------------------------------
 
-Section::Section(const Source& source, YAML::Node node, std::string path,
-                 std::vector<std::string_view> keys)
-    : source_(&source), node_(std::move(node)), path_(std::move(path)) {
+Section::Section(const Source& source, const YAML::Node& node, std::string path,
+                 const std::vector<std::string_view>& keys)
+    : source_(&source), node_(node), path_(std::move(path)) {
   if (!node_.IsDefined() || node_.IsNull()) {
     node_.reset(YAML::Node(YAML::NodeType::Map));
     return;
@@ -291,8 +291,8 @@ std::string Section::path(std::string_view key) const {
 
 YAML::Node Section::node(std::string_view key) const { return lookup(node_, key); }
 
-Section Section::section(std::string_view key, std::vector<std::string_view> keys) const {
-  return Section(*source_, node(key), path(key), std::move(keys));
+Section Section::section(std::string_view key, const std::vector<std::string_view>& keys) const {
+  return Section(*source_, node(key), path(key), keys);
 }
 
 namespace {

@@ -18,7 +18,7 @@ namespace convoy::yaml_util {
 // and line a value came from, or the --set that wrote it.
 class Source {
  public:
-  Source(std::string file, YAML::Node root) : file_(std::move(file)), root_(std::move(root)) {}
+  Source(std::string file, const YAML::Node& root) : file_(std::move(file)), root_(root) {}
 
   const std::string& file() const { return file_; }
   const YAML::Node& root() const { return root_; }
@@ -61,8 +61,8 @@ class Source {
 // (null or absent = empty) with no unknown or duplicate keys.
 class Section {
  public:
-  Section(const Source& source, YAML::Node node, std::string path,
-          std::vector<std::string_view> keys);
+  Section(const Source& source, const YAML::Node& node, std::string path,
+          const std::vector<std::string_view>& keys);
 
   const Source& source() const { return *source_; }
   std::string path(std::string_view key) const;  // "load.rate"
@@ -70,7 +70,7 @@ class Section {
   YAML::Node node(std::string_view key) const;
   bool present(std::string_view key) const { return node(key).IsDefined(); }
 
-  Section section(std::string_view key, std::vector<std::string_view> keys) const;
+  Section section(std::string_view key, const std::vector<std::string_view>& keys) const;
 
   // Each read leaves `out` untouched when the key is absent. Null is an error for the plain
   // forms and resets the optional forms.
@@ -89,6 +89,15 @@ class Section {
   template <class E>
   void read_enum(std::string_view key, E& out, const std::vector<std::string_view>& names) const {
     if (auto index = read_choice(key, names)) out = static_cast<E>(*index);
+  }
+  // The same through a parser (the wire enums' proto::parse_*): `names` are what it accepts,
+  // listed in the error.
+  template <class E, class Parse>
+  void read_enum(std::string_view key, E& out, const std::vector<std::string_view>& names,
+                 Parse parse) const {
+    if (auto index = read_choice(key, names)) {
+      if (auto v = parse(names[*index])) out = *v;
+    }
   }
   std::optional<std::size_t> read_choice(std::string_view key,
                                          const std::vector<std::string_view>& names) const;

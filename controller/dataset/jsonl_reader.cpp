@@ -15,6 +15,7 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "common/hash.hpp"
 #include "common/utf8.hpp"
 #include "controller/dataset/ids.hpp"
 #include "controller/dataset/rng.hpp"
@@ -379,15 +380,6 @@ class TextRowSource final : public RowSource {
   std::string text_;
 };
 
-uint64_t fnv1a64(std::string_view text) {
-  uint64_t h = 0xCBF29CE484222325ull;
-  for (const char c : text) {
-    h ^= static_cast<unsigned char>(c);
-    h *= 0x100000001B3ull;
-  }
-  return h;
-}
-
 }  // namespace
 
 void check_row_text(const rapidjson::Value& row, const JsonlReader& reader) {
@@ -490,8 +482,7 @@ uint64_t file_conversation_limit(const Config& config) {
 
 IdHash hash_id(std::string_view id) {
   // Two unrelated functions: std::hash (murmur in libstdc++) and FNV-1a through a finalizer.
-  uint64_t state = fnv1a64(id);
-  return IdHash{std::hash<std::string_view>{}(id), splitmix64_next(state)};
+  return IdHash{std::hash<std::string_view>{}(id), splitmix64(fnv1a64(id))};
 }
 
 }  // namespace convoy::controller

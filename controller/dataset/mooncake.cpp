@@ -179,6 +179,44 @@ std::string ms_text(double ms) {
   return out.str();
 }
 
+// A kept row: its offset in the file and its conversation's slot.
+struct RowRef {
+  uint64_t offset;
+  uint64_t slot;
+};
+
+// Trace mode: each kept conversation's start relative to the earliest first-row timestamp. A
+// trace spanning more than kMaxTraceSpanMs is refused, naming the line of the latest.
+std::vector<int64_t> trace_starts_ns(const std::vector<double>& first_ms,
+                                     const std::optional<Extreme>& earliest,
+                                     const std::optional<Extreme>& latest,
+                                     const std::string& source) {
+  if (earliest && latest->ms - earliest->ms > kMaxTraceSpanMs) {
+    throw ConfigError(
+        source + ":" + std::to_string(latest->line) + ": timestamp: " + ms_text(latest->ms) +
+        " is " + ms_text(latest->ms - earliest->ms) +
+        " ms after the earliest first-row timestamp (line " + std::to_string(earliest->line) +
+        "); a trace may span at most " + ms_text(kMaxTraceSpanMs) + " ms (about 31.7 years)");
+  }
+  std::vector<int64_t> start_ns;
+  start_ns.reserve(first_ms.size());
+  for (const double ms : first_ms) start_ns.push_back(std::llround((ms - earliest->ms) * 1e6));
+  return start_ns;
+}
+
+// The kept rows' offsets grouped by conversation, file order within each (a counting sort).
+// Sets first_row: conversation i's rows are [first_row[i], first_row[i + 1]).
+std::vector<uint64_t> group_rows(const std::vector<RowRef>& kept_rows, uint64_t kept,
+                                 std::vector<uint64_t>& first_row) {
+  first_row.assign(kept + 1, 0);
+  for (const RowRef& r : kept_rows) ++first_row[r.slot + 1];
+  for (uint64_t i = 0; i < kept; ++i) first_row[i + 1] += first_row[i];
+  std::vector<uint64_t> row_offsets(kept_rows.size());
+  std::vector<uint64_t> next(first_row.begin(), first_row.end() - 1);
+  for (const RowRef& r : kept_rows) row_offsets[next[r.slot]++] = r.offset;
+  return row_offsets;
+}
+
 }  // namespace
 
 std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::string& source,
@@ -188,10 +226,6 @@ std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::strin
   check_file_draws(config);
   const bool trace_mode = config.load.mode == LoadMode::kTrace;
   const uint64_t limit = file_conversation_limit(config);
-  struct RowRef {
-    uint64_t offset;
-    uint64_t slot;
-  };
   std::vector<RowRef> kept_rows;     // rows of kept conversations, file order
   std::vector<uint64_t> wire_bytes;  // per conversation: its Assign entry so far
   std::vector<double> first_ms;      // trace mode, kept conversations
@@ -246,27 +280,10 @@ std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::strin
   wire_bytes = {};
   by_session = {};
 
-  if (earliest && latest->ms - earliest->ms > kMaxTraceSpanMs) {
-    throw ConfigError(
-        source + ":" + std::to_string(latest->line) + ": timestamp: " + ms_text(latest->ms) +
-        " is " + ms_text(latest->ms - earliest->ms) +
-        " ms after the earliest first-row timestamp (line " + std::to_string(earliest->line) +
-        "); a trace may span at most " + ms_text(kMaxTraceSpanMs) + " ms (about 31.7 years)");
-  }
-  std::vector<int64_t> start_ns;
-  if (trace_mode) {
-    start_ns.reserve(kept);
-    for (const double ms : first_ms) start_ns.push_back(std::llround((ms - earliest->ms) * 1e6));
-  }
+  std::vector<int64_t> start_ns = trace_starts_ns(first_ms, earliest, latest, source);
   first_ms = {};
-
-  // Group the rows by conversation (a counting sort keeps file order within each).
-  std::vector<uint64_t> first_row(kept + 1, 0);
-  for (const RowRef& r : kept_rows) ++first_row[r.slot + 1];
-  for (uint64_t i = 0; i < kept; ++i) first_row[i + 1] += first_row[i];
-  std::vector<uint64_t> row_offsets(kept_rows.size());
-  std::vector<uint64_t> next(first_row.begin(), first_row.end() - 1);
-  for (const RowRef& r : kept_rows) row_offsets[next[r.slot]++] = r.offset;
+  std::vector<uint64_t> first_row;
+  std::vector<uint64_t> row_offsets = group_rows(kept_rows, kept, first_row);
   return std::make_unique<MooncakeDataset>(source, std::move(rows), std::move(row_offsets),
                                            std::move(first_row), std::move(start_ns), config,
                                            corpus, block_tokens);

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "common/hash.hpp"
 #include "controller/config/config.hpp"
 
 namespace convoy::controller {
@@ -22,14 +23,6 @@ enum class Stream : uint64_t {
   kBlock = 5,          // mooncake hash-id blocks (index = hash id)
   kReply = 6,          // recorded assistant replies the dataset did not give
 };
-
-inline uint64_t splitmix64_next(uint64_t& state) {
-  state += 0x9E3779B97F4A7C15ull;
-  uint64_t z = state;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 // A 64-bit seed for one (seed, index, stream) triple; distinct triples give unrelated seeds.
 inline uint64_t derive_seed(uint64_t seed, uint64_t index, Stream stream) {

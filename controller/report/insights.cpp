@@ -137,9 +137,7 @@ void session_control_insights(const std::vector<GroupText>& groups, const Insigh
     i.problem = server_said(removed) +
                 " Dynamo v1.3.0 and later removed session control from the request body.";
     i.likely_causes = {"Dynamo v1.3.0 or later with session_routing.mode " +
-                           (in.session_routing_mode.empty() ? std::string("bind or legacy")
-                                                            : in.session_routing_mode) +
-                           ".",
+                           std::string(proto::to_string(in.session_routing_mode)) + ".",
                        "target.extra_body carries nvext.session_control."};
     i.investigate = {
         "Check the Dynamo version in the frontend's startup log or with `pip show ai-dynamo`.",
@@ -167,7 +165,7 @@ void cache_insights(const InsightInputs& in, std::vector<Insight>* out) {
                            share.str() +
                            "% of their prompt tokens from the prefix cache although the server "
                            "reports cached_tokens";
-  if (in.session_routing_mode == "legacy") {
+  if (in.session_routing_mode == proto::SessionRoutingMode::kLegacy) {
     Insight i;
     i.id = "legacy_affinity_ineffective";
     i.severity = "warning";
@@ -188,7 +186,7 @@ void cache_insights(const InsightInputs& in, std::vector<Insight>* out) {
         "Dynamo v1.3 and later: session_routing.mode: header with the frontend started with "
         "--router-session-affinity-ttl-secs."};
     out->push_back(std::move(i));
-  } else if (in.session_routing_mode == "header") {
+  } else if (in.session_routing_mode == proto::SessionRoutingMode::kHeader) {
     Insight i;
     i.id = "header_affinity_ineffective";
     i.severity = "warning";

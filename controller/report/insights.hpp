@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "proto/messages.hpp"
+
 namespace convoy::controller {
 
 // One error group of the run (same shape as the metrics' error_summary): code is the HTTP status
@@ -24,7 +26,7 @@ struct ErrorGroupView {
 // What detection looks at. Counts are of measured and warmup requests alike: an insight is about
 // the target, not the measurement window.
 struct InsightInputs {
-  std::string session_routing_mode = "off";  // off | bind | legacy | header
+  proto::SessionRoutingMode session_routing_mode = proto::SessionRoutingMode::kOff;
   std::string target_url;                    // as configured ("mock" for the bundled mock)
   std::string model;                         // target.model
   bool max_completion_tokens = false;        // target.max_completion_tokens

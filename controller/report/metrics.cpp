@@ -499,7 +499,9 @@ size_t MetricsAggregator::memory_bytes() const {
   for (const auto& [key, group] : errors_) {
     bytes += sizeof(key) + sizeof(group) + 2 * (group.type.capacity() + group.message.capacity()) +
              group.example.capacity();
-    for (const auto& id : group.example_correlation_ids) bytes += sizeof(id) + id.capacity();
+    for (const auto& id : group.example_correlation_ids) {
+      bytes += sizeof(std::string) + id.capacity();
+    }
   }
   bytes += slos_.capacity() * sizeof(Slo);
   return bytes;

@@ -31,7 +31,7 @@ std::string record_json_line(const proto::Record& record, std::string_view worke
 // write it is cut back to the last whole record.
 class RecordsWriter {
  public:
-  static constexpr size_t kFlushBytes = 256 * 1024;
+  static constexpr size_t kFlushBytes = size_t{256} * 1024;
 
   // Creates or truncates `path`; throws std::runtime_error naming it and the OS error.
   explicit RecordsWriter(const std::filesystem::path& path);

@@ -70,7 +70,7 @@ void print_results_table(std::ostream& out, const MetricsSnapshot& s) {
   }
   size_t label_width = 6;
   for (const auto& l : labels) label_width = std::max(label_width, l.size());
-  const size_t total_width = label_width + 6 * (kNumberWidth + 1);
+  const size_t total_width = label_width + size_t{6} * (kNumberWidth + 1);
 
   out << "convoy | LLM metrics\n";
   out << pad_right("Metric", label_width);

@@ -10,16 +10,13 @@
 #include <ctime>
 #include <iostream>
 
+#include "common/build_info.hpp"
 #include "common/exit_codes.hpp"
 #include "common/log.hpp"
 #include "controller/report/insights.hpp"
 #include "controller/report/report_html.hpp"
 #include "controller/report/results_table.hpp"
 #include "controller/report/summary_writer.hpp"
-
-#ifndef CONVOY_VERSION
-#define CONVOY_VERSION "dev"
-#endif
 
 namespace convoy::controller {
 
@@ -71,7 +68,8 @@ std::string run_json(const ReportInputs& in) {
   Writer w(sb);
   w.StartObject();
   put(w, "name", in.config.name);
-  put(w, "convoy_version", std::string(CONVOY_VERSION));
+  put(w, "convoy_version", std::string(build_info::version()));
+  put(w, "git_commit", std::string(build_info::git_commit()));
   put(w, "protocol_version", static_cast<int64_t>(proto::kProtocolVersion));
   put(w, "target_url", in.url);
   put(w, "start", iso_time(in.facts.start_wall));
@@ -125,7 +123,7 @@ std::string verdict_json(const Verdict& v) {
   rapidjson::StringBuffer sb;
   Writer w(sb);
   w.StartObject();
-  put(w, "status", v.status);
+  put(w, "status", std::string(to_string(v.status)));
   put_strings(w, "reasons", v.reasons, 1000);
   put(w, "intended_rate_per_s", v.intended_rate_per_s);
   put(w, "achieved_rate_per_s", v.achieved_rate_per_s);
@@ -137,7 +135,7 @@ std::string verdict_json(const Verdict& v) {
 
 InsightInputs insight_inputs(const ReportInputs& in) {
   InsightInputs ii;
-  ii.session_routing_mode = to_string(in.config.session_routing.mode);
+  ii.session_routing_mode = in.config.session_routing.mode;
   ii.target_url = in.config.target.url;
   ii.model = in.config.target.model;
   ii.max_completion_tokens = in.config.target.max_completion_tokens;
@@ -209,7 +207,7 @@ int write_run_report(const ReportInputs& in) {
     out << "\n";
     print_insights(out, insights);
   }
-  out << "\nVerdict: " << verdict.status;
+  out << "\nVerdict: " << to_string(verdict.status);
   for (const auto& r : verdict.reasons) out << "\n  - " << r;
   if (summary_written) {
     out << "\nOutputs: " << in.out_dir.string() << "/summary.json\n";
@@ -219,7 +217,7 @@ int write_run_report(const ReportInputs& in) {
   out.flush();
   for (const OutputError& e : errors) log_error(describe(e));
   if (!errors.empty()) return kExitIncomplete;
-  return verdict.status == "fail" ? kExitCriterionFailed : kExitOk;
+  return verdict.status == VerdictStatus::kFail ? kExitCriterionFailed : kExitOk;
 }
 
 }  // namespace convoy::controller

@@ -46,9 +46,7 @@ std::string number(double v) {
   const double a = std::fabs(v);
   if (a == 0) {
     return "0";
-  } else if (a < 1e15 && v == std::round(v)) {
-    std::snprintf(buf, sizeof buf, "%.0f", v);
-  } else if (a >= 1e6) {
+  } else if ((a < 1e15 && v == std::round(v)) || a >= 1e6) {
     std::snprintf(buf, sizeof buf, "%.0f", v);
   } else if (a >= 100) {
     std::snprintf(buf, sizeof buf, "%.1f", v);

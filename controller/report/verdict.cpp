@@ -105,71 +105,98 @@ double ks_p_value(double d, size_t n) {
   return std::clamp(sum, 0.0, 1.0);
 }
 
+const char* to_string(VerdictStatus status) {
+  switch (status) {
+    case VerdictStatus::kPass:
+      return "pass";
+    case VerdictStatus::kWarn:
+      return "warn";
+    case VerdictStatus::kFail:
+      return "fail";
+  }
+  return "unknown";
+}
+
 void add_output_failure(Verdict& v, const OutputError& e) {
-  v.status = "fail";
+  v.status = VerdictStatus::kFail;
   v.reasons.push_back("output incomplete: " + describe(e));
 }
 
-Verdict judge_run(const ReportInputs& in) {
-  Verdict v;
-  auto warn = [&](std::string reason) {
-    if (v.status == "pass") v.status = "warn";
-    v.reasons.push_back(std::move(reason));
-  };
-  auto fail = [&](std::string reason) {
-    v.status = "fail";
-    v.reasons.push_back(std::move(reason));
-  };
+namespace {
+
+void warn(Verdict& v, std::string reason) {
+  if (v.status == VerdictStatus::kPass) v.status = VerdictStatus::kWarn;
+  v.reasons.push_back(std::move(reason));
+}
+
+void fail(Verdict& v, std::string reason) {
+  v.status = VerdictStatus::kFail;
+  v.reasons.push_back(std::move(reason));
+}
+
+// Whether the run completed, measured anything, and stayed within fail_on.
+void judge_outcome(Verdict& v, const ReportInputs& in) {
   const Config& c = in.config;
   const MetricsSnapshot& s = in.snapshot;
-  if (in.incomplete) fail("the run could not complete: " + in.incomplete_reason);
-  if (in.interrupted) warn("interrupted: results are partial");
+  if (in.incomplete) fail(v, "the run could not complete: " + in.incomplete_reason);
+  if (in.interrupted) warn(v, "interrupted: results are partial");
   if (s.request_count + s.error_request_count == 0) {
-    fail("no measured request completed");
+    fail(v, "no measured request completed");
   } else if (s.request_count == 0) {
     // Every measured request failed: nothing was measured, whatever fail_on says.
-    fail("no measured request succeeded: all " + std::to_string(s.error_request_count) +
-         " failed (see error_summary)");
+    fail(v, "no measured request succeeded: all " + std::to_string(s.error_request_count) +
+                " failed (see error_summary)");
   }
   for (const OutputError& e : in.output_errors) add_output_failure(v, e);
   if (c.fail_on.error_rate && s.error_rate() > *c.fail_on.error_rate) {
-    fail("error rate " + fixed(s.error_rate() * 100, 2) + "% exceeds fail_on.error_rate " +
-         fixed(*c.fail_on.error_rate * 100, 2) + "%");
+    fail(v, "error rate " + fixed(s.error_rate() * 100, 2) + "% exceeds fail_on.error_rate " +
+                fixed(*c.fail_on.error_rate * 100, 2) + "%");
   } else if (s.error_request_count > 0) {
-    warn(std::to_string(s.error_request_count) + " request(s) failed (see error_summary)");
+    warn(v, std::to_string(s.error_request_count) + " request(s) failed (see error_summary)");
   }
+}
+
+// Workers and conversations the run lost, could not send or dropped as forged.
+void judge_losses(Verdict& v, const ReportInputs& in) {
   for (const auto& id : in.facts.lost_workers) {
-    warn("worker " + id + " was lost during the run");
+    warn(v, "worker " + id + " was lost during the run");
   }
   if (!in.facts.lost_conversations.empty()) {
-    warn(std::to_string(in.facts.lost_conversations.size()) +
-         " conversation(s) were lost with their worker");
+    warn(v, std::to_string(in.facts.lost_conversations.size()) +
+                " conversation(s) were lost with their worker");
   }
   if (!in.facts.failed_conversations.empty()) {
-    warn(std::to_string(in.facts.failed_conversations.size()) +
-         " conversation(s) could not be decoded by their worker and were never sent "
-         "(run.failed_conversations)");
+    warn(v, std::to_string(in.facts.failed_conversations.size()) +
+                " conversation(s) could not be decoded by their worker and were never sent "
+                "(run.failed_conversations)");
   }
   if (in.facts.forged_messages > 0) {
-    warn(std::to_string(in.facts.forged_messages) +
-         " result message(s) without a registered worker's token were dropped "
-         "(run.forged_messages)");
+    warn(v, std::to_string(in.facts.forged_messages) +
+                " result message(s) without a registered worker's token were dropped "
+                "(run.forged_messages)");
   }
   for (const WorkerSummary& w : in.workers) {
     const std::string& id = w.id;
     if (w.max_cpu_percent > kCpuWarnPercent) {
-      warn("worker " + id + " peaked at " + std::to_string(static_cast<int>(w.max_cpu_percent)) +
-           "% CPU: the generator may have limited the load; add workers");
+      warn(v, "worker " + id + " peaked at " + std::to_string(static_cast<int>(w.max_cpu_percent)) +
+                  "% CPU: the generator may have limited the load; add workers");
     }
     if (w.legacy_open_sessions > 0) {
-      warn("worker " + id + " ended with " + std::to_string(w.legacy_open_sessions) +
-           " legacy session(s) still open");
+      warn(v, "worker " + id + " ended with " + std::to_string(w.legacy_open_sessions) +
+                  " legacy session(s) still open");
     }
   }
+}
+
+// Whether the intended load was delivered: schedule lag, and in mode rate the arrival count and
+// the inter-arrival distribution.
+void judge_schedule(Verdict& v, const ReportInputs& in) {
+  const Config& c = in.config;
+  const MetricsSnapshot& s = in.snapshot;
   if (const MetricStats* lag = s.find("schedule_lag"); lag && lag->count > 0) {
     if (lag->p(99) > kLagWarnMs) {
-      warn("schedule_lag p99 " + fixed(lag->p(99), 3) +
-           " ms: conversations started late; the intended load was not fully delivered");
+      warn(v, "schedule_lag p99 " + fixed(lag->p(99), 3) +
+                  " ms: conversations started late; the intended load was not fully delivered");
     }
   }
   if (c.load.mode == LoadMode::kRate) {
@@ -177,15 +204,15 @@ Verdict judge_run(const ReportInputs& in) {
     const TimeSample& starts = in.facts.actual_starts_ns;
     if (starts.count > 1 && starts.last_ns > starts.first_ns) {
       // Against the spread of the arrival count, not the rate alone: a short poisson run is
-      // often more than 5% off by chance (controller/schedule.hpp, check_arrival_rate).
+      // often more than 5% off by chance (check_arrival_rate above).
       const RateCheck rc = check_arrival_rate(c.load.arrival, c.load.rate, c.load.burstiness,
                                               starts.count, starts.last_ns - starts.first_ns);
       v.achieved_rate_per_s = rc.achieved_per_s;
       if (rc.warn) {
-        warn("achieved " + fixed(v.achieved_rate_per_s, 2) + " conversations/s vs " +
-             fixed(c.load.rate, 2) + " intended (" + std::to_string(rc.observed_count) +
-             " arrivals where " + fixed(rc.expected_count, 1) + " +- " +
-             fixed(rc.allowed_deviation, 1) + " were expected)");
+        warn(v, "achieved " + fixed(v.achieved_rate_per_s, 2) + " conversations/s vs " +
+                    fixed(c.load.rate, 2) + " intended (" + std::to_string(rc.observed_count) +
+                    " arrivals where " + fixed(rc.expected_count, 1) + " +- " +
+                    fixed(rc.allowed_deviation, 1) + " were expected)");
       }
       std::vector<int64_t> sorted = starts.samples();
       std::sort(sorted.begin(), sorted.end());
@@ -195,13 +222,22 @@ Verdict judge_run(const ReportInputs& in) {
       if (v.ks_statistic >= 0) {
         v.ks_p_value = ks_p_value(v.ks_statistic, gaps.size());
         if (v.ks_p_value < kKsAlpha) {
-          warn("inter-arrival times do not match the configured " +
-               std::string(to_string(c.load.arrival)) +
-               " process (KS p=" + std::to_string(v.ks_p_value) + ")");
+          warn(v, "inter-arrival times do not match the configured " +
+                      std::string(to_string(c.load.arrival)) +
+                      " process (KS p=" + std::to_string(v.ks_p_value) + ")");
         }
       }
     }
   }
+}
+
+}  // namespace
+
+Verdict judge_run(const ReportInputs& in) {
+  Verdict v;
+  judge_outcome(v, in);
+  judge_losses(v, in);
+  judge_schedule(v, in);
   return v;
 }
 

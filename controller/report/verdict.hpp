@@ -13,8 +13,13 @@
 
 namespace convoy::controller {
 
+// Ordered: a run's status only ever moves up (pass -> warn -> fail).
+enum class VerdictStatus : uint8_t { kPass, kWarn, kFail };
+// "pass" | "warn" | "fail" (summary.json's verdict.status, the console, report.html).
+const char* to_string(VerdictStatus status);
+
 struct Verdict {
-  std::string status = "pass";  // pass | warn | fail
+  VerdictStatus status = VerdictStatus::kPass;
   std::vector<std::string> reasons;
   double intended_rate_per_s = 0;  // rate mode: configured
   double achieved_rate_per_s = 0;  // conversations started per second

@@ -37,6 +37,7 @@ ChildProcess ChildProcess::spawn(const std::vector<std::string>& argv, bool capt
     throw std::runtime_error(std::string("pipe: ") + std::strerror(errno));
   }
   std::vector<char*> args;
+  args.reserve(argv.size() + 1);
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t parent = ::getpid();

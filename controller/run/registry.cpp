@@ -107,13 +107,14 @@ bool WorkerRegistry::on_pong(const std::string& id, const proto::Pong& pong, int
       clock_sample(pong.controller_send_ns, pong.worker_recv_ns, pong.worker_send_ns, now_ns);
   if (s.rtt_ns < 0) return false;  // impossible: a reordered or forged pong
   w->samples.push_back(s);
-  if (w->samples.size() > 2 * kClockPings) w->samples.erase(w->samples.begin());
+  if (w->samples.size() > size_t{2} * kClockPings) w->samples.erase(w->samples.begin());
   // The minimum round trip has the least queueing noise, so its offset is the best estimate.
   w->best = *std::min_element(
       w->samples.begin(), w->samples.end(),
       [](const ClockSample& a, const ClockSample& b) { return a.rtt_ns < b.rtt_ns; });
   if (w->state == WorkerState::kConnecting && w->samples.size() >= kClockPings) {
     w->state = WorkerState::kReady;
+    w->next_clock_check_ns = now_ns + liveness_.clock_recheck_ns;
     return true;
   }
   return false;
@@ -128,7 +129,7 @@ std::vector<std::string> WorkerRegistry::expire(int64_t now_ns) {
   for (auto it = workers_.begin(); it != workers_.end();) {
     WorkerInfo& w = it->second;
     if (w.state == WorkerState::kLost || w.state == WorkerState::kDone ||
-        now_ns - w.last_seen_ns <= kMissedHeartbeats * kHeartbeatPeriodNs) {
+        now_ns - w.last_seen_ns <= liveness_.lost_after_ns()) {
       ++it;
       continue;
     }
@@ -141,6 +142,19 @@ std::vector<std::string> WorkerRegistry::expire(int64_t now_ns) {
     ++it;
   }
   return lost;
+}
+
+std::vector<std::string> WorkerRegistry::due_clock_checks(int64_t now_ns) {
+  std::vector<std::string> due;
+  for (auto& [id, w] : workers_) {
+    const bool live = w.state == WorkerState::kReady || w.state == WorkerState::kRunning ||
+                      w.state == WorkerState::kStopping;
+    if (!live || now_ns < w.next_clock_check_ns) continue;
+    due.push_back(id);
+    // From now, not from the missed deadline: a stalled loop does not fire a burst of pings.
+    w.next_clock_check_ns = now_ns + liveness_.clock_recheck_ns;
+  }
+  return due;
 }
 
 WorkerInfo* WorkerRegistry::find(const std::string& id) {

@@ -1,6 +1,7 @@
 // The controller's view of its workers: an explicit state machine per worker, liveness by
-// heartbeats (Paranoid Pirate: lost after kMissedHeartbeats silent periods) and an NTP-style
-// clock offset from the minimum-round-trip ping. Pure: every call takes `now_ns`.
+// heartbeats (Paranoid Pirate: lost after Liveness::missed_heartbeats silent periods) and an
+// NTP-style clock offset from the minimum-round-trip ping, re-checked on a per-worker deadline.
+// Pure: every call takes `now_ns`.
 #pragma once
 
 #include <cstddef>
@@ -18,9 +19,18 @@ namespace convoy::controller {
 enum class WorkerState { kConnecting, kReady, kRunning, kStopping, kLost, kDone };
 const char* to_string(WorkerState s);
 
-inline constexpr int64_t kHeartbeatPeriodNs = 1'000'000'000;
+inline constexpr int64_t kHeartbeatPeriodNs = 1'000'000'000;  // Liveness's defaults
 inline constexpr int kMissedHeartbeats = 3;
+inline constexpr int64_t kClockRecheckNs = 5'000'000'000;
 inline constexpr int kClockPings = 5;  // offset samples taken at registration
+
+// How the controller judges its workers alive. Users get the defaults; tests shrink them.
+struct Liveness {
+  int64_t heartbeat_period_ns = kHeartbeatPeriodNs;  // a heartbeat to each worker this often
+  int missed_heartbeats = kMissedHeartbeats;         // silent periods before a worker is lost
+  int64_t clock_recheck_ns = kClockRecheckNs;        // a ping per live worker this often
+  int64_t lost_after_ns() const { return missed_heartbeats * heartbeat_period_ns; }
+};
 
 struct ClockSample {
   int64_t rtt_ns = 0;
@@ -38,6 +48,7 @@ struct WorkerInfo {
   WorkerState state = WorkerState::kConnecting;
   int64_t last_seen_ns = 0;
   int64_t joined_ns = 0;
+  int64_t next_clock_check_ns = 0;   // its next offset re-check ping (Liveness::clock_recheck_ns)
   std::vector<ClockSample> samples;  // the latest few; the min-RTT one is the estimate
   std::optional<ClockSample> best;   // min-RTT sample
   proto::Heartbeat last_heartbeat;
@@ -53,6 +64,9 @@ struct WorkerInfo {
 
 class WorkerRegistry {
  public:
+  explicit WorkerRegistry(const Liveness& liveness = {}) : liveness_(liveness) {}
+  const Liveness& liveness() const { return liveness_; }
+
   // A Hello. Returns an error message (and registers nothing) on a protocol mismatch, an id or
   // host that is not printable UTF-8 (or too long), or when `max_active` workers are already
   // connecting or live (workers.expect: a flood of hellos registers no phantom workers).
@@ -61,15 +75,19 @@ class WorkerRegistry {
   // Any message from a known worker keeps it alive.
   void on_seen(const std::string& id, int64_t now_ns);
   void on_heartbeat(const std::string& id, const proto::Heartbeat& hb, int64_t now_ns);
-  // A pong; after kClockPings samples a connecting worker becomes ready. Returns true when
-  // this pong made it ready.
+  // A pong; after kClockPings samples a connecting worker becomes ready (its first re-check is
+  // due clock_recheck_ns later). Returns true when this pong made it ready.
   bool on_pong(const std::string& id, const proto::Pong& pong, int64_t now_ns);
   void set_state(const std::string& id, WorkerState state);
 
-  // Workers silent for longer than kMissedHeartbeats periods become lost; returns them. One
+  // Workers silent for longer than lost_after_ns() become lost; returns them. One
   // still connecting (it never finished registering) is forgotten instead: it never ran
   // anything, and a hello that was never followed up is no worker.
   std::vector<std::string> expire(int64_t now_ns);
+
+  // Live workers whose clock re-check is due by `now_ns`; each one's next is clock_recheck_ns
+  // after this one, so every worker is re-checked on its own schedule, however ticks fall.
+  std::vector<std::string> due_clock_checks(int64_t now_ns);
 
   WorkerInfo* find(const std::string& id);
   const WorkerInfo* find(const std::string& id) const;
@@ -79,6 +97,7 @@ class WorkerRegistry {
   const std::map<std::string, WorkerInfo>& workers() const { return workers_; }
 
  private:
+  Liveness liveness_;
   std::map<std::string, WorkerInfo> workers_;
 };
 

@@ -4,11 +4,15 @@
 #pragma once
 
 #include <atomic>
+#include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
+#include <zmq.hpp>
 
 #include "common/exit_codes.hpp"
 #include "controller/config/config.hpp"
+#include "controller/run/registry.hpp"
 
 namespace convoy::controller {
 
@@ -26,8 +30,16 @@ struct RunOptions {
   bool quiet = false;                     // no live progress lines
 };
 
+// What a test may replace; users get the defaults.
+struct RunSeams {
+  zmq::context_t* context = nullptr;  // the sockets' context (nullptr: the run's own); a
+                                      // caller's context lets its sockets use inproc://
+  std::function<int64_t()> clock;     // steady nanoseconds (empty: std::chrono::steady_clock)
+  Liveness liveness;                  // heartbeat period, misses before lost, clock re-check
+};
+
 // Runs and returns the process exit code. Throws only for bad input found before any traffic.
-int run_benchmark(const RunOptions& options);
+int run_benchmark(const RunOptions& options, const RunSeams& seams = {});
 
 // SIGINT/SIGTERM: the first asks for a graceful stop, the second cancels in-flight work.
 // Async-signal-safe.

@@ -2,31 +2,18 @@
 
 #include <algorithm>
 
+#include "common/hash.hpp"
+
 namespace convoy::controller {
 
 namespace {
-uint64_t mix64(uint64_t x) {  // splitmix64's finalizer
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ULL;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebULL;
-  x ^= x >> 31;
-  return x;
-}
 const std::string kNoWorker;
 }  // namespace
 
-uint64_t stable_hash(std::string_view s) {
-  uint64_t h = 0xcbf29ce484222325ULL;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 0x100000001b3ULL;
-  }
-  return mix64(h);
-}
+uint64_t stable_hash(std::string_view s) { return splitmix64_finalize(fnv1a64(s)); }
 
 uint64_t rendezvous_weight(uint64_t key_hash, uint64_t worker_hash) {
-  return mix64(key_hash ^ mix64(worker_hash + 0x9e3779b97f4a7c15ULL));
+  return splitmix64_finalize(key_hash ^ splitmix64(worker_hash));
 }
 
 void Sharder::add_worker(const std::string& worker_id) {

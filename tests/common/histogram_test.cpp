@@ -169,67 +169,6 @@ TEST_CASE("histogram statistics") {
   }
 }
 
-TEST_CASE("histogram merge is exact") {
-  const auto values = draw(100'000, 7, 0);
-  Histogram whole;
-  Histogram parts[3];
-  for (size_t i = 0; i < values.size(); ++i) {
-    whole.record(values[i]);
-    parts[i % 3].record(values[i]);
-  }
-  Histogram merged;
-  for (const auto& part : parts) merged.merge(part);
-  CHECK(merged.count() == whole.count());
-  CHECK(merged.sum() == whole.sum());
-  CHECK(merged.min() == whole.min());
-  CHECK(merged.max() == whole.max());
-  CHECK(merged.stddev() == doctest::Approx(whole.stddev()).epsilon(1e-9));
-  for (double p : kPercentiles) CHECK(merged.percentile(p) == whole.percentile(p));
-  std::vector<int64_t> a;
-  std::vector<int64_t> b;
-  whole.for_each_bucket([&](int64_t lo, int64_t, int64_t n) { a.push_back(lo), a.push_back(n); });
-  merged.for_each_bucket([&](int64_t lo, int64_t, int64_t n) { b.push_back(lo), b.push_back(n); });
-  CHECK(a == b);
-
-  SUBCASE("merging an empty histogram changes nothing") {
-    Histogram copy = whole;
-    copy.merge(Histogram{});
-    CHECK(copy.count() == whole.count());
-    CHECK(copy.percentile(50) == whole.percentile(50));
-  }
-}
-
-TEST_CASE("histogram wire form round-trips through msgpack") {
-  Histogram h;
-  for (int64_t v : draw(10'000, 9, 4)) h.record(v);
-  h.record(INT64_MAX);
-  msgpack::sbuffer buffer;
-  msgpack::pack(buffer, h.to_wire());
-  const msgpack::object_handle handle = msgpack::unpack(buffer.data(), buffer.size());
-  const auto wire = handle.get().as<convoy::HistogramWire>();
-  const auto back = Histogram::from_wire(wire);
-  REQUIRE(back.has_value());
-  CHECK(back->count() == h.count());
-  CHECK(back->sum() == h.sum());
-  CHECK(back->min() == h.min());
-  CHECK(back->max() == h.max());
-  CHECK(back->stddev() == doctest::Approx(h.stddev()));
-  for (double p : kPercentiles) CHECK(back->percentile(p) == h.percentile(p));
-
-  SUBCASE("inconsistent forms are refused") {
-    auto bad = wire;
-    bad.count += 1;
-    CHECK_FALSE(Histogram::from_wire(bad).has_value());
-    bad = wire;
-    bad.layout = 7;
-    CHECK_FALSE(Histogram::from_wire(bad).has_value());
-    bad = wire;
-    bad.buckets.emplace_back(Histogram::kMaxBuckets, 1);
-    bad.count += 1;
-    CHECK_FALSE(Histogram::from_wire(bad).has_value());
-  }
-}
-
 TEST_CASE("histogram memory is bounded by value range, not count") {
   Histogram h;
   std::mt19937_64 rng(11);

@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "common/utf8.hpp"
@@ -297,11 +298,14 @@ TEST_CASE("errors name the file, line and key") {
   SUBCASE("bad enum values list the allowed ones") {
     CHECK_ERROR("session_routing:\n  mode: bnd\n", "c.yaml:2: session_routing.mode:",
                 "expected one of off, bind, legacy, header, got 'bnd'", "did you mean 'bind'?");
-    CHECK_ERROR("target:\n  endpoint: chats\n", "expected one of chat, completions, embeddings");
+    CHECK_ERROR("target:\n  endpoint: chats\n", "c.yaml:2: target.endpoint:",
+                "expected one of chat, completions, embeddings, got 'chats'",
+                "did you mean 'chat'?");
     CHECK_ERROR("load:\n  arrival: uniform\n",
                 "load.arrival: expected one of constant, poisson, gamma");
     CHECK_ERROR("dataset:\n  type: csv\n", "expected one of synthetic, jsonl, mooncake");
-    CHECK_ERROR("dataset:\n  history: both\n", "expected one of live, recorded");
+    CHECK_ERROR("dataset:\n  history: both\n",
+                "c.yaml:2: dataset.history:", "expected one of live, recorded, got 'both'");
     CHECK_ERROR("mock:\n  contract: v2\n",
                 "mock.contract: expected one of none, legacy, bind, header");
     CHECK_ERROR("mock:\n  router_mode: round_robin\n", "expected one of kv, round-robin, random",
@@ -583,9 +587,9 @@ TEST_CASE("enum names") {
   CHECK(std::string(convoy::to_string(convoy::LoadMode::kTrace)) == "trace");
   CHECK(std::string(convoy::to_string(convoy::Arrival::kConstant)) == "constant");
   CHECK(std::string(convoy::to_string(convoy::SessionRoutingMode::kHeader)) == "header");
-  CHECK(convoy::parse_session_routing_mode("legacy") == convoy::SessionRoutingMode::kLegacy);
-  CHECK(convoy::parse_session_routing_mode("off") == convoy::SessionRoutingMode::kOff);
-  CHECK_FALSE(convoy::parse_session_routing_mode("Bind").has_value());
+  CHECK(convoy::proto::parse_session_routing_mode("legacy") == convoy::SessionRoutingMode::kLegacy);
+  CHECK(convoy::proto::parse_session_routing_mode("off") == convoy::SessionRoutingMode::kOff);
+  CHECK_FALSE(convoy::proto::parse_session_routing_mode("Bind").has_value());
 }
 
 TEST_CASE("target.max_response_bytes is a positive integer, 64 MiB by default") {
@@ -646,4 +650,24 @@ TEST_CASE("a string that is not valid UTF-8 is an error naming file, line and ke
         parse_config("name: \"caf\xc3\xa9-\xe5\x90\x8d-\xf0\x9f\x9a\x80\"\n", "c.yaml");
     CHECK(c.name == "caf\xc3\xa9-\xe5\x90\x8d-\xf0\x9f\x9a\x80");
   }
+}
+
+TEST_CASE("target and session_routing are the wire structs the workers receive") {
+  // One type per concept: a target.* key added to proto::TargetSettings reaches every worker
+  // with no copy, no second default and nothing for the worker to parse.
+  static_assert(std::is_same_v<convoy::TargetConfig, convoy::proto::TargetSettings>);
+  static_assert(
+      std::is_same_v<convoy::SessionRoutingConfig, convoy::proto::SessionRoutingSettings>);
+  static_assert(std::is_base_of_v<convoy::proto::TargetSettings, convoy::proto::WorkerSettings>);
+  const Config c = parse_config(
+      "target:\n  request_timeout_s: 12\n  endpoint: embeddings\n"
+      "session_routing:\n  mode: header\n",
+      "c.yaml");
+  convoy::proto::WorkerSettings ws;
+  static_cast<convoy::proto::TargetSettings&>(ws) = c.target;
+  ws.session_routing = c.session_routing;
+  CHECK(ws.request_timeout_s == 12);
+  CHECK(ws.endpoint == convoy::proto::Endpoint::kEmbeddings);
+  CHECK(ws.session_routing.mode == convoy::proto::SessionRoutingMode::kHeader);
+  CHECK(Config{}.target.request_timeout_s == 600);
 }

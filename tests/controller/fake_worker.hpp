@@ -2,7 +2,8 @@
 // (identity = worker id) to the controller's ROUTER, PUSH to the Welcome's results endpoint.
 // It runs each assigned conversation instantly when its start time arrives, and can be told to
 // hang (go silent) to exercise the controller's liveness handling. Driven by pump(): no
-// threads of its own, every wait bounded.
+// threads of its own, every wait bounded. It heartbeats every 10 ms, well inside the short
+// liveness the protocol tests give the controller (RunSeams::liveness).
 #pragma once
 
 #include <algorithm>
@@ -27,8 +28,8 @@ inline int64_t steady_ns() {
 
 class FakeWorker {
  public:
-  static constexpr int64_t kHeartbeatEveryNs = 250'000'000;
-  static constexpr int64_t kHelloEveryNs = 500'000'000;
+  static constexpr int64_t kHeartbeatEveryNs = 10'000'000;
+  static constexpr int64_t kHelloEveryNs = 100'000'000;
 
   FakeWorker(zmq::context_t& ctx, const std::string& control_endpoint, std::string id,
              uint32_t version = proto::kProtocolVersion)
@@ -67,6 +68,7 @@ class FakeWorker {
   bool stop_starting = false;
   bool bye_sent = false;
   int completed = 0;
+  int pings = 0;  // clock pings answered (kClockPings at registration, then the re-checks)
   std::vector<proto::Conversation> assigned;     // every conversation received, in order
   std::set<std::string> completed_ids;           // correlation ids run to the end
   std::set<std::string> failed_ids;              // reported failed (fail_* knobs)
@@ -135,6 +137,7 @@ class FakeWorker {
         break;
       case proto::MsgType::kPing:
         if (auto p = d->as<proto::Ping>(); p && !silent) {
+          ++pings;
           proto::Pong pong{p->seq, p->controller_send_ns, steady_ns(), 0};
           pong.worker_send_ns = steady_ns();
           send_control(pong);
@@ -257,7 +260,7 @@ class FakeWorker {
   int64_t last_heartbeat_ns_ = 0;
 };
 
-// Steps every worker until `done()` or `timeout_s`, waking on control traffic or every 5 ms
+// Steps every worker until `done()` or `timeout_s`, waking on control traffic or every 2 ms
 // (conversations start on their own timers). Returns done().
 template <class Done>
 bool pump(std::vector<FakeWorker*> workers, double timeout_s, Done&& done) {
@@ -266,7 +269,7 @@ bool pump(std::vector<FakeWorker*> workers, double timeout_s, Done&& done) {
   for (FakeWorker* w : workers) items.push_back({w->control().handle(), 0, ZMQ_POLLIN, 0});
   while (!done()) {
     if (steady_ns() > deadline) return false;
-    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(5));
+    zmq::poll(items.data(), items.size(), std::chrono::milliseconds(2));
     for (FakeWorker* w : workers) w->step();
   }
   return true;

@@ -108,7 +108,7 @@ TEST_CASE("insight (b): a Dynamo that removed body session control") {
 
 TEST_CASE("insight (c): legacy mode with near-zero later-turn cache hits") {
   InsightInputs in;
-  in.session_routing_mode = "legacy";
+  in.session_routing_mode = convoy::proto::SessionRoutingMode::kLegacy;
   in.later_turn_requests = 100;
   in.later_turn_prompt_tokens = 100'000;
   in.later_turn_cached_tokens = 64;
@@ -138,13 +138,13 @@ TEST_CASE("insight (c): legacy mode with near-zero later-turn cache hits") {
     CHECK(detect_insights(in).empty());
   }
   SUBCASE("negative: other modes say nothing about legacy") {
-    in.session_routing_mode = "bind";
+    in.session_routing_mode = convoy::proto::SessionRoutingMode::kBind;
     CHECK(detect_insights(in).empty());
-    in.session_routing_mode = "off";
+    in.session_routing_mode = convoy::proto::SessionRoutingMode::kOff;
     CHECK(detect_insights(in).empty());
   }
   SUBCASE("header mode gets its own warning naming the frontend flag") {
-    in.session_routing_mode = "header";
+    in.session_routing_mode = convoy::proto::SessionRoutingMode::kHeader;
     auto found = detect_insights(in);
     REQUIRE(ids(found) == std::vector<std::string>{"header_affinity_ineffective"});
     CHECK(mentions(found[0].fixes, "--router-session-affinity-ttl-secs"));

@@ -27,6 +27,7 @@ using convoy::controller::ReportInputs;
 using convoy::controller::RunFacts;
 using convoy::controller::Scheduler;
 using convoy::controller::Verdict;
+using convoy::controller::VerdictStatus;
 using convoy::controller::worker_summaries;
 using convoy::controller::WorkerRegistry;
 
@@ -93,7 +94,7 @@ struct RateRun {
       const auto starts =
           schedule_starts(actual_rate > 0 ? actual_rate : config.load.rate, config.load.arrival,
                           config.load.burstiness, duration_s, seed);
-      if (judge(starts).status != "pass") ++n;
+      if (judge(starts).status != VerdictStatus::kPass) ++n;
     }
     return n;
   }
@@ -128,7 +129,7 @@ TEST_CASE("rate check: a schedule 20 percent too slow warns") {
   const RateRun run(20, Arrival::kPoisson);
   CHECK(run.warns(200, 60, 16) == 200);
   const Verdict v = run.judge(schedule_starts(16, Arrival::kPoisson, 1, 60, 7));
-  CHECK(v.status == "warn");
+  CHECK(v.status == VerdictStatus::kWarn);
   CHECK(v.achieved_rate_per_s == doctest::Approx(16).epsilon(0.1));
   bool rate_reason = false;
   for (const auto& r : v.reasons) rate_reason |= r.find("conversations/s vs") != std::string::npos;

@@ -2,6 +2,7 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <vector>
 
 #include "controller/run/registry.hpp"
 
@@ -340,4 +341,53 @@ TEST_CASE("registry refuses ids and hosts that are not printable UTF-8") {
   CHECK(r.workers().empty());
   CHECK_FALSE(r.on_hello(hello("convoy-worker-0.é"), 1).has_value());
   CHECK_FALSE(r.on_hello(hello(std::string(128, 'a')), 1).has_value());
+}
+
+TEST_CASE("registry liveness constants come from the Liveness it is given") {
+  convoy::controller::Liveness fast;
+  fast.heartbeat_period_ns = 20 * kMs;
+  fast.missed_heartbeats = 3;
+  WorkerRegistry r(fast);
+  const int64_t t = make_ready(r, "w1", 1'000 * kHeartbeatPeriodNs);
+  CHECK(r.expire(t + 60 * kMs).empty());
+  CHECK(r.expire(t + 60 * kMs + 1) == std::vector<std::string>{"w1"});
+  SUBCASE("the defaults are what users get") {
+    convoy::controller::Liveness d;
+    CHECK(d.heartbeat_period_ns == 1'000'000'000);
+    CHECK(d.missed_heartbeats == 3);
+    CHECK(d.lost_after_ns() == kLostAfterNs);
+    CHECK(WorkerRegistry().liveness().lost_after_ns() == kLostAfterNs);
+  }
+}
+
+TEST_CASE("registry re-checks each worker's clock on its own deadline") {
+  convoy::controller::Liveness l;
+  l.clock_recheck_ns = 5'000 * kMs;
+  WorkerRegistry r(l);
+  // Ready at times that fall anywhere in a second: none of them on a multiple of 5 s.
+  const int64_t base = 1'000 * kHeartbeatPeriodNs + 1'234 * kMs;
+  const int64_t a_ready = make_ready(r, "a", base);
+  const int64_t b_ready = make_ready(r, "b", base + 2'700 * kMs);
+  SUBCASE("none is due before its re-check period has passed since it became ready") {
+    CHECK(r.due_clock_checks(a_ready + 5'000 * kMs - 1).empty());
+    CHECK(r.due_clock_checks(a_ready + 5'000 * kMs) == std::vector<std::string>{"a"});
+    CHECK(r.due_clock_checks(b_ready + 5'000 * kMs) == std::vector<std::string>{"b"});
+  }
+  SUBCASE("then every period after the last check, never twice for one deadline") {
+    const int64_t first = a_ready + 5'000 * kMs;
+    REQUIRE(r.due_clock_checks(first) == std::vector<std::string>{"a"});
+    CHECK(r.due_clock_checks(first + 1).empty());
+    CHECK(r.due_clock_checks(first + 5'000 * kMs - 1) == std::vector<std::string>{"b"});
+    CHECK(r.due_clock_checks(first + 5'000 * kMs) == std::vector<std::string>{"a"});
+  }
+  SUBCASE("a stalled caller gets one check per worker, not a burst") {
+    CHECK(r.due_clock_checks(base + 60'000 * kMs) == std::vector<std::string>{"a", "b"});
+    CHECK(r.due_clock_checks(base + 60'000 * kMs + 1).empty());
+  }
+  SUBCASE("connecting, lost and done workers are not pinged") {
+    REQUIRE_FALSE(r.on_hello(hello("c"), base).has_value());
+    r.set_state("a", WorkerState::kLost);
+    r.set_state("b", WorkerState::kDone);
+    CHECK(r.due_clock_checks(base + 60'000 * kMs).empty());
+  }
 }

@@ -1,5 +1,7 @@
 // The real controller run loop (run_benchmark on a thread) against fake workers that speak the
 // wire protocol: registration, version checks, sharding, results, malformed input, worker loss.
+// Over inproc:// on one zmq context, with a 25 ms heartbeat and 4 misses before a worker is
+// lost (RunSeams), so each case takes a fraction of a second.
 #include <doctest/doctest.h>
 #include <fcntl.h>
 #include <rapidjson/document.h>
@@ -16,6 +18,7 @@
 
 #include "common/log.hpp"
 #include "controller/fake_worker.hpp"
+#include "controller/run/registry.hpp"
 #include "controller/run/run.hpp"
 #include "controller/run/sharding.hpp"
 #include "test_util.hpp"
@@ -74,12 +77,16 @@ class StderrCapture {
   int saved_ = -1;
 };
 
-// One controller run (`convoy controller` semantics) on its own thread.
+constexpr int64_t kTestHeartbeatNs = 25'000'000;
+constexpr int kTestMissedHeartbeats = 4;  // lost after 100 ms of silence
+
+// One controller run (`convoy controller` semantics) on its own thread, listening on inproc://
+// in the context the fake workers use (ctx()).
 class ControllerRun {
  public:
   ControllerRun(const std::string& name, int expect_workers, const std::string& extra_yaml)
       : out_(fresh_path("proto-" + name)) {
-    endpoint_ = "tcp://127.0.0.1:" + std::to_string(free_port());
+    endpoint_ = "tcp://127.0.0.1:0";  // for the config's validation; replaced below
     std::string yaml = "name: " + name +
                        "\n"
                        "seed: 7\n"
@@ -97,13 +104,19 @@ class ControllerRun {
                        std::to_string(expect_workers) + "\n" + extra_yaml;
     convoy::controller::RunOptions options;
     options.config = convoy::parse_config(yaml, name + ".yaml");
+    endpoint_ = "inproc://convoy-proto-" + name;
+    options.config.workers.listen = endpoint_;
     options.output_dir = out_.string();
     options.controller_only = true;
     options.quiet = true;
     options_ = std::move(options);
+    seams_.context = &ctx_;
+    seams_.liveness.heartbeat_period_ns = kTestHeartbeatNs;
+    seams_.liveness.missed_heartbeats = kTestMissedHeartbeats;
+    seams_.liveness.clock_recheck_ns = 4 * kTestHeartbeatNs;
     thread_ = std::thread([this] {
       try {
-        rc_ = convoy::controller::run_benchmark(options_);
+        rc_ = convoy::controller::run_benchmark(options_, seams_);
       } catch (const std::exception& e) {
         error_ = e.what();
         rc_ = -1;
@@ -119,6 +132,7 @@ class ControllerRun {
   ControllerRun& operator=(const ControllerRun&) = delete;
 
   const std::string& endpoint() const { return endpoint_; }
+  zmq::context_t& ctx() { return ctx_; }
   const fs::path& out() const { return out_; }
   bool done() const { return done_; }
   // The exit code once the run ended (the thread is joined).
@@ -132,9 +146,11 @@ class ControllerRun {
 
  private:
   LoopbackListener target_;
+  zmq::context_t ctx_;  // outlives the run's sockets and every fake worker's
   fs::path out_;
   std::string endpoint_;
   convoy::controller::RunOptions options_;
+  convoy::controller::RunSeams seams_;
   std::thread thread_;
   std::atomic<bool> done_{false};
   int rc_ = -1;
@@ -161,7 +177,7 @@ std::string dataset_yaml(int conversations, int turns) {
 TEST_CASE("controller protocol: a worker of another protocol version is refused") {
   ControllerRun run("version", 2,
                     dataset_yaml(6, 2) + "load: {mode: concurrency, concurrency: 2}\n");
-  zmq::context_t ctx;
+  zmq::context_t& ctx = run.ctx();
   FakeWorker a(ctx, run.endpoint(), "good-a");
   FakeWorker b(ctx, run.endpoint(), "good-b");
   const uint32_t other = proto::kProtocolVersion + 1;
@@ -197,7 +213,7 @@ TEST_CASE("controller protocol: conversations are sharded whole and results land
   ControllerRun run(
       "sharded", 3,
       dataset_yaml(kConversations, kTurns) + "load: {mode: concurrency, concurrency: 6}\n");
-  zmq::context_t ctx;
+  zmq::context_t& ctx = run.ctx();
   FakeWorker w0(ctx, run.endpoint(), "fake-0");
   FakeWorker w1(ctx, run.endpoint(), "fake-1");
   FakeWorker w2(ctx, run.endpoint(), "fake-2");
@@ -260,7 +276,7 @@ TEST_CASE("controller protocol: malformed messages are logged and dropped, never
   StderrCapture capture(log_path);
   ControllerRun run("malformed", 1,
                     dataset_yaml(8, 2) + "load: {mode: concurrency, concurrency: 4}\n");
-  zmq::context_t ctx;
+  zmq::context_t& ctx = run.ctx();
   FakeWorker w(ctx, run.endpoint(), "noisy");
   // Before registering: garbage, an unknown type, and a known type with the wrong body.
   w.send_raw_control("\xc1\xc1 definitely not msgpack");
@@ -299,8 +315,8 @@ TEST_CASE("controller protocol: a silent worker is lost, its unstarted work re-h
   ControllerRun run("loss", 3,
                     dataset_yaml(40, 2) +
                         "load: {mode: rate, rate: 300, arrival: constant,"
-                        " concurrency: 100000, duration_s: 5, grace_s: 2}\n");
-  zmq::context_t ctx;
+                        " concurrency: 100000, duration_s: 0.6, grace_s: 0.2}\n");
+  zmq::context_t& ctx = run.ctx();
   FakeWorker a(ctx, run.endpoint(), "survivor-a");
   FakeWorker b(ctx, run.endpoint(), "survivor-b");
   FakeWorker hung(ctx, run.endpoint(), "hangs");
@@ -354,7 +370,7 @@ TEST_CASE("controller protocol: a silent worker is lost, its unstarted work re-h
 TEST_CASE("controller protocol: all workers lost ends the run with exit 3 and a summary") {
   ControllerRun run("all-lost", 2,
                     dataset_yaml(50, 2) + "load: {mode: concurrency, concurrency: 4}\n");
-  zmq::context_t ctx;
+  zmq::context_t& ctx = run.ctx();
   FakeWorker a(ctx, run.endpoint(), "doomed-a");
   FakeWorker b(ctx, run.endpoint(), "doomed-b");
   a.silent_after_completed = 1;
@@ -404,7 +420,7 @@ proto::Record forged_record(const std::string& correlation_id) {
 TEST_CASE("controller protocol: results and byes without the worker's token are dropped") {
   ControllerRun run("forged", 2,
                     dataset_yaml(20, 2) + "load: {mode: concurrency, concurrency: 4}\n");
-  zmq::context_t ctx;
+  zmq::context_t& ctx = run.ctx();
   FakeWorker a(ctx, run.endpoint(), "fake-a");
   FakeWorker b(ctx, run.endpoint(), "fake-b");
   for (FakeWorker* w : {&a, &b}) w->hello();
@@ -459,27 +475,28 @@ TEST_CASE("controller protocol: a hello flood beyond workers.expect registers no
       fs::temp_directory_path() / ("convoy-proto-flood-" + std::to_string(::getpid()) + ".log");
   StderrCapture capture(log_path);
   constexpr int kPhantoms = 300;
-  // Long enough (3 s) for every phantom's hello to be answered while the run goes on.
+  // Long enough (0.8 s) for every phantom's hello to be answered while the run goes on.
   ControllerRun run(
       "flood", 2,
-      dataset_yaml(30, 2) + "load: {mode: rate, rate: 20, arrival: constant, duration_s: 3}\n");
-  zmq::context_t ctx;
+      dataset_yaml(30, 2) + "load: {mode: rate, rate: 40, arrival: constant, duration_s: 0.8}\n");
+  zmq::context_t& ctx = run.ctx();
   FakeWorker a(ctx, run.endpoint(), "real-a");
   FakeWorker b(ctx, run.endpoint(), "real-b");
-  for (FakeWorker* w : {&a, &b}) w->hello();
-  REQUIRE(pump({&a, &b}, 30, [&] { return a.welcomed && b.welcomed; }));
-
-  // 300 connections, each with an id of its own (one with bytes no log should print raw).
+  // 300 connections, each with an id of its own (one with bytes no log should print raw), made
+  // before the run starts: making them takes the test thread away from the real workers.
   std::vector<std::unique_ptr<FakeWorker>> phantoms;
   for (int i = 0; i < kPhantoms; ++i) {
     std::string id = i == 0 ? std::string("phantom-\x1b[31m-\xff") : "phantom-" + std::to_string(i);
     phantoms.push_back(std::make_unique<FakeWorker>(ctx, run.endpoint(), id));
-    phantoms.back()->hello();
-    if (i == 0) {
-      // Refused first, so that its refusal is among the ones logged (the first ten are).
-      FakeWorker* first = phantoms.back().get();
-      REQUIRE(pump({&a, &b, first}, 30, [&] { return first->rejected; }));
-    }
+  }
+  for (FakeWorker* w : {&a, &b}) w->hello();
+  REQUIRE(pump({&a, &b}, 30, [&] { return a.welcomed && b.welcomed; }));
+  // Refused first, so that its refusal is among the ones logged (the first ten are).
+  FakeWorker* first = phantoms.front().get();
+  first->hello();
+  REQUIRE(pump({&a, &b, first}, 30, [&] { return first->rejected; }));
+  for (auto& p : phantoms) {
+    if (p.get() != first) p->hello();
   }
   std::vector<FakeWorker*> everyone = {&a, &b};
   for (auto& p : phantoms) everyone.push_back(p.get());
@@ -519,8 +536,8 @@ TEST_CASE("controller protocol: a worker declared lost stays lost when its bye c
   ControllerRun run("late-bye", 2,
                     dataset_yaml(40, 2) +
                         "load: {mode: rate, rate: 100, arrival: constant,"
-                        " concurrency: 100000, duration_s: 6, grace_s: 2}\n");
-  zmq::context_t ctx;
+                        " concurrency: 100000, duration_s: 0.8, grace_s: 0.2}\n");
+  zmq::context_t& ctx = run.ctx();
   FakeWorker a(ctx, run.endpoint(), "survivor");
   FakeWorker hung(ctx, run.endpoint(), "comes-back");
   hung.silent_after_completed = 2;
@@ -554,7 +571,7 @@ TEST_CASE("controller protocol: a worker declared lost stays lost when its bye c
 TEST_CASE("controller protocol: conversations a worker could not decode fail and the run ends") {
   ControllerRun run("undecodable", 1,
                     dataset_yaml(24, 2) + "load: {mode: concurrency, concurrency: 6}\n");
-  zmq::context_t ctx;
+  zmq::context_t& ctx = run.ctx();
   FakeWorker w(ctx, run.endpoint(), "picky");
   w.fail_index_multiple = 5;                       // by index: 0, 5, 10, ...
   w.unreadable_positions_of_first_batch = {1, 3};  // by position in the first batch
@@ -574,4 +591,61 @@ TEST_CASE("controller protocol: conversations a worker could not decode fail and
   auto by_conversation = record_workers(run.out() / "records.jsonl");
   for (const auto& id : w.failed_ids) CHECK_MESSAGE(by_conversation.count(id) == 0, id);
   CHECK(by_conversation.size() == static_cast<size_t>(w.completed));
+}
+
+TEST_CASE("controller protocol: a silent worker is declared lost after misses times the period") {
+  fs::path log_path =
+      fs::temp_directory_path() / ("convoy-proto-liveness-" + std::to_string(::getpid()) + ".log");
+  StderrCapture capture(log_path);
+  ControllerRun run("liveness", 2,
+                    dataset_yaml(40, 1) +
+                        "load: {mode: rate, rate: 50, arrival: constant,"
+                        " concurrency: 100000, duration_s: 0.6, grace_s: 0.1}\n");
+  zmq::context_t& ctx = run.ctx();
+  FakeWorker a(ctx, run.endpoint(), "steady");
+  FakeWorker quiet(ctx, run.endpoint(), "quiet");
+  quiet.silent_after_completed = 1;
+  for (FakeWorker* w : {&a, &quiet}) w->hello();
+  int64_t silent_at = 0;
+  int64_t lost_at = 0;
+  REQUIRE(pump({&a, &quiet}, 30, [&] {
+    if (quiet.silent && silent_at == 0) silent_at = steady_ns();
+    if (silent_at != 0 && read_file(log_path).find("worker quiet lost") != std::string::npos) {
+      lost_at = steady_ns();
+    }
+    return lost_at != 0;
+  }));
+  REQUIRE(pump({&a}, 30, [&] { return run.done(); }));
+  const int rc = run.rc();
+  std::string log = capture.text();
+  INFO(log);
+  CHECK(rc == 0);
+  // 4 missed 25 ms heartbeats: lost no sooner than 100 ms after its last word (give 20 ms for
+  // the last message it sent before going quiet), and long before the 3 s users get.
+  const double waited_ms = static_cast<double>(lost_at - silent_at) / 1e6;
+  CHECK(waited_ms >= 80);
+  CHECK(waited_ms < 1000);
+  CHECK(log.find("worker quiet lost (no heartbeat for 0.1 s)") != std::string::npos);
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  CHECK(string_set(summary["run"]["lost_workers"]) == std::set<std::string>{"quiet"});
+  fs::remove(log_path);
+}
+
+TEST_CASE("controller protocol: each worker's clock offset is re-checked during the run") {
+  // A re-check every 100 ms (4 heartbeats) over a 0.5 s measure: several pings beyond the
+  // registration's, whatever second of the clock the run falls in.
+  ControllerRun run("recheck", 1,
+                    dataset_yaml(20, 1) +
+                        "load: {mode: rate, rate: 20, arrival: constant,"
+                        " concurrency: 100000, duration_s: 0.5, grace_s: 0.1}\n");
+  zmq::context_t& ctx = run.ctx();
+  FakeWorker w(ctx, run.endpoint(), "pinged");
+  w.hello();
+  REQUIRE(pump({&w}, 30, [&] { return run.done(); }));
+  CHECK(run.rc() == 0);
+  CHECK(w.pings >= convoy::controller::kClockPings + 3);
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  CHECK(summary["workers"][0]["clock_rtt_ns"].GetInt64() >= 0);
 }

@@ -23,6 +23,7 @@ using convoy::controller::MetricsAggregator;
 using convoy::controller::ReportInputs;
 using convoy::controller::RunFacts;
 using convoy::controller::Verdict;
+using convoy::controller::VerdictStatus;
 using convoy::controller::worker_summaries;
 using convoy::controller::WorkerRegistry;
 using convoy::proto::ErrorKind;
@@ -218,7 +219,7 @@ TEST_CASE("run verdict") {
 
   SUBCASE("a clean run passes with no reason") {
     const Verdict v = run.judge();
-    CHECK(v.status == "pass");
+    CHECK(v.status == VerdictStatus::kPass);
     CHECK(v.reasons.empty());
     CHECK(v.ks_statistic == -1);  // concurrency mode: no arrival process to test
   }
@@ -227,18 +228,18 @@ TEST_CASE("run verdict") {
       run.records.push_back(error_record(2 * kS + i * kMs, 100 + i));
     SUBCASE("no criterion") {
       const Verdict v = run.judge();
-      CHECK(v.status == "warn");
+      CHECK(v.status == VerdictStatus::kWarn);
       CHECK(has_reason(v, "10 request(s) failed"));
     }
     SUBCASE("within the criterion") {
       run.config.fail_on.error_rate = 0.2;  // 10 of 60 = 16.7%
       const Verdict v = run.judge();
-      CHECK(v.status == "warn");
+      CHECK(v.status == VerdictStatus::kWarn);
     }
     SUBCASE("exceeding the criterion") {
       run.config.fail_on.error_rate = 0.1;
       const Verdict v = run.judge();
-      CHECK(v.status == "fail");
+      CHECK(v.status == VerdictStatus::kFail);
       CHECK(has_reason(v, "fail_on.error_rate"));
     }
   }
@@ -246,24 +247,24 @@ TEST_CASE("run verdict") {
     run.facts.lost_workers.push_back("w-9");
     run.facts.lost_conversations = {"cid-1", "cid-2"};
     const Verdict v = run.judge();
-    CHECK(v.status == "warn");
+    CHECK(v.status == VerdictStatus::kWarn);
     CHECK(has_reason(v, "worker w-9 was lost"));
     CHECK(has_reason(v, "2 conversation(s) were lost"));
   }
   SUBCASE("worker CPU above 85% warns") {
     run.add_worker("w-1", 92.5, 0);
     const Verdict v = run.judge();
-    CHECK(v.status == "warn");
+    CHECK(v.status == VerdictStatus::kWarn);
     CHECK(has_reason(v, "worker w-1 peaked at 92% CPU"));
   }
   SUBCASE("worker CPU at 85% passes") {
     run.add_worker("w-1", 85, 0);
-    CHECK(run.judge().status == "pass");
+    CHECK(run.judge().status == VerdictStatus::kPass);
   }
   SUBCASE("legacy sessions left open warn") {
     run.add_worker("w-1", 10, 3);
     const Verdict v = run.judge();
-    CHECK(v.status == "warn");
+    CHECK(v.status == VerdictStatus::kWarn);
     CHECK(has_reason(v, "3 legacy session(s) still open"));
   }
   SUBCASE("schedule lag p99 above 10 ms warns") {
@@ -273,28 +274,28 @@ TEST_CASE("run verdict") {
           ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i), i < 90 ? 1 : 25));
     }
     const Verdict v = run.judge();
-    CHECK(v.status == "warn");
+    CHECK(v.status == VerdictStatus::kWarn);
     CHECK(has_reason(v, "schedule_lag p99"));
   }
   SUBCASE("schedule lag p99 within 10 ms passes") {
     run.records.clear();
     for (int i = 0; i < 100; ++i)
       run.records.push_back(ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i), 8));
-    CHECK(run.judge().status == "pass");
+    CHECK(run.judge().status == VerdictStatus::kPass);
   }
   SUBCASE("an incomplete run fails, even with warnings") {
     run.add_worker("w-1", 99, 0);
     run.incomplete = true;
     run.incomplete_reason = "all workers lost";
     const Verdict v = run.judge();
-    CHECK(v.status == "fail");
+    CHECK(v.status == VerdictStatus::kFail);
     CHECK(has_reason(v, "could not complete: all workers lost"));
     CHECK(has_reason(v, "CPU"));
   }
   SUBCASE("no measured request fails") {
     run.records.clear();
     const Verdict v = run.judge();
-    CHECK(v.status == "fail");
+    CHECK(v.status == VerdictStatus::kFail);
     CHECK(has_reason(v, "no measured request"));
   }
 }
@@ -318,7 +319,7 @@ TEST_CASE("run verdict in rate mode checks the delivered arrival process") {
   SUBCASE("poisson arrivals at the rate pass") {
     start_at(gaps_from(std::exponential_distribution<double>(kRatePerS), 11, 500));
     const Verdict v = run.judge();
-    CHECK(v.status == "pass");
+    CHECK(v.status == VerdictStatus::kPass);
     CHECK(v.intended_rate_per_s == kRatePerS);
     CHECK(v.achieved_rate_per_s == doctest::Approx(kRatePerS).epsilon(0.1));
     CHECK(v.ks_statistic >= 0);
@@ -327,14 +328,14 @@ TEST_CASE("run verdict in rate mode checks the delivered arrival process") {
   SUBCASE("constant arrivals where poisson was configured warn") {
     start_at(std::vector<int64_t>(500, static_cast<int64_t>(1e9 / kRatePerS)));
     const Verdict v = run.judge();
-    CHECK(v.status == "warn");
+    CHECK(v.status == VerdictStatus::kWarn);
     CHECK(v.ks_p_value < 0.01);
     CHECK(has_reason(v, "do not match the configured poisson process"));
   }
   SUBCASE("half the intended rate warns") {
     start_at(gaps_from(std::exponential_distribution<double>(kRatePerS / 2), 12, 500));
     const Verdict v = run.judge();
-    CHECK(v.status == "warn");
+    CHECK(v.status == VerdictStatus::kWarn);
     CHECK(v.achieved_rate_per_s == doctest::Approx(kRatePerS / 2).epsilon(0.15));
     CHECK(has_reason(v, "conversations/s vs"));
   }
@@ -344,13 +345,13 @@ TEST_CASE("run verdict fails when no measured request succeeded") {
   Run run(0);
   for (uint32_t i = 0; i < 8; ++i) run.records.push_back(error_record(kS + i * kMs, i));
   const Verdict v = run.judge();
-  CHECK(v.status == "fail");
+  CHECK(v.status == VerdictStatus::kFail);
   CHECK(has_reason(v, "no measured request succeeded: all 8 failed"));
 
   SUBCASE("one success among the failures is a warning, not a failure") {
     run.records.push_back(ok_record(2 * kS, 99));
     const Verdict w = run.judge();
-    CHECK(w.status == "warn");
+    CHECK(w.status == VerdictStatus::kWarn);
     CHECK_FALSE(has_reason(w, "no measured request succeeded"));
   }
 }
@@ -360,8 +361,15 @@ TEST_CASE("run verdict fails when an output file could not be written") {
   run.output_errors.push_back({"records.jsonl", "/out/records.jsonl",
                                "write: No space left on device", "230 of 600 records lost"});
   const Verdict v = run.judge();
-  CHECK(v.status == "fail");
+  CHECK(v.status == VerdictStatus::kFail);
   CHECK(has_reason(v,
                    "cannot write records.jsonl (/out/records.jsonl): write: No space left on "
                    "device; 230 of 600 records lost"));
+}
+
+TEST_CASE("verdict statuses are written pass, warn and fail") {
+  CHECK(std::string(to_string(VerdictStatus::kPass)) == "pass");
+  CHECK(std::string(to_string(VerdictStatus::kWarn)) == "warn");
+  CHECK(std::string(to_string(VerdictStatus::kFail)) == "fail");
+  CHECK(Verdict{}.status == VerdictStatus::kPass);
 }

@@ -3,9 +3,8 @@
 // default and target.insecure. nginx logs each request's port, protocol, TLS and Authorization
 // header, so every check looks at what the server received.
 #include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
+#include <fcntl.h>
+#include <signal.h>
 
 #include <filesystem>
 #include <fstream>
@@ -20,7 +19,7 @@
 
 namespace fs = std::filesystem;
 using convoy::test::bin;
-using convoy::test::free_port;
+using convoy::test::LoopbackSocket;
 using convoy::test::read_file;
 using convoy::test::read_json;
 using convoy::test::read_jsonl;
@@ -39,16 +38,23 @@ constexpr const char* kSseBody =
     R"(\"choices\":[{\"index\":0,\"delta\":{\"content\":\"hi\"},\"finish_reason\":null}]}\n\n)"
     R"(data: [DONE]\n\n)";
 
-bool port_open(int port) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  const bool ok = ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0;
-  ::close(fd);
-  return ok;
-}
+// nginx as a child that stops cleanly: on SIGTERM the master stops its worker and exits (the
+// SIGKILL of Subprocess's destructor would orphan the worker, which holds the sockets).
+class NginxProcess {
+ public:
+  NginxProcess(std::vector<std::string> argv, std::vector<std::string> env)
+      : process_(std::move(argv), std::move(env)) {}
+  ~NginxProcess() {
+    process_.signal(SIGTERM);
+    process_.wait(10);
+  }
+  NginxProcess(const NginxProcess&) = delete;
+  NginxProcess& operator=(const NginxProcess&) = delete;
+  Subprocess& process() { return process_; }
+
+ private:
+  Subprocess process_;
+};
 
 // nginx with three listeners: HTTP/1.1, HTTP/2 with prior knowledge (h2c), and TLS with a
 // fresh self-signed certificate (ALPN h2 or http/1.1). Paths under /keyed/ answer 401 in
@@ -66,12 +72,19 @@ class Nginx {
     INFO(cert.output());
     REQUIRE(cert_rc == 0);
 
-    http1_ = free_port();
-    h2c_ = free_port();
-    tls_ = free_port();
+    // The test binds the three listeners on ports the kernel picks and nginx inherits them
+    // through its NGINX variable (the hand-over of its binary upgrade), so no port is chosen,
+    // closed and hoped free. Inheriting needs master mode: nginx 1.22 crashes inheriting
+    // sockets with master_process off.
+    LoopbackSocket http1(LoopbackSocket::Mode::kListening);
+    LoopbackSocket h2c(LoopbackSocket::Mode::kListening);
+    LoopbackSocket tls(LoopbackSocket::Mode::kListening);
+    http1_ = http1.port();
+    h2c_ = h2c.port();
+    tls_ = tls.port();
     const std::string d = dir.string();
     std::ostringstream conf;
-    conf << "daemon off;\nmaster_process off;\nworker_processes 1;\n"
+    conf << "daemon off;\nmaster_process on;\nworker_processes 1;\n"
          << "pid " << d << "/nginx.pid;\nerror_log " << d << "/error.log;\n"
          << "events { worker_connections 256; }\nhttp {\n"
          << "  log_format proto '$server_port $server_protocol \"$https\" "
@@ -98,13 +111,24 @@ class Nginx {
         << "    }\n"
         << "  }\n}\n";
     std::ofstream(dir / "nginx.conf") << conf.str();
-    server_ = std::make_unique<Subprocess>(
-        std::vector<std::string>{kNginx, "-p", d, "-c", d + "/nginx.conf", "-e", d + "/error.log"});
-    bool up = false;
-    for (int i = 0; i < 200 && !up; ++i) {
-      up = port_open(http1_) && port_open(h2c_) && port_open(tls_);
-      if (!up) ::usleep(20'000);
+    std::string inherited = "NGINX=";
+    for (const LoopbackSocket* socket : {&http1, &h2c, &tls}) {
+      REQUIRE(::fcntl(socket->fd(), F_SETFD, 0) == 0);  // kept across nginx's exec
+      inherited += std::to_string(socket->fd()) + ";";
     }
+    server_ = std::make_unique<NginxProcess>(
+        std::vector<std::string>{kNginx, "-p", d, "-c", d + "/nginx.conf", "-e", d + "/error.log"},
+        std::vector<std::string>{inherited});
+    for (LoopbackSocket* socket : {&http1, &h2c, &tls}) socket->close();  // nginx holds them now
+    // The sockets already listen, so connections wait in their backlog until nginx accepts;
+    // nginx writes its pid file once it has taken them over. It exits at once on a bad config.
+    bool up = false;
+    bool exited = false;
+    for (int i = 0; i < 200 && !up && !exited; ++i) {
+      up = fs::exists(dir / "nginx.pid");
+      if (!up) exited = server_->process().wait(0.05).has_value();
+    }
+    INFO(server_->process().output());
     INFO(read_file(dir / "error.log"));
     REQUIRE(up);
   }
@@ -135,7 +159,7 @@ class Nginx {
   int h2c_ = 0;
   int tls_ = 0;
   int seen_ = 0;
-  std::unique_ptr<Subprocess> server_;
+  std::unique_ptr<NginxProcess> server_;
 };
 
 struct RunResult {

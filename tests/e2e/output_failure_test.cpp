@@ -126,16 +126,10 @@ TEST_CASE("an output folder removed during the run exits 3 naming what was lost"
   Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
                   out.string(), "--quiet", "--set", "dataset.conversations=16", "--set",
                   "mock.itl_ms=10"});
-  bool removed = false;
-  for (int i = 0; i < 2000 && !removed; ++i) {  // records.jsonl opens before workers start
-    if (fs::exists(out / "records.jsonl")) {
-      fs::remove_all(out);
-      removed = true;
-    } else {
-      run.wait_for_output("\x01never", 0.01);
-    }
-  }
-  REQUIRE(removed);
+  // records.jsonl opens before workers start.
+  REQUIRE(wait_for_change(
+      out, [&] { return fs::exists(out / "records.jsonl"); }, 20));
+  fs::remove_all(out);
   const auto rc = run.wait(120);
   const std::string& console = run.output();
   INFO(console);

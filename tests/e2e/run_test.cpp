@@ -111,7 +111,8 @@ TEST_CASE("bad configuration exits 2 naming the file, line and key, and sends no
 
 TEST_CASE("an unreachable target fails fast with exit 3") {
   fs::path out = fresh_path("e2e-unreachable");
-  std::string url = "target.url=http://127.0.0.1:" + std::to_string(free_port());
+  const RefusingPort refusing;
+  std::string url = "target.url=" + refusing.url();
   Subprocess run(run_args(out, {"--set", url}));
   auto rc = run.wait(60);
   INFO(run.output());
@@ -129,11 +130,14 @@ TEST_CASE("Ctrl-C stops the run, writes partial results and leaves no process be
                      "load.grace_s=2", "--set", "workers.local=2", "--verbose"}));
   REQUIRE(run.wait_for_output("measuring", 60));
   // Wait until records are flowing.
-  bool flowing = false;
-  for (int i = 0; i < 400 && !flowing; ++i) {
-    flowing = fs::exists(out / "records.jsonl") && fs::file_size(out / "records.jsonl") > 0;
-    if (!flowing) run.wait_for_output("\x01never", 0.05);
-  }
+  const bool flowing = wait_for_change(
+      out,
+      [&] {
+        std::error_code ec;
+        const auto bytes = fs::file_size(out / "records.jsonl", ec);
+        return !ec && bytes > 0;
+      },
+      20);
   CHECK(flowing);
   run.signal(SIGINT);
   auto rc = run.wait(60);

@@ -1,8 +1,12 @@
 // End to end, the real convoy-worker binary: a bad command line gets a clear message and exit
 // code 2 (kExitBadInput, shared with `convoy`), never an abort; --help and --version exit 0.
+// And --version of all three binaries: the version and the git commit they were built from.
 #include <doctest/doctest.h>
 
+#include <filesystem>
 #include <fstream>
+#include <regex>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -19,13 +23,42 @@ struct Outcome {
   std::string output;
 };
 
+// Runs `argv` to its end (30 s at most).
+Outcome run_to_end(const std::vector<std::string>& argv) {
+  Subprocess child(argv);
+  const auto rc = child.wait(30);
+  REQUIRE_MESSAGE(rc.has_value(), argv[0], " did not exit: ", child.output());
+  return {*rc, child.output()};
+}
+
 // Runs convoy-worker with `args`; a bad command line exits before it connects anywhere.
 Outcome run_worker(std::vector<std::string> args) {
   args.insert(args.begin(), bin("worker/convoy-worker"));
-  Subprocess worker(args);
-  const auto rc = worker.wait(30);
-  REQUIRE_MESSAGE(rc.has_value(), "convoy-worker did not exit: ", worker.output());
-  return {*rc, worker.output()};
+  return run_to_end(args);
+}
+
+// project(convoy VERSION x.y.z) in the top CMakeLists.txt.
+std::string project_version() {
+  std::ifstream in(src("CMakeLists.txt"));
+  std::stringstream text;
+  text << in.rdbuf();
+  std::smatch m;
+  const std::string s = text.str();
+  REQUIRE(std::regex_search(s, m, std::regex(R"(project\(convoy VERSION ([0-9.]+))")));
+  return m[1];
+}
+
+// The commit of the source checkout, asked of git here: "unknown" where the source folder is
+// not the top of a git checkout (what the build writes then).
+std::string source_commit() {
+  const std::string source = std::filesystem::canonical(CONVOY_SOURCE_DIR).string();
+  const Outcome top =
+      run_to_end({"/usr/bin/env", "git", "-C", source, "rev-parse", "--show-toplevel"});
+  if (top.rc != 0 || top.output != source + "\n") return "unknown";
+  const Outcome head =
+      run_to_end({"/usr/bin/env", "git", "-C", source, "rev-parse", "--short", "HEAD"});
+  REQUIRE(head.rc == 0);
+  return head.output.substr(0, head.output.find('\n'));
 }
 
 bool contains(const std::string& haystack, const std::string& needle) {
@@ -82,4 +115,16 @@ TEST_CASE("convoy-worker --help and --version exit 0") {
   const Outcome version = run_worker({"--version"});
   CHECK(version.rc == convoy::kExitOk);
   CHECK_FALSE(version.output.empty());
+}
+
+TEST_CASE("convoy, convoy-worker and convoy-mock --version print the version and the git commit") {
+  const std::string expected = project_version() + " (git " + source_commit() + ")\n";
+  for (const std::string program :
+       {"controller/convoy", "worker/convoy-worker", "mock/convoy-mock"}) {
+    const std::string name = program.substr(program.find('/') + 1);
+    INFO(name);
+    const Outcome o = run_to_end({bin(program), "--version"});
+    CHECK(o.rc == convoy::kExitOk);
+    CHECK(o.output == name + " " + expected);
+  }
 }

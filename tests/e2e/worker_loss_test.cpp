@@ -56,26 +56,24 @@ TEST_CASE("a worker killed mid-run is reported lost and no conversation is split
                   "--set", "dataset.conversations=120", "--set", "load.concurrency=12", "--set",
                   "load.grace_s=5"});
 
-  // The three convoy-worker children, once they exist.
+  // The three convoy-worker children: measuring starts once all of them have registered.
+  REQUIRE_MESSAGE(run.wait_for_output("measuring: ", 60), run.output());
   std::set<pid_t> workers;
-  for (int i = 0; i < 600 && workers.size() < 3; ++i) {
-    workers.clear();
-    for (pid_t child : children_of(run.pid())) {
-      if (cmdline_of(child).find("convoy-worker") != std::string::npos) workers.insert(child);
-    }
-    if (workers.size() < 3) run.wait_for_output("\x01never", 0.05);
+  for (pid_t child : children_of(run.pid())) {
+    if (cmdline_of(child).find("convoy-worker") != std::string::npos) workers.insert(child);
   }
   INFO(run.output());
   REQUIRE(workers.size() == 3);
 
   // Records flowing: the run is well under way.
-  bool flowing = false;
-  for (int i = 0; i < 600 && !flowing; ++i) {
-    std::error_code ec;
-    const auto bytes = fs::file_size(out / "records.jsonl", ec);
-    flowing = !ec && bytes > 2000;  // (a file not there yet is size -1 with ec set)
-    if (!flowing) run.wait_for_output("\x01never", 0.05);
-  }
+  const bool flowing = wait_for_change(
+      out,
+      [&] {
+        std::error_code ec;
+        const auto bytes = fs::file_size(out / "records.jsonl", ec);
+        return !ec && bytes > 2000;  // (a file not there yet is size -1 with ec set)
+      },
+      30);
   REQUIRE(flowing);
   const pid_t victim = *workers.begin();
   REQUIRE(::kill(victim, SIGKILL) == 0);
@@ -167,7 +165,7 @@ TEST_CASE("a worker whose controller goes silent cancels its transfers and exits
   welcome.run_id = "silence-test";
   welcome.results_endpoint = results;
   welcome.settings.url = target.url();
-  welcome.settings.endpoint = "chat";
+  welcome.settings.endpoint = convoy::proto::Endpoint::kChat;
   send(proto::encode(welcome));
   proto::Conversation c;
   c.index = 0;

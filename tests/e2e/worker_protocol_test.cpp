@@ -59,7 +59,7 @@ class FakeController {
     w.run_id = "worker-protocol-test";
     w.results_endpoint = results_;
     w.settings.url = target_url;
-    w.settings.endpoint = "chat";
+    w.settings.endpoint = convoy::proto::Endpoint::kChat;
     w.settings.streaming = false;
     w.settings.connect_timeout_s = 2;
     w.token = token;
@@ -123,7 +123,8 @@ proto::Conversation conversation(uint64_t index, std::string text = "hello?") {
 TEST_CASE("a worker runs the decodable conversations of a batch and reports the others failed") {
   FakeController controller;
   // A target nothing listens on: each conversation that runs ends at once with a connect error.
-  const std::string target = "http://127.0.0.1:" + std::to_string(free_port());
+  const RefusingPort refusing;
+  const std::string target = refusing.url();
   Subprocess worker({bin("worker/convoy-worker"), "--connect", controller.control(), "--id", "w"});
   INFO(worker.output());
   REQUIRE(controller.wait_hello(20).has_value());

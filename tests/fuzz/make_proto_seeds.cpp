@@ -28,6 +28,9 @@ int main(int argc, char** argv) {
   welcome.results_endpoint = "tcp://127.0.0.1:5556";
   welcome.settings.url = "http://127.0.0.1:8000";
   welcome.settings.headers = {{"X-A", "1"}};
+  welcome.settings.endpoint = Endpoint::kCompletions;  // protocol 3: the settings enums
+  welcome.settings.session_routing.mode = SessionRoutingMode::kLegacy;
+  welcome.settings.history = HistoryMode::kRecorded;
   welcome.token = "00112233445566778899aabbccddeeff";
   write(dir, "welcome", encode(welcome));
   write(dir, "reject", encode(Reject{"protocol version mismatch"}));

@@ -64,16 +64,16 @@ TEST_CASE("every message survives a round trip") {
     w.results_endpoint = "tcp://127.0.0.1:5000";
     w.settings.url = "http://127.0.0.1:8000";
     w.settings.headers = {{"X-A", "1"}, {"X-B", "2"}};
-    w.settings.session_routing_mode = "legacy";
-    w.settings.session_timeout_s = 77;
+    w.settings.session_routing.mode = SessionRoutingMode::kLegacy;
+    w.settings.session_routing.timeout_s = 77;
     w.settings.cancel_fraction = 0.25;
     w.token = "0123456789abcdef";
     auto out = round_trip(w);
     CHECK(out.token == w.token);
     CHECK(out.results_endpoint == w.results_endpoint);
     CHECK(out.settings.headers == w.settings.headers);
-    CHECK(out.settings.session_routing_mode == "legacy");
-    CHECK(out.settings.session_timeout_s == 77);
+    CHECK(out.settings.session_routing.mode == SessionRoutingMode::kLegacy);
+    CHECK(out.settings.session_routing.timeout_s == 77);
     CHECK(out.settings.cancel_fraction == doctest::Approx(0.25));
   }
   SUBCASE("reject, stop, bye") {

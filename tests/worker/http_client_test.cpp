@@ -443,7 +443,7 @@ TEST_CASE("http: endpoints and reply shapes") {
   Harness h;
   SUBCASE("completions stream text") {
     auto req = chat_request(server, "/completions");
-    req.endpoint = "completions";
+    req.endpoint = convoy::proto::Endpoint::kCompletions;
     const HttpResponse r = h.run(req);
     CHECK(r.error.kind == ErrorKind::kNone);
     CHECK(r.reply_text == "once upon");
@@ -471,7 +471,7 @@ TEST_CASE("http: endpoints and reply shapes") {
   SUBCASE("embeddings count their data entries") {
     auto req = chat_request(server, "/embeddings");
     req.streaming = false;
-    req.endpoint = "embeddings";
+    req.endpoint = convoy::proto::Endpoint::kEmbeddings;
     const HttpResponse r = h.run(req);
     CHECK(r.error.kind == ErrorKind::kNone);
     CHECK(r.content_events == 2);

@@ -109,7 +109,4 @@ TEST_CASE("reply parser: whole bodies") {
                          Endpoint::kEmbeddings, text);
     CHECK(c.items == 3);
   }
-  CHECK(endpoint_from_name("completions") == Endpoint::kCompletions);
-  CHECK(endpoint_from_name("embeddings") == Endpoint::kEmbeddings);
-  CHECK(endpoint_from_name("chat") == Endpoint::kChat);
 }

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "proto/envelope.hpp"
 #include "worker/request_builder.hpp"
 
 using namespace convoy::worker;
@@ -20,7 +21,7 @@ std::string json(const rapidjson::Value& v) {
   return buffer.GetString();
 }
 
-WorkerSettings settings(const std::string& endpoint) {
+WorkerSettings settings(convoy::proto::Endpoint endpoint) {
   WorkerSettings s;
   s.endpoint = endpoint;
   s.model = "m";
@@ -41,7 +42,7 @@ const std::vector<ChatMessage> kHistory = {{"user", "u0"}, {"assistant", "a0"}};
 }  // namespace
 
 TEST_CASE("chat bodies carry model, messages, token limit, stream and usage options") {
-  WorkerSettings s = settings("chat");
+  WorkerSettings s = settings(convoy::proto::Endpoint::kChat);
   SUBCASE("system, history and the new user message in order") {
     auto body = format_body(s, "sys", kHistory, turn("u1", 16));
     CHECK(json(body) == R"({"model":"m","messages":[{"role":"system","content":"sys"},)"
@@ -77,7 +78,7 @@ TEST_CASE("chat bodies carry model, messages, token limit, stream and usage opti
 }
 
 TEST_CASE("chat messages_json is appended after history and validated") {
-  WorkerSettings s = settings("chat");
+  WorkerSettings s = settings(convoy::proto::Endpoint::kChat);
   Turn t = turn("ignored");
   SUBCASE("the array replaces the user text") {
     t.messages_json =
@@ -117,7 +118,7 @@ TEST_CASE("chat messages_json is appended after history and validated") {
 }
 
 TEST_CASE("completions bodies flatten the conversation into a prompt") {
-  WorkerSettings s = settings("completions");
+  WorkerSettings s = settings(convoy::proto::Endpoint::kCompletions);
   SUBCASE("system, history and user text joined by newlines") {
     auto body = format_body(s, "sys", kHistory, turn("u1", 4));
     CHECK(json(body) == R"({"model":"m","prompt":"sys\nu0\na0\nu1","max_tokens":4,"stream":true,)"
@@ -143,13 +144,13 @@ TEST_CASE("completions bodies flatten the conversation into a prompt") {
 }
 
 TEST_CASE("embeddings bodies carry model and input only") {
-  WorkerSettings s = settings("embeddings");
+  WorkerSettings s = settings(convoy::proto::Endpoint::kEmbeddings);
   auto body = format_body(s, "sys", kHistory, turn("embed me", 64));
   CHECK(json(body) == R"({"model":"m","input":"embed me"})");
 }
 
 TEST_CASE("extra_body and the turn's extra_json merge in that order") {
-  WorkerSettings s = settings("chat");
+  WorkerSettings s = settings(convoy::proto::Endpoint::kChat);
   s.extra_body_json =
       R"({"ignore_eos":true,"stream_options":{"continuous_usage_stats":true},"nvext":{"extra_fields":["a"]},"temperature":0.5})";
   Turn t = turn("hi", 4);
@@ -181,7 +182,7 @@ TEST_CASE("extra_body and the turn's extra_json merge in that order") {
 }
 
 TEST_CASE("bad settings and bad turn extras are errors") {
-  WorkerSettings s = settings("chat");
+  WorkerSettings s = settings(convoy::proto::Endpoint::kChat);
   SUBCASE("extra_body must be a JSON object") {
     s.extra_body_json = "[1]";
     CHECK_THROWS_WITH_AS(RequestBuilder{s}, doctest::Contains("extra_body must be a JSON object"),
@@ -192,10 +193,6 @@ TEST_CASE("bad settings and bad turn extras are errors") {
   SUBCASE("an empty extra_body means none") {
     s.extra_body_json = "";
     CHECK(format_body(s, "", {}, turn("x")).IsObject());
-  }
-  SUBCASE("unknown endpoint") {
-    s.endpoint = "rerank";
-    CHECK_THROWS_WITH_AS(RequestBuilder{s}, doctest::Contains("rerank"), RequestFormatError);
   }
   SUBCASE("turn extra_json must be an object") {
     Turn t = turn("x");
@@ -213,4 +210,27 @@ TEST_CASE("merge_json_object: objects merge, everything else replaces") {
   merge_json_object(dst, src, dst.GetAllocator());
   CHECK(json(dst) == R"({"a":{"x":1,"y":{"k":1,"j":2},"w":3},"b":{"o":1},"c":5,"d":null})");
   CHECK(json(src) == R"({"a":{"y":{"j":2},"w":3},"b":{"o":1},"c":5,"d":null})");
+}
+
+TEST_CASE("the request follows the typed endpoint of the Welcome") {
+  // target.endpoint crosses the wire as an enum (protocol 3): what the worker decodes is what
+  // picks the body shape and the path, with no name to parse or misread.
+  for (auto endpoint : {convoy::proto::Endpoint::kChat, convoy::proto::Endpoint::kCompletions,
+                        convoy::proto::Endpoint::kEmbeddings}) {
+    convoy::proto::Welcome w;
+    w.settings = settings(endpoint);
+    const std::string bytes = convoy::proto::encode(w);
+    std::string error;
+    auto decoded = convoy::proto::decode(bytes.data(), bytes.size(), &error);
+    REQUIRE_MESSAGE(decoded.has_value(), error);
+    auto welcome = decoded->as<convoy::proto::Welcome>();
+    REQUIRE(welcome.has_value());
+    CAPTURE(convoy::proto::to_string(endpoint));
+    CHECK(welcome->settings.endpoint == endpoint);
+    auto body = RequestBuilder(welcome->settings).format("", {}, turn("hi", 4));
+    CHECK(body.HasMember("messages") == (endpoint == convoy::proto::Endpoint::kChat));
+    CHECK(body.HasMember("prompt") == (endpoint == convoy::proto::Endpoint::kCompletions));
+    CHECK(body.HasMember("input") == (endpoint == convoy::proto::Endpoint::kEmbeddings));
+    CHECK(body.HasMember("stream") == (endpoint != convoy::proto::Endpoint::kEmbeddings));
+  }
 }

@@ -12,7 +12,7 @@
 #include "worker/session_routing.hpp"
 
 using namespace convoy::worker;
-using convoy::SessionRoutingMode;
+using convoy::proto::SessionRoutingMode;
 
 namespace {
 
@@ -67,14 +67,17 @@ TEST_CASE("settings come from the Welcome's WorkerSettings with config defaults"
     CHECK(s->timeout_s == 300);
     CHECK(s->header_name == "X-Dynamo-Session-ID");
   }
-  SUBCASE("every mode parses") {
-    for (const char* m : {"off", "bind", "legacy", "header"}) {
-      ws.session_routing_mode = m;
-      CHECK(session_routing_settings(ws, &error));
+  SUBCASE("every mode is taken as it arrives") {
+    for (auto m : {SessionRoutingMode::kOff, SessionRoutingMode::kBind, SessionRoutingMode::kLegacy,
+                   SessionRoutingMode::kHeader}) {
+      ws.session_routing.mode = m;
+      auto s = session_routing_settings(ws, &error);
+      REQUIRE(s);
+      CHECK(s->mode == m);
     }
-    ws.session_routing_mode = "legacy";
-    ws.session_timeout_s = 30;
-    ws.session_header_name = "X-S";
+    ws.session_routing.mode = SessionRoutingMode::kLegacy;
+    ws.session_routing.timeout_s = 30;
+    ws.session_routing.header_name = "X-S";
     auto s = session_routing_settings(ws, &error);
     REQUIRE(s);
     CHECK(s->mode == SessionRoutingMode::kLegacy);
@@ -82,16 +85,13 @@ TEST_CASE("settings come from the Welcome's WorkerSettings with config defaults"
     CHECK(s->header_name == "X-S");
   }
   SUBCASE("bad values are errors") {
-    ws.session_routing_mode = "sticky";
-    CHECK_FALSE(session_routing_settings(ws, &error));
-    CHECK(error.find("sticky") != std::string::npos);
-    ws.session_routing_mode = "bind";
-    ws.session_timeout_s = 0;
+    ws.session_routing.mode = SessionRoutingMode::kBind;
+    ws.session_routing.timeout_s = 0;
     CHECK_FALSE(session_routing_settings(ws, &error));
     CHECK(error.find("timeout_s") != std::string::npos);
-    ws.session_timeout_s = 300;
-    ws.session_routing_mode = "header";
-    ws.session_header_name = "";
+    ws.session_routing.timeout_s = 300;
+    ws.session_routing.mode = SessionRoutingMode::kHeader;
+    ws.session_routing.header_name = "";
     CHECK_FALSE(session_routing_settings(ws, &error));
     CHECK(error.find("header_name") != std::string::npos);
   }
@@ -113,7 +113,7 @@ TEST_CASE("bind: bind+timeout on every non-final turn, close on the final one") 
     auto o = router.prepare(kId, false);
     CHECK(o.headers.empty());
     REQUIRE(o.session_control);
-    CHECK(o.session_control->action == "bind");
+    CHECK(o.session_control->action == convoy::proto::SessionAction::kBind);
     CHECK(o.session_control->timeout_s == 120);
     CHECK(router.legacy_open_count() == 0);
   }
@@ -353,7 +353,8 @@ TEST_CASE("serialize_request applies the overlay to a copy, for every endpoint")
     CHECK(warning.empty());
   }
   SUBCASE("chat, completions and embeddings bodies all get it") {
-    for (const char* endpoint : {"chat", "completions", "embeddings"}) {
+    for (auto endpoint : {convoy::proto::Endpoint::kChat, convoy::proto::Endpoint::kCompletions,
+                          convoy::proto::Endpoint::kEmbeddings}) {
       convoy::proto::WorkerSettings ws;
       ws.endpoint = endpoint;
       convoy::proto::Turn t;
@@ -397,7 +398,7 @@ TEST_CASE("serialize_request applies the overlay to a copy, for every endpoint")
   }
   SUBCASE("a shared extra_body is never mutated") {
     convoy::proto::WorkerSettings ws;
-    ws.endpoint = "chat";
+    ws.endpoint = convoy::proto::Endpoint::kChat;
     ws.extra_body_json = R"({"nvext":{"session_control":{"k":1},"extra_fields":["a"]}})";
     RequestBuilder builder(ws);
     convoy::proto::Turn t;

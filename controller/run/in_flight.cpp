@@ -1,0 +1,114 @@
+#include "controller/run/in_flight.hpp"
+
+#include <algorithm>
+
+#include "controller/dataset/jsonl_reader.hpp"
+
+namespace convoy::controller {
+
+void InFlight::apply_grant(proto::Conversation& c, RequestBudget& budget) {
+  if (c.phase != proto::Phase::kMeasure || !budget.limited()) return;
+  const int64_t planned =
+      c.turns.size() > c.first_turn ? static_cast<int64_t>(c.turns.size() - c.first_turn) : 0;
+  auto [grant, fresh] = grants_.try_emplace(c.index);
+  if (fresh) grant->second.granted = budget.commit(planned);
+  if (grant->second.granted < planned) {
+    c.turns.resize(c.first_turn + static_cast<size_t>(grant->second.granted));
+  }
+}
+
+void InFlight::queue(const std::string& worker, proto::Conversation c, int64_t intended_ns,
+                     const Send& send) {
+  // Each conversation fits one wire message (the dataset checks it at load), but a batch of
+  // heavy ones may not: such a batch goes out in several Assigns.
+  const uint64_t bytes = wire_bytes_bound(c);
+  proto::Assign& batch = pending_[worker];
+  if (pending_bytes_[worker] + bytes > batch_bytes_) send_batch(worker, batch, send);
+  pending_bytes_[worker] += bytes;
+  entries_[c.index] = Entry{worker, intended_ns, c.phase, false};
+  batch.conversations.push_back(std::move(c));
+}
+
+void InFlight::send_batch(const std::string& worker, proto::Assign& msg, const Send& send) {
+  if (msg.conversations.empty()) return;
+  send(worker, msg);
+  // Positions remembered: a worker that cannot decode part of a batch names it by number and
+  // position (undecodable()).
+  for (size_t pos = 0; pos < msg.conversations.size(); ++pos) {
+    auto it = entries_.find(msg.conversations[pos].index);
+    if (it == entries_.end()) continue;
+    it->second.batch = msg.batch;
+    it->second.batch_pos = static_cast<uint32_t>(pos);
+  }
+  msg.conversations.clear();
+  pending_bytes_[worker] = 0;
+}
+
+void InFlight::flush(const Send& send) {
+  for (auto& [worker, msg] : pending_) send_batch(worker, msg, send);
+  pending_.clear();
+  pending_bytes_.clear();
+}
+
+void InFlight::on_record(const proto::Record& r) {
+  if (auto it = entries_.find(r.conversation_index); it != entries_.end()) {
+    it->second.started = true;
+  }
+  if (r.phase != proto::Phase::kMeasure) return;
+  if (auto g = grants_.find(r.conversation_index); g != grants_.end()) ++g->second.sent;
+}
+
+bool InFlight::end(const std::string& worker, uint64_t index, RequestBudget& budget) {
+  auto it = entries_.find(index);
+  if (it == entries_.end() || it->second.worker != worker) return false;
+  entries_.erase(it);
+  if (auto g = grants_.find(index); g != grants_.end()) {
+    // Ended early (aborted, cancelled): the turns it did not send go back to load.requests.
+    // Not when it sent nothing at all (a worker that could not take it): were every
+    // conversation to fail that way, giving back would assign new ones forever.
+    if (g->second.sent > 0) budget.release(g->second.granted, g->second.sent);
+    grants_.erase(g);
+  }
+  return true;
+}
+
+std::vector<uint64_t> InFlight::undecodable(const std::string& worker,
+                                            const proto::UndecodableAssign& u) const {
+  std::vector<uint64_t> named;
+  for (const auto& [index, e] : entries_) {
+    if (e.worker != worker || e.batch != u.batch) continue;
+    const bool listed =
+        std::find(u.positions.begin(), u.positions.end(), e.batch_pos) != u.positions.end();
+    if (listed || (u.unreadable_from >= 0 && e.batch_pos >= u.unreadable_from)) {
+      named.push_back(index);
+    }
+  }
+  return named;
+}
+
+InFlight::Taken InFlight::take_worker(const std::string& worker,
+                                      const std::function<bool(const Entry&)>& rehome) {
+  Taken taken;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->second.worker != worker) {
+      ++it;
+      continue;
+    }
+    if (rehome(it->second)) {
+      taken.rehome.emplace_back(it->first, it->second);
+    } else {
+      taken.lost.push_back(it->first);
+    }
+    it = entries_.erase(it);
+  }
+  return taken;
+}
+
+std::vector<uint64_t> InFlight::indexes() const {
+  std::vector<uint64_t> out;
+  out.reserve(entries_.size());
+  for (const auto& [index, e] : entries_) out.push_back(index);
+  return out;
+}
+
+}  // namespace convoy::controller

@@ -1,0 +1,123 @@
+// Private to run.cpp and run_messages.cpp: the Run that run_benchmark() drives. Setup, the
+// loop, the phase machine's actions, assignment and loss live in run.cpp; the handling of each
+// worker message in run_messages.cpp.
+#pragma once
+
+#include <atomic>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+#include <zmq.hpp>
+
+#include "controller/dataset/dataset.hpp"
+#include "controller/report/metrics.hpp"
+#include "controller/report/records_writer.hpp"
+#include "controller/report/run_facts.hpp"
+#include "controller/run/in_flight.hpp"
+#include "controller/run/local_processes.hpp"
+#include "controller/run/progress.hpp"
+#include "controller/run/registry.hpp"
+#include "controller/run/run.hpp"
+#include "controller/run/run_phase_machine.hpp"
+#include "controller/run/run_sockets.hpp"
+#include "controller/run/schedule.hpp"
+#include "controller/run/sharding.hpp"
+
+namespace convoy::controller {
+
+// What the workers are told in their Welcome (run.cpp).
+proto::WorkerSettings worker_settings(const Config& c, const std::string& url);
+
+class Run {
+ public:
+  Run(const RunOptions& options, const RunSeams& seams);
+
+  int execute();
+
+ private:
+  // An Assign batch is split before it would outgrow half the wire's message limit.
+  static constexpr uint64_t kAssignBatchBytes = proto::kMaxMessageBytes / 2;
+
+  int64_t now() const { return clock_(); }
+  void loop();
+  void poll(int64_t timeout_ns);
+
+  // The phase machine: every phase change goes through raise() or advance(), and apply()
+  // carries out what the machine answers.
+  void raise(RunEvent event, int64_t now);
+  void apply(const RunStep& step, int64_t now);
+  void on_signals(int64_t now);
+  void on_starting(int64_t now);
+  void schedule(int64_t now);
+  void dispatch(int64_t now);
+  void start_warmup(int64_t now);
+  void start_measure(int64_t now);
+  void broadcast_stop(bool cancel);
+  bool workers_finished();
+
+  // Messages (run_messages.cpp).
+  void on_control(const std::string& worker_id, zmq::message_t& payload);
+  void on_hello(const std::string& worker_id, proto::Hello& hello, uint32_t version, int64_t now);
+  void on_pong(const std::string& worker_id, const proto::Pong& pong, int64_t now);
+  void on_result(zmq::message_t& payload);
+  void on_records(const std::string& worker_id, std::vector<proto::Record>& records);
+  void on_end(const std::string& worker_id, const proto::ConversationEnd& end);
+  // Results and Bye: the named worker, when the message carries its token; else counted.
+  WorkerInfo* authentic(const std::string& worker_id, const std::string& token, const char* what);
+  // A conversation its worker could not run (its assignment did not decode): ended, counted.
+  void on_failed(const std::string& worker_id, uint64_t index, const std::string& error);
+  void on_undecodable(const std::string& worker_id, const proto::UndecodableAssign& u);
+  void tick(int64_t now);
+  void on_worker_lost(const std::string& worker_id, int64_t now);
+  void assign(uint64_t seq, int64_t intended_ns, proto::Phase phase);
+  void send_assign(const std::string& worker, proto::Assign& msg);
+  void incomplete(const std::string& reason);
+
+  template <class T>
+  void send_to(const std::string& worker_id, const T& msg) {
+    sockets_->send(worker_id, msg);
+  }
+
+  int finish();
+
+  const RunOptions& options_;
+  Config config_;
+  std::function<int64_t()> clock_;
+  std::string url_;
+  std::string run_id_;
+  std::filesystem::path out_dir_;
+
+  LocalProcesses local_;
+  std::optional<zmq::context_t> own_ctx_;  // unless the caller gave one
+  zmq::context_t* ctx_;
+  std::optional<RunSockets> sockets_;
+
+  WorkerRegistry registry_;
+  Sharder sharder_;
+  std::unique_ptr<Dataset> dataset_;  // generated or read back per conversation, never held
+  std::optional<MetricsAggregator> metrics_;
+  std::optional<RecordsWriter> records_;
+  RunFacts facts_;
+
+  std::optional<RunPhaseMachine> machine_;
+  std::optional<Scheduler> scheduler_;
+  uint64_t seq_base_ = 0;  // first seq of the current scheduler
+  InFlight in_flight_{kAssignBatchBytes};
+  InFlight::Send send_assign_ = [this](const std::string& w, proto::Assign& m) {
+    send_assign(w, m);
+  };
+  RequestBudget budget_;  // unlimited until the measure phase
+  int64_t measure_requests_ = 0;
+  int64_t next_tick_ns_ = 0;
+  int handled_signals_ = 0;
+  bool interrupted_ = false;
+  bool incomplete_ = false;
+  std::string incomplete_reason_;
+  uint64_t ping_seq_ = 0;
+  Progress progress_;
+};
+
+}  // namespace convoy::controller

@@ -1,0 +1,179 @@
+#include <algorithm>
+
+#include "common/log.hpp"
+#include "controller/dataset/ids.hpp"
+#include "controller/run/run_impl.hpp"
+#include "proto/envelope.hpp"
+
+namespace convoy::controller {
+
+void Run::on_control(const std::string& worker_id, zmq::message_t& payload) {
+  const int64_t t = now();
+  std::string error;
+  auto d = proto::decode(payload.data(), payload.size(), &error);
+  if (!d) {
+    log_warn("dropped a malformed message from ", log_escape(worker_id), ": ", log_escape(error));
+    return;
+  }
+  switch (d->type) {
+    case proto::MsgType::kHello:
+      if (auto hello = d->as<proto::Hello>()) on_hello(worker_id, *hello, d->version, t);
+      break;
+    case proto::MsgType::kPong:
+      if (auto pong = d->as<proto::Pong>()) on_pong(worker_id, *pong, t);
+      break;
+    case proto::MsgType::kHeartbeat:
+      if (auto hb = d->as<proto::Heartbeat>()) registry_.on_heartbeat(worker_id, *hb, t);
+      break;
+    default:
+      registry_.on_seen(worker_id, t);
+      log_warn("dropped an unexpected ", proto::to_string(d->type), " from ",
+               log_escape(worker_id));
+  }
+}
+
+void Run::on_hello(const std::string& worker_id, proto::Hello& hello, uint32_t version, int64_t t) {
+  if (hello.worker_id != worker_id) hello.worker_id = worker_id;
+  if (version != proto::kProtocolVersion) hello.protocol_version = version;
+  const WorkerInfo* known = registry_.find(worker_id);
+  const bool registered =
+      known && known->state != WorkerState::kLost && known->state != WorkerState::kDone;
+  const bool ending = machine_->phase() >= RunPhase::kDrain;
+  auto refuse = [&](const std::string& why) {
+    // A flood of hellos is logged in moderation; every refusal is counted in summary.json.
+    if (++facts_.rejected_workers <= 10 || facts_.rejected_workers % 100 == 0) {
+      log_warn("refused worker ", log_escape(worker_id), " (", facts_.rejected_workers,
+               " refused so far): ", log_escape(why, 512));
+    }
+    send_to(worker_id, proto::Reject{why});
+  };
+  if (!registered && ending) return refuse("the run is ending");
+  // Never more workers than workers.expect at once: late joiners only replace lost ones.
+  const auto max_active = static_cast<size_t>(config_.expected_workers());
+  if (auto err = registry_.on_hello(hello, t, max_active)) return refuse(*err);
+  WorkerInfo* w = registry_.find(worker_id);
+  if (!w || w->state != WorkerState::kConnecting || !w->samples.empty()) return;
+  if (ending) return refuse("the run is ending");
+  if (w->token.empty()) w->token = random_token();
+  send_to(worker_id, proto::Welcome{run_id_, sockets_->results_endpoint(),
+                                    worker_settings(config_, url_), w->token});
+  send_to(worker_id, proto::Ping{++ping_seq_, now()});
+  log_info("worker ", log_escape(worker_id), " (", log_escape(hello.host), " pid ", hello.pid,
+           ") joined");
+}
+
+void Run::on_pong(const std::string& worker_id, const proto::Pong& pong, int64_t t) {
+  WorkerInfo* w = registry_.find(worker_id);
+  if (!w) return;
+  const bool became_ready = registry_.on_pong(worker_id, pong, t);
+  if (w->state == WorkerState::kConnecting && w->samples.size() < kClockPings) {
+    send_to(worker_id, proto::Ping{++ping_seq_, now()});
+  }
+  if (!became_ready) return;
+  log_debug("worker ", log_escape(worker_id), " ready; clock offset ", w->offset_ns(), " ns (rtt ",
+            w->best->rtt_ns, " ns)");
+  const RunPhase p = machine_->phase();
+  if (p == RunPhase::kWarmup || p == RunPhase::kMeasure) {
+    sharder_.add_worker(worker_id);  // a late joiner takes new conversations
+  }
+}
+
+void Run::on_result(zmq::message_t& payload) {
+  std::string error;
+  auto d = proto::decode(payload.data(), payload.size(), &error);
+  if (!d) {
+    log_warn("dropped a malformed result batch: ", log_escape(error));
+    return;
+  }
+  if (d->type == proto::MsgType::kBye) {
+    // The worker's results socket carries its bye after every batch: all its records are in.
+    if (auto bye = d->as<proto::Bye>()) {
+      WorkerInfo* w = authentic(bye->worker_id, bye->token, "bye");
+      if (!w) return;
+      // A worker declared lost stays lost: its conversations were already counted lost.
+      if (w->state != WorkerState::kLost) w->state = WorkerState::kDone;
+      w->last_heartbeat.legacy_open_sessions = bye->legacy_open_sessions;
+      sharder_.remove_worker(bye->worker_id);
+    }
+    return;
+  }
+  if (d->type != proto::MsgType::kResults) {
+    log_warn("dropped an unexpected ", proto::to_string(d->type), " on the results socket");
+    return;
+  }
+  auto results = d->as<proto::Results>();
+  if (!results) {
+    log_warn("dropped a result batch of the wrong shape");
+    return;
+  }
+  if (!authentic(results->worker_id, results->token, "results")) return;
+  registry_.on_seen(results->worker_id, now());
+  on_records(results->worker_id, results->records);
+  for (const auto& e : results->ended) on_end(results->worker_id, e);
+  for (const auto& f : results->failed) {
+    on_failed(results->worker_id, f.conversation_index, f.error);
+  }
+  for (const auto& u : results->undecodable) on_undecodable(results->worker_id, u);
+}
+
+WorkerInfo* Run::authentic(const std::string& worker_id, const std::string& token,
+                           const char* what) {
+  // The PULL socket takes pushes from anyone who reaches it: only the token issued in a
+  // worker's Welcome (on its own control connection) proves a message is that worker's.
+  WorkerInfo* w = registry_.find(worker_id);
+  if (w && !w->token.empty() && tokens_equal(token, w->token)) return w;
+  if (++facts_.forged_messages <= 10 || facts_.forged_messages % 1000 == 0) {
+    log_warn("dropped a ", what, " message claiming to be worker ", log_escape(worker_id), " (",
+             w ? "wrong token" : "no such worker", "; ", facts_.forged_messages,
+             " dropped so far)");
+  }
+  return nullptr;
+}
+
+void Run::on_failed(const std::string& worker_id, uint64_t index, const std::string& error) {
+  if (!in_flight_.end(worker_id, index, budget_)) return;
+  const std::string id = correlation_id(config_.seed, index);  // = the conversation's
+  facts_.failed_conversations.push_back(id);
+  if (facts_.failed_conversations.size() <= 20) {
+    log_error("conversation ", id, " failed on worker ", log_escape(worker_id),
+              " without being sent: ", log_escape(error, 512));
+  }
+  progress_.on_conversation_end(proto::EndReason::kAborted);
+  if (scheduler_ && index >= seq_base_) scheduler_->on_end(now());
+}
+
+void Run::on_undecodable(const std::string& worker_id, const proto::UndecodableAssign& u) {
+  const std::vector<uint64_t> failed = in_flight_.undecodable(worker_id, u);
+  log_error("worker ", log_escape(worker_id), " could not read ", failed.size(),
+            " conversation(s) of assignment batch ", u.batch, ": ", log_escape(u.error, 512));
+  for (uint64_t index : failed) on_failed(worker_id, index, u.error);
+}
+
+void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& records) {
+  WorkerInfo* w = registry_.find(worker_id);
+  const int64_t offset = w ? w->offset_ns() : 0;
+  const std::string& host = w ? w->host : worker_id;
+  for (auto& r : records) {
+    // Onto the controller's clock: every timestamp, so records of all workers share one axis.
+    for (int64_t* t : {&r.intended_ns, &r.sent_ns, &r.first_byte_ns, &r.first_token_ns,
+                       &r.second_token_ns, &r.last_token_ns, &r.end_ns}) {
+      if (*t != 0) *t -= offset;
+    }
+    if (w) ++w->records;
+    in_flight_.on_record(r);
+    if (r.phase == proto::Phase::kMeasure) ++measure_requests_;
+    metrics_->add(r);
+    facts_.add(r);
+    if (records_) records_->write(r, worker_id, host);
+    progress_.on_record(r);
+  }
+}
+
+void Run::on_end(const std::string& worker_id, const proto::ConversationEnd& end) {
+  // Not the sender's (re-homed or lost): nothing to do.
+  if (!in_flight_.end(worker_id, end.conversation_index, budget_)) return;
+  progress_.on_conversation_end(end.reason);
+  if (scheduler_ && end.conversation_index >= seq_base_) scheduler_->on_end(now());
+}
+
+}  // namespace convoy::controller

@@ -1,0 +1,175 @@
+// The settings enums of protocol version 3: names both ways, every value across the wire, and an
+// unknown value refused by decode instead of arriving as an enum nothing handles.
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "proto/envelope.hpp"
+
+using namespace convoy::proto;
+
+namespace {
+
+std::optional<Welcome> welcome_round_trip(const WorkerSettings& settings) {
+  Welcome w;
+  w.run_id = "run";
+  w.settings = settings;
+  const std::string bytes = encode(w);
+  std::string error;
+  auto decoded = decode(bytes.data(), bytes.size(), &error);
+  REQUIRE_MESSAGE(decoded.has_value(), error);
+  return decoded->as<Welcome>();
+}
+
+// A one-key map {key: value} converted into T: true when msgpack accepted it.
+template <class T, class V>
+bool converts(const char* key, const V& value) {
+  msgpack::sbuffer buffer;
+  msgpack::packer<msgpack::sbuffer> pk(buffer);
+  pk.pack_map(1);
+  pk.pack(key);
+  pk.pack(value);
+  const auto handle = msgpack::unpack(buffer.data(), buffer.size());
+  try {
+    T out;
+    handle.get().convert(out);
+    return true;
+  } catch (const msgpack::type_error&) {
+    return false;
+  }
+}
+
+}  // namespace
+
+TEST_CASE("protocol version 3 carries the typed settings") { CHECK(kProtocolVersion == 3); }
+
+TEST_CASE("every settings enum name parses back to its value") {
+  for (std::size_t i = 0; i < kEndpointNames.size(); ++i) {
+    const auto v = static_cast<Endpoint>(i);
+    CHECK(parse_endpoint(to_string(v)) == v);
+  }
+  for (std::size_t i = 0; i < kSessionRoutingModeNames.size(); ++i) {
+    const auto v = static_cast<SessionRoutingMode>(i);
+    CHECK(parse_session_routing_mode(to_string(v)) == v);
+  }
+  for (std::size_t i = 0; i < kHistoryModeNames.size(); ++i) {
+    const auto v = static_cast<HistoryMode>(i);
+    CHECK(parse_history_mode(to_string(v)) == v);
+  }
+  for (std::size_t i = 0; i < kSessionActionNames.size(); ++i) {
+    const auto v = static_cast<SessionAction>(i);
+    CHECK(parse_session_action(to_string(v)) == v);
+  }
+  CHECK(to_string(Endpoint::kCompletions) == "completions");
+  CHECK(to_string(SessionRoutingMode::kLegacy) == "legacy");
+  CHECK(to_string(HistoryMode::kRecorded) == "recorded");
+  CHECK(to_string(SessionAction::kOpen) == "open");
+  CHECK(to_string(SessionAction::kBare).empty());
+  CHECK_FALSE(parse_endpoint("Chat").has_value());
+  CHECK_FALSE(parse_endpoint("rerank").has_value());
+  CHECK_FALSE(parse_session_routing_mode("sticky").has_value());
+  CHECK_FALSE(parse_history_mode("").has_value());
+  CHECK_FALSE(parse_session_action("unbind").has_value());
+}
+
+TEST_CASE("every endpoint, routing mode and history mode survives the Welcome") {
+  for (std::size_t e = 0; e < kEndpointNames.size(); ++e) {
+    for (std::size_t m = 0; m < kSessionRoutingModeNames.size(); ++m) {
+      for (std::size_t h = 0; h < kHistoryModeNames.size(); ++h) {
+        WorkerSettings s;
+        s.endpoint = static_cast<Endpoint>(e);
+        s.session_routing.mode = static_cast<SessionRoutingMode>(m);
+        s.history = static_cast<HistoryMode>(h);
+        auto out = welcome_round_trip(s);
+        REQUIRE(out.has_value());
+        CHECK(out->settings.endpoint == s.endpoint);
+        CHECK(out->settings.session_routing.mode == s.session_routing.mode);
+        CHECK(out->settings.history == s.history);
+      }
+    }
+  }
+}
+
+TEST_CASE("every session action survives msgpack") {
+  for (std::size_t i = 0; i < kSessionActionNames.size(); ++i) {
+    const auto v = static_cast<SessionAction>(i);
+    msgpack::sbuffer buffer;
+    msgpack::pack(buffer, v);
+    const auto handle = msgpack::unpack(buffer.data(), buffer.size());
+    CHECK(handle.get().as<SessionAction>() == v);
+  }
+}
+
+TEST_CASE("the whole target section and session routing travel with their values") {
+  WorkerSettings s;
+  s.url = "http://127.0.0.1:8000";
+  s.model = "m";
+  s.streaming = false;
+  s.api_key_env = "KEY";
+  s.headers = {{"X-A", "1"}, {"X-B", "2"}};
+  s.extra_body_json = R"({"ignore_eos":true})";
+  s.request_timeout_s = 12.5;
+  s.connect_timeout_s = 3;
+  s.use_server_token_counts = false;
+  s.max_completion_tokens = true;
+  s.http2 = true;
+  s.insecure = true;
+  s.max_response_bytes = 4096;
+  s.session_routing = {SessionRoutingMode::kHeader, 42, "X-S"};
+  s.cancel_fraction = 0.5;
+  s.cancel_after_ms = 7;
+  s.seed = 99;
+  auto out = welcome_round_trip(s);
+  REQUIRE(out.has_value());
+  const WorkerSettings& o = out->settings;
+  CHECK(o.url == s.url);
+  CHECK(o.model == "m");
+  CHECK_FALSE(o.streaming);
+  CHECK(o.api_key_env == "KEY");
+  CHECK(o.headers == s.headers);
+  CHECK(o.extra_body_json == s.extra_body_json);
+  CHECK(o.request_timeout_s == doctest::Approx(12.5));
+  CHECK(o.connect_timeout_s == doctest::Approx(3));
+  CHECK_FALSE(o.use_server_token_counts);
+  CHECK(o.max_completion_tokens);
+  CHECK(o.http2);
+  CHECK(o.insecure);
+  CHECK(o.max_response_bytes == 4096);
+  CHECK(o.session_routing.mode == SessionRoutingMode::kHeader);
+  CHECK(o.session_routing.timeout_s == 42);
+  CHECK(o.session_routing.header_name == "X-S");
+  CHECK(o.cancel_fraction == doctest::Approx(0.5));
+  CHECK(o.cancel_after_ms == doctest::Approx(7));
+  CHECK(o.seed == 99);
+}
+
+TEST_CASE("an unknown enum value on the wire fails the decode") {
+  SUBCASE("in a Welcome") {
+    WorkerSettings bad_endpoint;
+    bad_endpoint.endpoint = static_cast<Endpoint>(3);
+    CHECK_FALSE(welcome_round_trip(bad_endpoint).has_value());
+    WorkerSettings bad_mode;
+    bad_mode.session_routing.mode = static_cast<SessionRoutingMode>(4);
+    CHECK_FALSE(welcome_round_trip(bad_mode).has_value());
+    WorkerSettings bad_history;
+    bad_history.history = static_cast<HistoryMode>(200);
+    CHECK_FALSE(welcome_round_trip(bad_history).has_value());
+    CHECK(welcome_round_trip(WorkerSettings{}).has_value());
+  }
+  SUBCASE("values past the underlying type, negative or not integers") {
+    CHECK(converts<TargetSettings>("endpoint", 2));
+    CHECK_FALSE(converts<TargetSettings>("endpoint", 3));
+    CHECK_FALSE(converts<TargetSettings>("endpoint", 256 + 1));
+    CHECK_FALSE(converts<TargetSettings>("endpoint", -1));
+    CHECK_FALSE(converts<TargetSettings>("endpoint", std::string("chat")));
+    CHECK(converts<SessionRoutingSettings>("mode", 3));
+    CHECK_FALSE(converts<SessionRoutingSettings>("mode", 4));
+    CHECK_FALSE(converts<WorkerSettings>("history", 2));
+  }
+  SUBCASE("a session action") {
+    msgpack::sbuffer buffer;
+    msgpack::pack(buffer, 4);
+    const auto handle = msgpack::unpack(buffer.data(), buffer.size());
+    CHECK_THROWS_AS(handle.get().as<SessionAction>(), msgpack::type_error);
+  }
+}
