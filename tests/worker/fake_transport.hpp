@@ -4,11 +4,13 @@
 // completes them, or are answered on the next iteration when `auto_reply` is set.
 #pragma once
 
-#include <atomic>
+#include <chrono>
 #include <cmath>
+#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -18,6 +20,33 @@
 #include "worker/transport.hpp"
 
 namespace convoy::worker::test {
+
+// A count another thread can wait on: the transport adds to it on the worker's loop, a test
+// waits until it reaches n (woken by each add, not by polling) or its deadline passes.
+class DeliveryCount {
+ public:
+  void add() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      ++count_;
+    }
+    changed_.notify_all();
+  }
+  size_t value() const {
+    std::lock_guard<std::mutex> lock(mutex_);
+    return count_;
+  }
+  // True when the count reached `n` within `timeout`.
+  bool wait_for(size_t n, std::chrono::nanoseconds timeout) const {
+    std::unique_lock<std::mutex> lock(mutex_);
+    return changed_.wait_for(lock, timeout, [&] { return count_ >= n; });
+  }
+
+ private:
+  mutable std::mutex mutex_;
+  mutable std::condition_variable changed_;
+  size_t count_ = 0;
+};
 
 class FakeTransport final : public Transport {
  public:
@@ -41,7 +70,7 @@ class FakeTransport final : public Transport {
   // sent_ns and end_ns are filled in when left 0).
   std::function<HttpResponse(const HttpRequest&)> auto_reply;
   // When set, counts the `done` callbacks that ran (readable from another thread).
-  std::atomic<size_t>* delivered_counter = nullptr;
+  DeliveryCount* delivered_counter = nullptr;
 
   RequestId start(HttpRequest request, DoneCallback done) override {
     const RequestId id = next_id_++;
@@ -130,7 +159,7 @@ class FakeTransport final : public Transport {
         batch.swap(deferred_);
         for (auto& [done, r] : batch) {
           done(std::move(r));
-          if (delivered_counter != nullptr) ++*delivered_counter;
+          if (delivered_counter != nullptr) delivered_counter->add();
         }
       });
     }

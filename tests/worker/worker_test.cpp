@@ -28,6 +28,7 @@ using convoy::worker::Transport;
 using convoy::worker::Worker;
 using convoy::worker::WorkerOptions;
 using convoy::worker::WorkerSeams;
+using convoy::worker::test::DeliveryCount;
 using convoy::worker::test::FakeTransport;
 
 namespace {
@@ -170,7 +171,7 @@ class WorkerThread {
 
 // A FakeTransport for the worker's loop: answers at once when `auto_reply`, else holds every
 // request until it is cancelled; counts the callbacks it delivered.
-WorkerSeams fake_http(std::atomic<size_t>* delivered, bool auto_reply) {
+WorkerSeams fake_http(DeliveryCount* delivered, bool auto_reply) {
   WorkerSeams seams;
   seams.make_transport = [delivered, auto_reply](EventLoop& loop) -> std::unique_ptr<Transport> {
     auto t = std::make_unique<FakeTransport>(loop);
@@ -194,12 +195,8 @@ proto::Conversation conversation(uint64_t index, int turns = 1) {
   return c;
 }
 
-bool wait_for(const std::atomic<size_t>& counter, size_t n, int64_t timeout_ns = 2 * kSec) {
-  const int64_t deadline = steady_now_ns() + timeout_ns;
-  while (counter.load() < n && steady_now_ns() < deadline) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(1));  // a bounded poll
-  }
-  return counter.load() >= n;
+bool wait_for(const DeliveryCount& counter, size_t n, int64_t timeout_ns = 2 * kSec) {
+  return counter.wait_for(n, std::chrono::nanoseconds(timeout_ns));
 }
 
 // Everything on the results socket up to and including the Bye.
@@ -239,7 +236,7 @@ TEST_CASE("worker: a batch is sent as soon as it holds max_batch_records") {
   WorkerOptions o = options_for(controller);
   o.max_batch_records = 3;
   o.flush_interval_s = 30;  // never reached: the size sends it
-  std::atomic<size_t> delivered{0};
+  DeliveryCount delivered;
   WorkerThread worker(controller, o, fake_http(&delivered, /*auto_reply=*/true));
   REQUIRE(controller.welcome());
   proto::Conversation c = conversation(7, 4);
@@ -263,7 +260,7 @@ TEST_CASE("worker: a batch smaller than max_batch_records is sent after flush_in
   InprocController controller;
   WorkerOptions o = options_for(controller);
   o.flush_interval_s = 0.1;
-  std::atomic<size_t> delivered{0};
+  DeliveryCount delivered;
   WorkerThread worker(controller, o, fake_http(&delivered, /*auto_reply=*/true));
   REQUIRE(controller.welcome());
   proto::Conversation c = conversation(7, 2);
@@ -289,7 +286,7 @@ TEST_CASE("worker: batches the full results queue refused are retried and none i
   WorkerOptions o = options_for(controller);
   o.max_batch_records = 1;  // one message per record
   WorkerSeams seams;
-  std::atomic<size_t> delivered{0};
+  DeliveryCount delivered;
   seams = fake_http(&delivered, /*auto_reply=*/true);
   seams.results_send_hwm = 1;  // the queue holds about two messages
   WorkerThread worker(controller, o, std::move(seams));
@@ -324,7 +321,7 @@ TEST_CASE("worker: batches the full results queue refused are retried and none i
 
 TEST_CASE("worker: after a cancelling Stop the Bye comes after the last batch") {
   InprocController controller;
-  std::atomic<size_t> delivered{0};
+  DeliveryCount delivered;
   WorkerThread worker(controller, options_for(controller),
                       fake_http(&delivered, /*auto_reply=*/false));  // requests hang
   REQUIRE(controller.welcome("secret"));
@@ -370,7 +367,7 @@ TEST_CASE("worker: a shutdown whose results nobody takes ends at the send deadli
   WorkerOptions o = options_for(controller);
   o.max_batch_records = 1;
   o.results_linger_s = 0.3;
-  std::atomic<size_t> delivered{0};
+  DeliveryCount delivered;
   WorkerSeams seams = fake_http(&delivered, /*auto_reply=*/true);
   seams.results_send_hwm = 1;
   WorkerThread worker(controller, o, std::move(seams));
@@ -392,7 +389,7 @@ TEST_CASE("worker: controller silence cancels everything and exits 3 within the 
   InprocController controller;
   WorkerOptions o = options_for(controller);
   o.controller_silence_s = 0.3;
-  std::atomic<size_t> delivered{0};
+  DeliveryCount delivered;
   WorkerThread worker(controller, o, fake_http(&delivered, /*auto_reply=*/false));
   REQUIRE(controller.welcome());
   controller.assign({conversation(1, 2)});
@@ -400,5 +397,5 @@ TEST_CASE("worker: controller silence cancels everything and exits 3 within the 
   REQUIRE(worker.wait_exit(2 * kSec) == 3);
   CHECK(worker.exited_ns() - last_word_ns >= 300 * kMs);
   CHECK(worker.exited_ns() - last_word_ns < 1000 * kMs);
-  CHECK(delivered.load() == 1);  // the request in flight was cancelled and reported
+  CHECK(delivered.value() == 1);  // the request in flight was cancelled and reported
 }
