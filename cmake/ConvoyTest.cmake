@@ -10,10 +10,29 @@
 
 set(CONVOY_TEST_TIMEOUT 300 CACHE STRING "Per-test CTest timeout in seconds")
 
+# doctest's main() is compiled once for every test executable (it is the heaviest translation
+# unit of a test binary: ~10 s each).
+function(convoy_doctest_main)
+  if(NOT TARGET convoy_doctest_main)
+    add_library(convoy_doctest_main OBJECT ${PROJECT_SOURCE_DIR}/tests/doctest_main.cpp)
+    target_link_libraries(convoy_doctest_main PRIVATE doctest::doctest)
+    convoy_test_optimization(convoy_doctest_main)
+  endif()
+endfunction()
+
+# Test code is compiled at -O1 in optimized builds: the code under test (our libraries) keeps
+# the build type's -O2, and the tests compile in about 2/3 of the time (they are 70% of a
+# full build).
+function(convoy_test_optimization target)
+  target_compile_options(${target} PRIVATE $<$<CONFIG:Release,RelWithDebInfo,MinSizeRel>:-O1>)
+endfunction()
+
 function(convoy_add_test name)
   cmake_parse_arguments(ARG "" "LABEL" "SOURCES;LIBS;RULES" ${ARGN})
-  add_executable(${name} ${ARG_SOURCES} ${PROJECT_SOURCE_DIR}/tests/doctest_main.cpp)
+  convoy_doctest_main()
+  add_executable(${name} ${ARG_SOURCES} $<TARGET_OBJECTS:convoy_doctest_main>)
   target_link_libraries(${name} PRIVATE ${ARG_LIBS} doctest::doctest)
+  convoy_test_optimization(${name})
   target_include_directories(${name} PRIVATE ${PROJECT_SOURCE_DIR}/tests)
   target_compile_definitions(${name} PRIVATE
     CONVOY_SOURCE_DIR="${PROJECT_SOURCE_DIR}"

@@ -125,6 +125,12 @@ void read_flags(const rapidjson::Value& body, ApiRequest& req) {
   }
   const auto nvext = body.FindMember("nvext");
   if (nvext == body.MemberEnd() || !nvext->value.IsObject()) return;
+  const auto instance = nvext->value.FindMember("backend_instance_id");
+  if (instance != nvext->value.MemberEnd() && instance->value.IsUint64()) {
+    req.backend_instance_id = instance->value.GetUint64();
+  }
+  const auto rank = nvext->value.FindMember("dp_rank");
+  if (rank != nvext->value.MemberEnd() && rank->value.IsUint()) req.dp_rank = rank->value.GetUint();
   const auto extra = nvext->value.FindMember("extra_fields");
   if (extra == nvext->value.MemberEnd() || !extra->value.IsArray()) return;
   for (const auto& f : extra->value.GetArray()) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <variant>
@@ -30,6 +31,9 @@ struct ApiRequest {
   int64_t user_turns = 0;  // chat: user messages, the turn-index fallback without a session key
   bool want_worker_id = false;  // nvext.extra_fields contains "worker_id"
   bool want_timing = false;     // nvext.extra_fields contains "timing"
+  // An explicit worker pin: nvext.backend_instance_id and nvext.dp_rank.
+  std::optional<uint64_t> backend_instance_id;
+  std::optional<uint32_t> dp_rank;
   SessionDirective session;
 };
 

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 
+#include "common/hash.hpp"
 #include "mock/tokens.hpp"
 
 namespace convoy::mock {
@@ -13,11 +14,20 @@ namespace {
 
 double to_ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
+// Dynamo's MAX_SESSION_AFFINITY_ID_BYTES and the errors its affinity table returns
+// (lib/kv-router/src/services/selection/affinity.rs validate_session_id / reserve_entry), as the
+// frontend renders them (lib/llm/src/http/service/error.rs HttpProblem::from_dynamo_error:
+// InvalidArgument -> 400 with the message; ResourceExhausted -> overload_status_code(), 529
+// unless DYN_HTTP_OVERLOAD_STATUS_CODE says otherwise, "Service temporarily overloaded").
+constexpr size_t kMaxSessionIdBytes = 256;
+constexpr int kOverloadStatus = 529;
+
 }  // namespace
 
 Engine::Engine(const Options& options)
     : options_(options),
       router_(options.router_mode, options.seed),
+      pins_(static_cast<size_t>(std::max(options.frontends, 1))),
       fault_rng_(options.seed),
       stats_(static_cast<size_t>(options.stats_sessions)) {
   workers_.reserve(static_cast<size_t>(options_.workers));
@@ -60,23 +70,35 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
   }
 
   int worker = -1;
-  if (auto error = apply_session(request, meta, worker, now)) {
-    stats_.count_response(request.endpoint, error->status);
-    return *error;
+  std::optional<int> passed_over;
+  auto session_error = options_.contract == Contract::kHeader
+                           ? header_affinity(meta, worker, passed_over, now)
+                           : apply_session(request, meta, worker, now);
+  if (session_error) {
+    stats_.count_response(request.endpoint, session_error->status);
+    return *session_error;
   }
-  if (worker < 0) worker = route(*job);
+  if (worker < 0) worker = route(*job, meta);
   if (worker < 0) {
     stats_.count_response(request.endpoint, 503);
     return ApiError{503, "no workers available for model " + options_.model};
   }
+  if (passed_over && *passed_over != worker) stats_.count_affinity(AffinityEvent::kSoftMove);
   after_routing(request, meta, worker, now);
   job->worker = worker;
+  job->frontend = meta.frontend;
 
+  if (options_.contract == Contract::kHeader) {
+    stats_.record_session_headers(!meta.parent_session_id.empty(), meta.session_final);
+  }
   job->stats_key = !meta.correlation_id.empty()          ? meta.correlation_id
                    : !request.session.session_id.empty() ? request.session.session_id
                                                          : meta.session_header;
-  job->turn_index = job->stats_key.empty() ? std::max<int64_t>(request.user_turns - 1, 0)
-                                           : stats_.observe_session(job->stats_key, worker);
+  job->turn_index =
+      job->stats_key.empty()
+          ? std::max<int64_t>(request.user_turns - 1, 0)
+          : stats_.observe_session(job->stats_key, worker, meta.frontend, meta.parent_session_id,
+                                   meta.session_final.value_or(false));
   if (request.stream) {
     auto draw = [&](double rate, FaultKind kind) {
       const bool hit = rate > 0 && unit(fault_rng_) < rate;
@@ -102,24 +124,91 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
   return Submitted{std::move(job), false};
 }
 
-std::optional<ApiError> Engine::apply_session(const ApiRequest& request, const RequestMeta& meta,
-                                              int& worker, Clock::time_point now) {
-  if (options_.contract == Contract::kHeader) {
-    if (!options_.affinity_ttl_s || meta.session_header.empty()) return std::nullopt;
-    const auto pin = pins_.find(meta.session_header, now);
-    if (!pin) return std::nullopt;
-    if (workers_[static_cast<size_t>(pin->worker)].up) {
+int Engine::pick_frontend(std::string_view session_id) {
+  if (options_.frontends <= 1) return 0;
+  const auto n = static_cast<uint64_t>(options_.frontends);
+  if (options_.ingress_hash == IngressHash::kSession && !session_id.empty()) {
+    return static_cast<int>(splitmix64_finalize(fnv1a64(session_id)) % n);
+  }
+  std::lock_guard lock(mutex_);
+  return static_cast<int>(frontend_cursor_++ % n);
+}
+
+bool Engine::eligible(int worker) const {
+  const Worker& w = workers_[static_cast<size_t>(worker)];
+  if (!w.up) return false;
+  const auto has_slot = [this](const Worker& x) {
+    return x.up && x.active < options_.max_num_seqs && x.queue.empty();
+  };
+  if (has_slot(w)) return true;
+  return std::none_of(workers_.begin(), workers_.end(), has_slot);
+}
+
+std::optional<ApiError> Engine::header_affinity(const RequestMeta& meta, int& worker,
+                                                std::optional<int>& passed_over,
+                                                Clock::time_point now) {
+  // Without --affinity-ttl-s Dynamo builds no affinity table (create_affinity_coordinator returns
+  // None without a TTL, PR #10875): every turn is routed fresh and no id limit applies.
+  if (!options_.affinity_ttl_s || meta.session_header.empty()) return std::nullopt;
+  if (meta.session_header.size() > kMaxSessionIdBytes) {
+    stats_.count_affinity(AffinityEvent::kIdTooLong);
+    return bad_request("session affinity ID must not exceed " + std::to_string(kMaxSessionIdBytes) +
+                       " bytes");
+  }
+  PinTable& table = pins_[static_cast<size_t>(meta.frontend)];
+  const auto pin = table.find(meta.session_header, now);
+  if (!pin) {
+    // A new binding takes an entry; expired ones still hold theirs until the reaper runs.
+    if (static_cast<int64_t>(table.size()) >= options_.affinity_max_entries) {
+      stats_.count_affinity(AffinityEvent::kTableFull);
+      return ApiError{kOverloadStatus, "Service temporarily overloaded"};
+    }
+    stats_.count_affinity(AffinityEvent::kMiss);
+    return std::nullopt;
+  }
+  // A bound session must agree with an explicit pin (affinity.rs validate_bound_target; 400).
+  const auto bound_instance = instance_id(options_, pin->worker);
+  if (meta.target_instance && *meta.target_instance != bound_instance) {
+    return bad_request("session " + meta.session_header + " is bound to worker " +
+                       std::to_string(bound_instance) + ", not " +
+                       std::to_string(*meta.target_instance));
+  }
+  const auto bound_rank = static_cast<uint32_t>(dp_rank(options_, pin->worker));
+  if (meta.target_rank && *meta.target_rank != bound_rank) {
+    return bad_request("session " + meta.session_header + " is bound to DP rank " +
+                       std::to_string(bound_rank) + ", not " + std::to_string(*meta.target_rank));
+  }
+  if (options_.affinity_mode == AffinityMode::kSoft) {
+    // PR #13907: a soft binding is the selector's preference, kept while the worker is eligible;
+    // the session re-binds to wherever the request ran.
+    if (eligible(pin->worker)) {
       worker = pin->worker;
+      stats_.count_affinity(AffinityEvent::kHit);
     } else {
-      pins_.unpin(meta.session_header);
+      passed_over = pin->worker;
     }
     return std::nullopt;
   }
+  // Hard (the default): an exact target. A bound worker that is gone invalidates the binding
+  // and the selection is retried once elsewhere (the request then binds there).
+  if (workers_[static_cast<size_t>(pin->worker)].up) {
+    worker = pin->worker;
+    stats_.count_affinity(AffinityEvent::kHit);
+  } else {
+    table.unpin(meta.session_header);
+    stats_.count_affinity(AffinityEvent::kInvalidated);
+  }
+  return std::nullopt;
+}
+
+std::optional<ApiError> Engine::apply_session(const ApiRequest& request, const RequestMeta& meta,
+                                              int& worker, Clock::time_point now) {
   if (options_.contract == Contract::kNone) return std::nullopt;
 
+  PinTable& pins = pins_[static_cast<size_t>(meta.frontend)];
   const auto& d = request.session;
   if (d.action == SessionAction::kNone || d.session_id.empty()) return std::nullopt;
-  const auto pin = pins_.find(d.session_id, now);
+  const auto pin = pins.find(d.session_id, now);
   if (!pin) return std::nullopt;
   const bool up = workers_[static_cast<size_t>(pin->worker)].up;
   if (pin->kind == PinKind::kEngine) {
@@ -127,31 +216,32 @@ std::optional<ApiError> Engine::apply_session(const ApiRequest& request, const R
     // client closes it or the TTL runs out.
     if (!up) {
       if (d.action == SessionAction::kClose) {
-        pins_.unpin(d.session_id);
+        pins.unpin(d.session_id);
         return std::nullopt;
       }
       return internal_error("session " + d.session_id + " is bound to worker " +
                             std::to_string(pin->worker) + ", which is unavailable");
     }
     worker = pin->worker;
-    pins_.refresh(d.session_id, now);
+    pins.refresh(d.session_id, now);
     return std::nullopt;
   }
   // Router-only affinity: follow it while the worker lives, else forget it and re-route.
   if (up) {
     worker = pin->worker;
   } else {
-    pins_.unpin(d.session_id);
+    pins.unpin(d.session_id);
   }
   return std::nullopt;
 }
 
 void Engine::after_routing(const ApiRequest& request, const RequestMeta& meta, int worker,
                            Clock::time_point now) {
+  PinTable& pins = pins_[static_cast<size_t>(meta.frontend)];
   if (options_.contract == Contract::kHeader) {
     if (options_.affinity_ttl_s && !meta.session_header.empty()) {
-      pins_.pin(meta.session_header, worker, PinKind::kHeader,
-                scaled_ms(*options_.affinity_ttl_s * 1000.0), now);
+      pins.pin(meta.session_header, worker, PinKind::kHeader,
+               scaled_ms(*options_.affinity_ttl_s * 1000.0), now);
     }
     return;
   }
@@ -160,14 +250,14 @@ void Engine::after_routing(const ApiRequest& request, const RequestMeta& meta, i
   switch (d.action) {
     case SessionAction::kOpen:
       if (options_.engine_sessions) {
-        pins_.pin(d.session_id, worker, PinKind::kEngine, session_ttl(d.timeout_s), now);
+        pins.pin(d.session_id, worker, PinKind::kEngine, session_ttl(d.timeout_s), now);
       }
       break;
     case SessionAction::kBind:
-      pins_.pin(d.session_id, worker, PinKind::kRouter, session_ttl(d.timeout_s), now);
+      pins.pin(d.session_id, worker, PinKind::kRouter, session_ttl(d.timeout_s), now);
       break;
     case SessionAction::kClose:
-      pins_.unpin(d.session_id);
+      pins.unpin(d.session_id);
       break;
     case SessionAction::kBare:
     case SessionAction::kNone:
@@ -175,11 +265,19 @@ void Engine::after_routing(const ApiRequest& request, const RequestMeta& meta, i
   }
 }
 
-int Engine::route(const Job& job) {
+bool Engine::targeted(const RequestMeta& meta, int w) const {
+  if (meta.target_instance && instance_id(options_, w) != *meta.target_instance) return false;
+  if (meta.target_rank && static_cast<uint32_t>(dp_rank(options_, w)) != *meta.target_rank) {
+    return false;
+  }
+  return true;
+}
+
+int Engine::route(const Job& job, const RequestMeta& meta) {
   std::vector<WorkerLoad> loads(workers_.size());
   for (size_t i = 0; i < workers_.size(); ++i) {
     const Worker& w = workers_[i];
-    loads[i].up = w.up;
+    loads[i].up = w.up && targeted(meta, static_cast<int>(i));
     loads[i].active_prefill_blocks = w.prefill_blocks;
     loads[i].active_decode_blocks = w.decode_blocks;
     if (options_.router_mode == RouterMode::kKv && w.up) {
@@ -285,7 +383,9 @@ void Engine::count_rejection(Endpoint endpoint, int status) {
 
 size_t Engine::reap(Clock::time_point now) {
   std::lock_guard lock(mutex_);
-  return pins_.reap(now);
+  size_t n = 0;
+  for (auto& table : pins_) n += table.reap(now);
+  return n;
 }
 
 bool Engine::set_worker_up(int worker, bool up) {
@@ -302,7 +402,8 @@ void Engine::reset() {
     w.up = true;
     w.requests = 0;
   }
-  pins_.clear();
+  for (auto& table : pins_) table.clear();
+  frontend_cursor_ = 0;
   stats_.clear();
   router_.reseed(options_.seed);
   fault_rng_.seed(options_.seed);
@@ -319,7 +420,7 @@ void Engine::shutdown() {
 
 std::string Engine::sessions_json(Clock::time_point now) {
   std::lock_guard lock(mutex_);
-  pins_.reap(now);
+  for (auto& table : pins_) table.reap(now);
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();
@@ -327,19 +428,23 @@ std::string Engine::sessions_json(Clock::time_point now) {
   w.String(to_string(options_.contract));
   w.Key("sessions");
   w.StartArray();
-  for (const auto& view : pins_.snapshot()) {
-    w.StartObject();
-    w.Key("session_id");
-    w.String(view.session_id.data(), static_cast<rapidjson::SizeType>(view.session_id.size()));
-    w.Key("worker");
-    w.Int(view.pin.worker);
-    w.Key("kind");
-    w.String(to_string(view.pin.kind));
-    w.Key("ttl_ms");
-    w.Double(to_ms(view.pin.ttl));
-    w.Key("expires_in_ms");
-    w.Double(to_ms(view.pin.expires_at - now));
-    w.EndObject();
+  for (size_t frontend = 0; frontend < pins_.size(); ++frontend) {
+    for (const auto& view : pins_[frontend].snapshot()) {
+      w.StartObject();
+      w.Key("session_id");
+      w.String(view.session_id.data(), static_cast<rapidjson::SizeType>(view.session_id.size()));
+      w.Key("frontend");
+      w.Int(static_cast<int>(frontend));
+      w.Key("worker");
+      w.Int(view.pin.worker);
+      w.Key("kind");
+      w.String(to_string(view.pin.kind));
+      w.Key("ttl_ms");
+      w.Double(to_ms(view.pin.ttl));
+      w.Key("expires_in_ms");
+      w.Double(to_ms(view.pin.expires_at - now));
+      w.EndObject();
+    }
   }
   w.EndArray();
   w.EndObject();
@@ -349,11 +454,13 @@ std::string Engine::sessions_json(Clock::time_point now) {
 namespace {
 
 template <class Workers>
-std::vector<WorkerView> views(const Workers& workers) {
+std::vector<WorkerView> views(const Workers& workers, const Options& options) {
   std::vector<WorkerView> out;
   int id = 0;
   for (const auto& w : workers) {
     WorkerView v;
+    v.instance_id = instance_id(options, id);
+    v.dp_rank = dp_rank(options, id);
     v.id = id++;
     v.up = w.up;
     v.active = w.active;
@@ -373,12 +480,14 @@ std::vector<WorkerView> views(const Workers& workers) {
 
 std::string Engine::stats_json() {
   std::lock_guard lock(mutex_);
-  return stats_.json(views(workers_), static_cast<int64_t>(pins_.size()));
+  size_t live = 0;
+  for (const auto& table : pins_) live += table.size();
+  return stats_.json(views(workers_, options_), static_cast<int64_t>(live));
 }
 
 std::string Engine::metrics_text() {
   std::lock_guard lock(mutex_);
-  return stats_.prometheus(views(workers_), options_.model);
+  return stats_.prometheus(views(workers_, options_), options_.model);
 }
 
 }  // namespace convoy::mock

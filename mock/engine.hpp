@@ -14,8 +14,10 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <random>
 #include <string>
+#include <string_view>
 #include <unordered_map>
 #include <variant>
 #include <vector>
@@ -33,7 +35,17 @@ namespace convoy::mock {
 // Request facts taken from HTTP headers.
 struct RequestMeta {
   std::string correlation_id;  // X-Correlation-ID
-  std::string session_header;  // X-Dynamo-Session-ID
+  // Header contract: the session id as Dynamo reads it (mock/session_headers.hpp: trimmed,
+  // X-Dynamo-Session-ID first, then agent-native headers). Other contracts: X-Dynamo-Session-ID
+  // as sent.
+  std::string session_header;
+  std::string parent_session_id;  // header contract; "" = none
+  std::optional<bool> session_final;
+  int frontend = 0;  // Engine::pick_frontend
+  // An explicit worker pin: x-worker-instance-id / x-dp-rank, else nvext.backend_instance_id /
+  // nvext.dp_rank (headers win, as Dynamo's apply_header_routing_overrides has it).
+  std::optional<uint64_t> target_instance;
+  std::optional<uint32_t> target_rank;
 };
 
 // Faults drawn for one request; they trigger at token `fault_token` of the stream.
@@ -53,6 +65,7 @@ struct Job {
   int64_t max_tokens = 0;
   int64_t prompt_blocks = 0;  // ceil(prompt_tokens / block_size): the router's load unit
   int worker = -1;
+  int frontend = 0;
   int64_t turn_index = 0;
   std::string stats_key;  // per-session statistics key ("" = none)
   Faults faults;
@@ -85,6 +98,8 @@ class Engine {
   // error to answer.
   std::variant<Submitted, ApiError> submit(ApiRequest&& request, const RequestMeta& meta,
                                            std::function<void()> on_admit, Clock::time_point now);
+  // Which frontend (binding table) serves a request (--frontends, --ingress-hash).
+  int pick_frontend(std::string_view session_id);
   void first_token(const JobPtr& job, Clock::time_point now);
   // The request finished: its prompt and output blocks enter the worker's cache.
   // `lateness_ms`: how far behind schedule its latest token went out (event-loop health).
@@ -120,9 +135,18 @@ class Engine {
 
   std::optional<ApiError> apply_session(const ApiRequest& request, const RequestMeta& meta,
                                         int& worker, Clock::time_point now);
+  // Header contract (Dynamo >= 1.3): X-Dynamo-Session-ID affinity in the request's frontend.
+  // `passed_over`: a bound worker this request did not take (soft mode), for counting moves.
+  std::optional<ApiError> header_affinity(const RequestMeta& meta, int& worker,
+                                          std::optional<int>& passed_over, Clock::time_point now);
+  // Soft mode keeps a binding while its worker is eligible: up, and not saturated while another
+  // up worker has a free sequence slot.
+  bool eligible(int worker) const;
   void after_routing(const ApiRequest& request, const RequestMeta& meta, int worker,
                      Clock::time_point now);
-  int route(const Job& job);
+  int route(const Job& job, const RequestMeta& meta);
+  // Whether worker `w` is the request's explicit target (true when it names none).
+  bool targeted(const RequestMeta& meta, int w) const;
   void admit(Worker& worker, const JobPtr& job, Clock::time_point now);
   // Admits queued jobs into free slots; returns their callbacks to run after unlocking.
   std::vector<std::function<void()>> fill_slots(Worker& worker, Clock::time_point now);
@@ -135,7 +159,8 @@ class Engine {
   std::mutex mutex_;
   std::vector<Worker> workers_;
   Router router_;
-  PinTable pins_;
+  std::vector<PinTable> pins_;  // one binding table per frontend
+  uint64_t frontend_cursor_ = 0;
   std::mt19937_64 fault_rng_;
   Stats stats_;
   bool shut_down_ = false;

@@ -17,8 +17,11 @@
 #include <string>
 
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 
 #include "mock/responses.hpp"
+#include "mock/session_headers.hpp"
 #include "mock/tokens.hpp"
 
 namespace convoy::mock {
@@ -169,18 +172,86 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         ApiError{405, "Method Not Allowed: " + std::string(sv(request_.method_string()))});
   }
 
-  void log_request(const rapidjson::Value* body_json) {
+  void log_request(const rapidjson::Value* body_json, std::string_view routing = {}) {
     if (ctx_.log == nullptr) return;
     std::vector<std::pair<std::string_view, std::string_view>> headers;
     for (const auto& field : request_)
       headers.emplace_back(sv(field.name_string()), sv(field.value()));
     ctx_.log->write(sv(request_.method_string()), sv(request_.target()), headers, request_.body(),
-                    body_json);
+                    body_json, routing);
   }
 
   // ---- generation ---------------------------------------------------------------------------
 
-  void reject(Endpoint endpoint, const ApiError& error) {
+  // The session facts of the request's headers, and the frontend that serves it.
+  RequestMeta read_meta() {
+    RequestMeta meta;
+    meta.correlation_id = std::string(sv(request_["X-Correlation-ID"]));
+    if (ctx_.options.contract == Contract::kHeader) {
+      const auto headers =
+          read_session_headers([this](std::string_view name) -> std::optional<std::string_view> {
+            const auto it = request_.find(beast::string_view(name.data(), name.size()));
+            if (it == request_.end()) return std::nullopt;
+            return sv(it->value());
+          });
+      meta.session_header = headers.session_id;
+      meta.parent_session_id = headers.parent_session_id.value_or("");
+      meta.session_final = headers.session_final;
+    } else {
+      meta.session_header = std::string(sv(request_["X-Dynamo-Session-ID"]));
+    }
+    meta.frontend = ctx_.engine.pick_frontend(meta.session_header);
+    // lib/llm/src/protocols/openai/nvext.rs apply_header_routing_overrides: unparsable values
+    // are ignored.
+    const auto number = [this](const char* name) -> std::optional<uint64_t> {
+      const auto v = sv(request_[name]);
+      uint64_t n = 0;
+      const auto r = std::from_chars(v.data(), v.data() + v.size(), n);
+      if (v.empty() || r.ec != std::errc{} || r.ptr != v.data() + v.size()) return std::nullopt;
+      return n;
+    };
+    meta.target_instance = number("x-worker-instance-id");
+    if (const auto rank = number("x-dp-rank"); rank && *rank <= 0xffffffffULL) {
+      meta.target_rank = static_cast<uint32_t>(*rank);
+    }
+    return meta;
+  }
+
+  // The request log's "routing" object: the session as read, where it went, how it ended.
+  std::string routing_note(const RequestMeta& meta, int status, int worker) const {
+    rapidjson::StringBuffer buf;
+    rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+    auto put = [&w](const std::string& v) {
+      w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+    };
+    w.StartObject();
+    w.Key("session_id");
+    put(meta.session_header);
+    w.Key("parent_session_id");
+    if (meta.parent_session_id.empty()) {
+      w.Null();
+    } else {
+      put(meta.parent_session_id);
+    }
+    w.Key("session_final");
+    if (meta.session_final) {
+      w.Bool(*meta.session_final);
+    } else {
+      w.Null();
+    }
+    w.Key("frontend");
+    w.Int(meta.frontend);
+    w.Key("worker");
+    w.Int(worker);
+    w.Key("status");
+    w.Int(status);
+    w.EndObject();
+    return std::string(buf.GetString(), buf.GetSize());
+  }
+
+  void reject(Endpoint endpoint, const ApiError& error, const rapidjson::Value* body_json,
+              const RequestMeta& meta) {
+    log_request(body_json, routing_note(meta, error.status, -1));
     ctx_.engine.count_rejection(endpoint, error.status);
     respond_error(error);
   }
@@ -189,15 +260,22 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const std::string& body = request_.body();
     rapidjson::Document doc;
     doc.Parse(body.data(), body.size());
-    log_request(doc.HasParseError() ? nullptr : &doc);
-    if (doc.HasParseError()) return reject(endpoint, json_syntax_error(doc, body));
+    const rapidjson::Value* body_json = doc.HasParseError() ? nullptr : &doc;
+    RequestMeta meta = read_meta();
+    if (doc.HasParseError()) return reject(endpoint, json_syntax_error(doc, body), body_json, meta);
 
     auto control = read_session_control(ctx_.options.contract, doc, body);
-    if (auto* error = std::get_if<ApiError>(&control)) return reject(endpoint, *error);
+    if (auto* error = std::get_if<ApiError>(&control)) {
+      return reject(endpoint, *error, body_json, meta);
+    }
     auto parsed = read_api_request(endpoint, doc, ctx_.options);
-    if (auto* error = std::get_if<ApiError>(&parsed)) return reject(endpoint, *error);
+    if (auto* error = std::get_if<ApiError>(&parsed)) {
+      return reject(endpoint, *error, body_json, meta);
+    }
     ApiRequest req = std::move(std::get<ApiRequest>(parsed));
     req.session = std::move(std::get<SessionDirective>(control));
+    if (!meta.target_instance) meta.target_instance = req.backend_instance_id;
+    if (!meta.target_rank) meta.target_rank = req.dp_rank;
 
     endpoint_ = endpoint;
     stream_ = req.stream;
@@ -215,19 +293,22 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     info_.with_worker_id = req.want_worker_id;
     info_.with_timing = req.want_timing;
 
-    RequestMeta meta{std::string(sv(request_["X-Correlation-ID"])),
-                     std::string(sv(request_["X-Dynamo-Session-ID"]))};
     auto on_admit = [self = shared_from_this(), generation = generation_] {
       net::post(self->socket_.get_executor(),
                 [self, generation] { self->on_admitted(generation); });
     };
     auto submitted = ctx_.engine.submit(std::move(req), meta, std::move(on_admit), Clock::now());
-    if (auto* error = std::get_if<ApiError>(&submitted)) return respond_error(*error);
+    if (auto* error = std::get_if<ApiError>(&submitted)) {
+      log_request(body_json, routing_note(meta, error->status, -1));
+      return respond_error(*error);
+    }
     auto& ok = std::get<Submitted>(submitted);
     job_ = std::move(ok.job);
+    log_request(body_json, routing_note(meta, 200, job_->worker));
     info_.prompt_tokens = job_->prompt_tokens;
     info_.completion_tokens = job_->max_tokens;
-    info_.worker = job_->worker;
+    info_.instance_id = instance_id(ctx_.options, job_->worker);
+    info_.dp_rank = dp_rank(ctx_.options, job_->worker);
     next_token_ = 0;
     stall_shift_ = {};
     max_late_ = {};

@@ -34,6 +34,12 @@ const char* to_string(RouterMode mode) {
   return "?";
 }
 
+const char* to_string(AffinityMode mode) { return mode == AffinityMode::kSoft ? "soft" : "hard"; }
+
+const char* to_string(IngressHash hash) {
+  return hash == IngressHash::kSession ? "session" : "request";
+}
+
 namespace {
 
 // Flags read as text and mapped after parsing (clearer messages than CLI11's transformers).
@@ -42,6 +48,8 @@ struct Names {
   std::string contract = "bind";
   std::string router = "kv";
   std::string engine_sessions = "false";
+  std::string affinity_mode = "hard";
+  std::string ingress_hash = "request";
 };
 
 ParsedOptions parse(CLI::App& app, Options& opt, const Names& names,
@@ -69,6 +77,9 @@ ParsedOptions parse(CLI::App& app, Options& opt, const Names& names,
   opt.router_mode = names.router == "round-robin" ? RouterMode::kRoundRobin
                     : names.router == "random"    ? RouterMode::kRandom
                                                   : RouterMode::kKv;
+  opt.affinity_mode = names.affinity_mode == "soft" ? AffinityMode::kSoft : AffinityMode::kHard;
+  opt.ingress_hash =
+      names.ingress_hash == "session" ? IngressHash::kSession : IngressHash::kRequest;
   if (opt.stall_ms > 0 && opt.stall_rate <= 0) opt.stall_ms = 0;
   result.options = opt;
   return result;
@@ -117,6 +128,25 @@ void define(CLI::App& app, Options& opt, Names& names) {
       ->capture_default_str();
   app.add_option("--affinity-ttl-s", opt.affinity_ttl_s, "Header contract: pin idle TTL (s)")
       ->check(CLI::PositiveNumber);
+  app.add_option("--affinity-mode", names.affinity_mode,
+                 "Header contract: hard (exact binding) | soft (a preference)")
+      ->check(CLI::IsMember({"hard", "soft"}))
+      ->capture_default_str();
+  app.add_option("--affinity-max-entries", opt.affinity_max_entries,
+                 "Header contract: binding table size (Dynamo: 65536, fixed)")
+      ->check(CLI::Range(int64_t{1}, int64_t{1} << 32))
+      ->capture_default_str();
+  app.add_option("--frontends", opt.frontends, "Frontends (binding tables) behind the one port")
+      ->check(CLI::Range(1, 1024))
+      ->capture_default_str();
+  app.add_option("--ingress-hash", names.ingress_hash,
+                 "How requests pick a frontend: request (no session hashing) | session")
+      ->check(CLI::IsMember({"request", "session"}))
+      ->capture_default_str();
+  app.add_option("--data-parallel-size", opt.data_parallel_size,
+                 "DP ranks per reported worker instance (nvext.worker_id)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
   app.add_option("--default-session-timeout-s", opt.default_session_timeout_s,
                  "TTL when session_control has no timeout")
       ->check(CLI::PositiveNumber)

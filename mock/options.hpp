@@ -11,6 +11,12 @@ namespace convoy::mock {
 // Which generation of Dynamo's session-routing contract the frontend speaks (issue 3, item 5).
 enum class Contract { kNone, kLegacy, kBind, kHeader };
 enum class RouterMode { kKv, kRoundRobin, kRandom };
+// Header contract: how a binding enters routing (Dynamo's --router-session-affinity-mode).
+enum class AffinityMode { kHard, kSoft };
+// How requests are spread over --frontends: `request` = each request to the next frontend (an
+// ingress without session hashing), `session` = by a hash of the session id (ingress hashing on
+// X-Dynamo-Session-ID, as Dynamo's docs prescribe for several frontends).
+enum class IngressHash { kRequest, kSession };
 
 struct Options {
   std::string host = "127.0.0.1";
@@ -22,7 +28,9 @@ struct Options {
   int workers = 4;
   int block_size = 64;  // tokens per KV block
   int64_t kv_blocks_per_worker = 16384;
-  int max_num_seqs = 256;       // concurrent sequences per worker; the rest wait FIFO
+  int max_num_seqs = 256;  // concurrent sequences per worker; the rest wait FIFO
+  // Workers are reported (nvext.worker_id) as instance 1000 + w / dp, DP rank w % dp.
+  int data_parallel_size = 1;
   double itl_ms = 5;            // decode step per output token
   double speedup = 1;           // divides prefill, decode and session TTLs
   int default_max_tokens = 16;  // when a request names no max_tokens
@@ -30,8 +38,14 @@ struct Options {
 
   // Session routing.
   Contract contract = Contract::kBind;
-  bool engine_sessions = false;            // legacy `open` pins only when the engine has sessions
-  std::optional<double> affinity_ttl_s;    // header contract: idle TTL of X-Dynamo-Session-ID pins
+  bool engine_sessions = false;          // legacy `open` pins only when the engine has sessions
+  std::optional<double> affinity_ttl_s;  // header contract: idle TTL of X-Dynamo-Session-ID pins
+  AffinityMode affinity_mode = AffinityMode::kHard;
+  // Dynamo's MAX_SESSION_AFFINITY_ENTRIES (65,536, fixed there); settable here so tests can fill
+  // the table quickly.
+  int64_t affinity_max_entries = 65'536;
+  int frontends = 1;  // separate binding tables behind the one port
+  IngressHash ingress_hash = IngressHash::kRequest;
   double default_session_timeout_s = 300;  // when session_control carries no timeout
   double reaper_period_ms = 1000;          // real time (not divided by speedup)
   int64_t stats_sessions = 65'536;         // sessions /mock/stats keeps by id (LRU beyond)
@@ -60,5 +74,15 @@ ParsedOptions parse_options(const std::vector<std::string>& args);  // args excl
 
 const char* to_string(Contract contract);
 const char* to_string(RouterMode mode);
+const char* to_string(AffinityMode mode);
+const char* to_string(IngressHash hash);
+
+// The worker identity the mock reports for worker `w` (0-based, as /mock/stats numbers them):
+// Dynamo's instance ids are non-zero u64 lease ids; the mock uses 1000 + w / dp.
+inline constexpr uint64_t kInstanceIdBase = 1000;
+inline uint64_t instance_id(const Options& o, int worker) {
+  return kInstanceIdBase + static_cast<uint64_t>(worker / o.data_parallel_size);
+}
+inline int dp_rank(const Options& o, int worker) { return worker % o.data_parallel_size; }
 
 }  // namespace convoy::mock

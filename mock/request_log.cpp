@@ -14,7 +14,8 @@ RequestLog::RequestLog(const std::string& path) : file_(std::fopen(path.c_str(),
 
 void RequestLog::write(std::string_view method, std::string_view target,
                        const std::vector<std::pair<std::string_view, std::string_view>>& headers,
-                       std::string_view body, const rapidjson::Value* body_json) {
+                       std::string_view body, const rapidjson::Value* body_json,
+                       std::string_view routing) {
   auto s = [](std::string_view v) { return static_cast<rapidjson::SizeType>(v.size()); };
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
@@ -39,6 +40,10 @@ void RequestLog::write(std::string_view method, std::string_view target,
     body_json->Accept(w);
   } else {
     w.String(body.data(), s(body));
+  }
+  if (!routing.empty()) {
+    w.Key("routing");
+    w.RawValue(routing.data(), routing.size(), rapidjson::kObjectType);
   }
   w.EndObject();
 

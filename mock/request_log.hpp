@@ -19,9 +19,12 @@ class RequestLog {
   explicit RequestLog(const std::string& path);
 
   // `body_json`: the parsed body, embedded as a value; null writes `body` as a string.
+  // `routing`: a JSON object (generation requests: how the mock read and routed the request),
+  // written as "routing"; empty = none.
   void write(std::string_view method, std::string_view target,
              const std::vector<std::pair<std::string_view, std::string_view>>& headers,
-             std::string_view body, const rapidjson::Value* body_json);
+             std::string_view body, const rapidjson::Value* body_json,
+             std::string_view routing = {});
 
  private:
   struct FileCloser {

@@ -43,15 +43,29 @@ void usage(Writer& w, const ResponseInfo& info) {
   w.EndObject();
 }
 
-void nvext(Writer& w, const ResponseInfo& info) {
-  if (!info.with_worker_id && !info.with_timing) return;
+// Dynamo's NvExtResponse (lib/llm/src/protocols/openai/nvext.rs): worker_id is a WorkerIdInfo;
+// in aggregated serving the tracker records the one worker as both prefill and decode worker
+// (lib/llm/src/protocols/common/timing.rs RequestTracker::record_worker_full).
+void nvext(Writer& w, const ResponseInfo& info, bool worker_id, bool timing) {
+  worker_id = worker_id && info.with_worker_id;
+  timing = timing && info.with_timing;
+  if (!worker_id && !timing) return;
   w.Key("nvext");
   w.StartObject();
-  if (info.with_worker_id) {
+  if (worker_id) {
     w.Key("worker_id");
-    w.Int(info.worker);
+    w.StartObject();
+    w.Key("prefill_worker_id");
+    w.Uint64(info.instance_id);
+    w.Key("prefill_dp_rank");
+    w.Int(info.dp_rank);
+    w.Key("decode_worker_id");
+    w.Uint64(info.instance_id);
+    w.Key("decode_dp_rank");
+    w.Int(info.dp_rank);
+    w.EndObject();
   }
-  if (info.with_timing) {
+  if (timing) {
     w.Key("timing");
     w.StartObject();
     w.Key("ttft_ms");
@@ -122,7 +136,7 @@ std::string token_event(Endpoint endpoint, const ResponseInfo& info, int64_t ind
   }
   w.EndObject();
   w.EndArray();
-  if (first) nvext(w, info);
+  nvext(w, info, true, last);
   w.EndObject();
   return event(buf);
 }
@@ -164,7 +178,7 @@ std::string chat_response(const ResponseInfo& info) {
   w.EndObject();
   w.EndArray();
   usage(w, info);
-  nvext(w, info);
+  nvext(w, info, true, true);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
 }
@@ -188,7 +202,7 @@ std::string completion_response(const ResponseInfo& info) {
   w.EndObject();
   w.EndArray();
   usage(w, info);
-  nvext(w, info);
+  nvext(w, info, true, true);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
 }
@@ -228,7 +242,7 @@ std::string embeddings_response(const ResponseInfo& info, int64_t inputs, uint64
   w.Key("total_tokens");
   w.Int64(info.prompt_tokens);
   w.EndObject();
-  nvext(w, info);
+  nvext(w, info, true, true);
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
 }

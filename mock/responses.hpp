@@ -20,15 +20,18 @@ struct ResponseInfo {
   // nvext observability (nvext.extra_fields)
   bool with_worker_id = false;
   bool with_timing = false;
-  int worker = 0;
+  uint64_t instance_id = 0;  // the serving worker as nvext.worker_id reports it
+  int dp_rank = 0;
   double ttft_ms = 0;
   double queue_ms = 0;
   double prefill_ms = 0;
 };
 
 // One SSE event ("data: {...}\n\n") carrying output token `index` of `info.completion_tokens`.
-// The first chat chunk carries the role; the last carries finish_reason "length"; the
-// first also carries nvext when asked for.
+// The first chat chunk carries the role; the last carries finish_reason "length". As Dynamo's
+// delta generators do (lib/llm/src/protocols/openai/chat_completions/delta.rs,
+// NvExtResponseFieldSelection::build_response_nvext in .../openai/nvext.rs), every token chunk
+// carries nvext.worker_id when asked for, and nvext.timing rides the last one (finish_reason).
 std::string token_event(Endpoint endpoint, const ResponseInfo& info, int64_t index);
 // The usage chunk ("choices": []) sent when stream_options.include_usage.
 std::string usage_event(Endpoint endpoint, const ResponseInfo& info);

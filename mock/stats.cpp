@@ -15,6 +15,8 @@ namespace {
 constexpr std::array<double, 14> kTtftBucketsS = {0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1,
                                                   0.25,  0.5,    1.0,   2.5,  5.0,   10.0, 30.0};
 constexpr std::array<const char*, 4> kFaultNames = {"error", "reset", "malformed", "stall"};
+constexpr std::array<const char*, 6> kAffinityNames = {
+    "hits", "misses", "invalidated", "soft_moves", "rejected_id_too_long", "rejected_table_full"};
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
@@ -30,6 +32,10 @@ void write_worker(Writer& w, const WorkerView& v) {
   w.StartObject();
   key(w, "id");
   w.Int(v.id);
+  key(w, "instance_id");
+  w.Uint64(v.instance_id);
+  key(w, "dp_rank");
+  w.Int(v.dp_rank);
   key(w, "up");
   w.Bool(v.up);
   key(w, "active");
@@ -96,6 +102,16 @@ void write_sessions(Writer& w, const SessionRows& sessions) {
     w.StartArray();
     for (const int worker : row.workers) w.Int(worker);
     w.EndArray();
+    key(w, "frontends");
+    w.StartArray();
+    for (const int frontend : row.frontends) w.Int(frontend);
+    w.EndArray();
+    if (!row.parent.empty()) {
+      key(w, "parent");
+      str(w, row.parent);
+    }
+    key(w, "finals");
+    w.Int64(row.finals);
     w.EndObject();
   }
   w.EndObject();
@@ -109,7 +125,8 @@ void Stats::count_response(Endpoint endpoint, int status) {
 
 Stats::Stats(size_t session_limit) : session_limit_(std::max<size_t>(session_limit, 1)) {}
 
-int64_t Stats::observe_session(const std::string& key_name, int worker) {
+int64_t Stats::observe_session(const std::string& key_name, int worker, int frontend,
+                               const std::string& parent, bool session_final) {
   auto found = session_index_.find(std::string_view(key_name));
   if (found == session_index_.end()) {
     if (sessions_.size() >= session_limit_) {
@@ -123,9 +140,12 @@ int64_t Stats::observe_session(const std::string& key_name, int worker) {
       row.switches = 0;
       row.last_worker = -1;
       row.workers.clear();
+      row.parent.clear();
+      row.finals = 0;
+      row.frontends.clear();
       ++sessions_evicted_;
     } else {
-      sessions_.push_front(SessionRow{key_name, 0, 0, -1, {}});
+      sessions_.push_front(SessionRow{key_name, 0, 0, -1, {}, {}, 0, {}});
     }
     ++sessions_seen_;
     found = session_index_.emplace(std::string_view(sessions_.front().id), sessions_.begin()).first;
@@ -142,8 +162,20 @@ int64_t Stats::observe_session(const std::string& key_name, int worker) {
   if (std::find(row.workers.begin(), row.workers.end(), worker) == row.workers.end()) {
     row.workers.push_back(worker);
   }
+  if (std::find(row.frontends.begin(), row.frontends.end(), frontend) == row.frontends.end()) {
+    row.frontends.push_back(frontend);
+  }
+  if (!parent.empty()) row.parent = parent;
+  if (session_final) ++row.finals;
   return turn;
 }
+
+void Stats::record_session_headers(bool has_parent, std::optional<bool> session_final) {
+  if (has_parent) ++with_parent_;
+  if (session_final) ++(*session_final ? session_final_true_ : session_final_false_);
+}
+
+void Stats::count_affinity(AffinityEvent event) { ++affinity_[static_cast<int>(event)]; }
 
 void Stats::record_admission(int64_t turn_index, int64_t prompt_tokens, int64_t cached_tokens) {
   const auto i = static_cast<size_t>(std::clamp<int64_t>(turn_index, 0, kMaxTurnIndex));
@@ -242,6 +274,24 @@ std::string Stats::json(const std::vector<WorkerView>& workers, int64_t live_pin
   w.Int64(sessions_with_switches_);
   key(w, "by_id");
   write_sessions(w, sessions_);
+  w.EndObject();
+
+  // Header contract: what the session headers said and what the binding tables did.
+  key(w, "session_headers");
+  w.StartObject();
+  key(w, "with_parent");
+  w.Int64(with_parent_);
+  key(w, "session_final");
+  w.Int64(session_final_true_);
+  key(w, "session_final_false");
+  w.Int64(session_final_false_);
+  w.EndObject();
+  key(w, "affinity");
+  w.StartObject();
+  for (size_t i = 0; i < kAffinityNames.size(); ++i) {
+    key(w, kAffinityNames[i]);
+    w.Int64(affinity_[i]);
+  }
   w.EndObject();
 
   key(w, "live_pins");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <list>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -18,6 +19,8 @@ namespace convoy::mock {
 // A worker as the statistics show it.
 struct WorkerView {
   int id = 0;
+  uint64_t instance_id = 0;  // as nvext.worker_id reports it
+  int dp_rank = 0;
   bool up = true;
   int active = 0;
   int64_t queued = 0;
@@ -30,6 +33,16 @@ struct WorkerView {
 };
 
 enum class FaultKind { kError, kReset, kMalformed, kStall };
+
+// Header-contract affinity outcomes (GET /mock/stats "affinity").
+enum class AffinityEvent {
+  kHit,          // a live binding routed the request
+  kMiss,         // no binding: routed fresh, then bound
+  kInvalidated,  // hard: the bound worker was down; binding dropped, request retried elsewhere
+  kSoftMove,     // soft: the binding was passed over (worker down or saturated) and moved
+  kIdTooLong,    // 400: id over 256 bytes
+  kTableFull,    // 529: the frontend's table had --affinity-max-entries bindings
+};
 
 class Stats {
  public:
@@ -45,8 +58,13 @@ class Stats {
   Stats& operator=(Stats&&) = default;
 
   void count_response(Endpoint endpoint, int status);
-  // Per-session bookkeeping; returns the request's turn index within the session.
-  int64_t observe_session(const std::string& key, int worker);
+  // Per-session bookkeeping; returns the request's turn index within the session. `parent`:
+  // the request's parent session ("" = none); `session_final`: X-Dynamo-Session-Final was true.
+  int64_t observe_session(const std::string& key, int worker, int frontend = 0,
+                          const std::string& parent = {}, bool session_final = false);
+  // Every routed request's session headers (header contract), with or without a stats key.
+  void record_session_headers(bool has_parent, std::optional<bool> session_final);
+  void count_affinity(AffinityEvent event);
   void record_admission(int64_t turn_index, int64_t prompt_tokens, int64_t cached_tokens);
   void record_ttft(int64_t turn_index, double ttft_ms);
   void record_completion(int64_t completion_tokens, double lateness_ms);
@@ -72,7 +90,10 @@ class Stats {
     int64_t requests = 0;
     int64_t switches = 0;
     int last_worker = -1;
-    std::vector<int> workers;  // in order of first visit
+    std::vector<int> workers;    // in order of first visit
+    std::string parent;          // the latest X-Dynamo-Parent-Session-ID seen ("" = none)
+    int64_t finals = 0;          // requests with X-Dynamo-Session-Final: true
+    std::vector<int> frontends;  // in order of first visit
   };
   using SessionList = std::list<SessionRow>;  // front = most recently seen
 
@@ -96,6 +117,10 @@ class Stats {
   double ttft_sum_s_ = 0;
   int64_t ttft_count_ = 0;
   int64_t faults_[4] = {0, 0, 0, 0};
+  int64_t session_final_true_ = 0;
+  int64_t session_final_false_ = 0;
+  int64_t with_parent_ = 0;
+  int64_t affinity_[6] = {0, 0, 0, 0, 0, 0};
 };
 
 }  // namespace convoy::mock

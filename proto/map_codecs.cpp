@@ -1,5 +1,5 @@
 // One-pass decoders for the messages on the hot paths: Record (the controller's ingest) and
-// Conversation with its Turns (every assignment a worker receives). msgpack's generic
+// Conversation with its Turns and SubAgents (every assignment a worker receives). msgpack's generic
 // MSGPACK_DEFINE_MAP conversion builds a std::map of every key per object before it looks the
 // fields up; these walk the map once. The wire format is unchanged, unknown keys are skipped
 // and missing keys keep their defaults, exactly as with the generic path.
@@ -28,7 +28,7 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
 
   msgpack::object const& convert<convoy::proto::Record>::operator()(
       msgpack::object const& o, convoy::proto::Record& v) const {
-    // 22 short compares per field at most: cheaper than any lookup structure.
+    // 27 short compares per field at most: cheaper than any lookup structure.
     for_each_member(o, [&v](std::string_view key, const msgpack::object& val) {
       if (key == "x_request_id")
         val.convert(v.x_request_id);
@@ -74,6 +74,16 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
         val.convert(v.error);
       else if (key == "session_control")
         val.convert(v.session_control);
+      else if (key == "subagent")
+        val.convert(v.subagent);
+      else if (key == "url_index")
+        val.convert(v.url_index);
+      else if (key == "served_by")
+        val.convert(v.served_by);
+      else if (key == "dp_rank")
+        val.convert(v.dp_rank);
+      else if (key == "close_request")
+        val.convert(v.close_request);
     });
     return o;
   }
@@ -118,6 +128,29 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
         val.convert(v.system_prompt);
       else if (key == "turns")
         val.convert(v.turns);  // a vector of Turn: each through the decoder above
+      else if (key == "subagents")
+        val.convert(v.subagents);  // a vector of SubAgent: each through the decoder below
+      else if (key == "url_index")
+        val.convert(v.url_index);
+    });
+    return o;
+  }
+
+  msgpack::object const& convert<convoy::proto::SubAgent>::operator()(
+      msgpack::object const& o, convoy::proto::SubAgent& v) const {
+    for_each_member(o, [&v](std::string_view key, const msgpack::object& val) {
+      if (key == "conversation_id")
+        val.convert(v.conversation_id);
+      else if (key == "correlation_id")
+        val.convert(v.correlation_id);
+      else if (key == "parent")
+        val.convert(v.parent);
+      else if (key == "spawn_after_turn")
+        val.convert(v.spawn_after_turn);
+      else if (key == "system_prompt")
+        val.convert(v.system_prompt);
+      else if (key == "turns")
+        val.convert(v.turns);
     });
     return o;
   }

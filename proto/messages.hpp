@@ -20,7 +20,10 @@ namespace convoy::proto {
 // 3: WorkerSettings typed: endpoint, session routing mode and history are enums (integers on
 // the wire, out-of-range values refused); target.* travels as one TargetSettings map and
 // session_routing.* as one SessionRoutingSettings map.
-inline constexpr uint32_t kProtocolVersion = 3;
+// 4: sub-agent families (Conversation.subagents, Record.subagent), one URL per family
+// (TargetSettings.urls, Conversation.url_index), header-era session settings (final_marker,
+// verify) and the serving worker in each Record (served_by, dp_rank, close_request).
+inline constexpr uint32_t kProtocolVersion = 4;
 // Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
 // Decoding refuses any one string (or bin) longer than this (the datasets validate against it).
@@ -63,7 +66,15 @@ enum class SessionAction : uint8_t { kBare, kBind, kOpen, kClose };
 inline constexpr std::array<std::string_view, 4> kSessionActionNames = {"", "bind", "open",
                                                                         "close"};
 
+// session_routing.final_marker (header mode): off; last_turn = X-Dynamo-Session-Final: true on
+// the final turn; close_request = one extra one-token request carrying it after the final turn.
+enum class FinalMarker : uint8_t { kOff, kLastTurn, kCloseRequest };
+inline constexpr std::array<std::string_view, 3> kFinalMarkerNames = {"off", "last_turn",
+                                                                      "close_request"};
+
 std::string_view to_string(Endpoint v);
+std::string_view to_string(FinalMarker v);
+std::optional<FinalMarker> parse_final_marker(std::string_view text);
 std::string_view to_string(SessionRoutingMode v);
 std::string_view to_string(HistoryMode v);
 std::string_view to_string(SessionAction v);
@@ -94,9 +105,13 @@ struct TargetSettings {
   // A reply body (or one SSE event, or a stream's reply text) larger than this fails the
   // request as response_too_large instead of growing the worker.
   int64_t max_response_bytes = 64 << 20;
+  // target.urls: several frontends (exclusive with an explicit target.url). Empty: `url` only.
+  // On the wire: every base url; each conversation family names its own by Conversation.url_index
+  // (the controller picks it by rendezvous hash of the root's correlation id).
+  std::vector<std::string> urls;
   MSGPACK_DEFINE_MAP(url, endpoint, model, streaming, api_key_env, headers, extra_body_json,
                      request_timeout_s, connect_timeout_s, use_server_token_counts,
-                     max_completion_tokens, http2, insecure, max_response_bytes)
+                     max_completion_tokens, http2, insecure, max_response_bytes, urls)
 };
 
 // session_routing.*: the config's SessionRoutingConfig and the worker's view are this struct.
@@ -104,7 +119,10 @@ struct SessionRoutingSettings {
   SessionRoutingMode mode = SessionRoutingMode::kOff;
   int64_t timeout_s = 300;  // nvext.session_control.timeout (whole seconds, > 0)
   std::string header_name = "X-Dynamo-Session-ID";  // header mode
-  MSGPACK_DEFINE_MAP(mode, timeout_s, header_name)
+  FinalMarker final_marker = FinalMarker::kOff;     // header mode
+  // Ask for nvext.extra_fields ["worker_id"] and record the serving worker (Record.served_by).
+  bool verify = false;
+  MSGPACK_DEFINE_MAP(mode, timeout_s, header_name, final_marker, verify)
 };
 
 // Worker-side settings sent in Welcome: target.* as is (inherited, so `settings.url` reads as
@@ -182,6 +200,21 @@ struct Turn {
                      recorded_reply)
 };
 
+// A sub-agent conversation of a family (DESIGN.md §6): it starts when its parent's turn
+// `spawn_after_turn` (1-based: after that many of the parent's turns ended) ends, and the
+// parent's next turn waits until every child spawned there has finished. Families run on one
+// worker; each sub-agent has its own correlation id and session lifecycle.
+struct SubAgent {
+  std::string conversation_id;    // dataset id
+  std::string correlation_id;     // its own X-Correlation-ID / session id, never the parent's
+  int32_t parent = -1;            // position of the parent in Conversation.subagents; -1 = lead
+  uint32_t spawn_after_turn = 1;  // 1 .. the parent's turn count
+  std::string system_prompt;
+  std::vector<Turn> turns;
+  MSGPACK_DEFINE_MAP(conversation_id, correlation_id, parent, spawn_after_turn, system_prompt,
+                     turns)
+};
+
 struct Conversation {
   uint64_t index = 0;           // position in the dataset (seeded draws derive from it)
   std::string conversation_id;  // dataset id
@@ -192,8 +225,13 @@ struct Conversation {
   uint32_t first_turn = 0;  // start mid-conversation (trace replay)
   std::string system_prompt;
   std::vector<Turn> turns;
+  // The lead's sub-agents, every generation flat: a parent comes before its children. The
+  // family is one conversation to the controller (one slot, one ConversationEnd, sent when the
+  // lead and every sub-agent have ended).
+  std::vector<SubAgent> subagents;
+  uint32_t url_index = 0;  // into WorkerSettings.urls (when not empty)
   MSGPACK_DEFINE_MAP(index, conversation_id, correlation_id, phase, start_ns, first_turn,
-                     system_prompt, turns)
+                     system_prompt, turns, subagents, url_index)
 };
 
 struct Assign {
@@ -268,11 +306,18 @@ struct Record {
   int64_t http_status = 0;
   RecordError error;
   std::string session_control;  // the nvext.session_control JSON as sent ("" when none)
+  int32_t subagent = -1;        // position in Conversation.subagents; -1 = the lead (or no family)
+  uint32_t url_index = 0;       // which of target.urls served it
+  // session_routing.verify: the serving worker and DP rank the server reported ("" / -1: none).
+  std::string served_by;
+  int64_t dp_rank = -1;
+  // final_marker close_request's extra request: counted apart, in no metric.
+  bool close_request = false;
   MSGPACK_DEFINE_MAP(x_request_id, x_correlation_id, conversation_id, conversation_index,
                      turn_index, final_turn, phase, intended_ns, sent_ns, first_byte_ns,
                      first_token_ns, second_token_ns, last_token_ns, end_ns, chunk_gaps_ns,
                      input_tokens, output_tokens, cached_tokens, usage_from_server, http_status,
-                     error, session_control)
+                     error, session_control, subagent, url_index, served_by, dp_rank, close_request)
 };
 
 enum class EndReason : uint8_t { kCompleted = 0, kAborted, kCancelled };
@@ -369,12 +414,13 @@ CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::SessionRoutingMode,
                             convoy::proto::SessionRoutingMode::kHeader)
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::HistoryMode, convoy::proto::HistoryMode::kRecorded)
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::SessionAction, convoy::proto::SessionAction::kClose)
+CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::FinalMarker, convoy::proto::FinalMarker::kCloseRequest)
 
-// Records (the controller's ingest) and Conversations (every assignment) are decoded with one
-// pass over their map (proto/map_codecs.cpp) instead of msgpack's generic map conversion, which
-// builds a std::map of every key per object. The wire format is unchanged: still the map
-// MSGPACK_DEFINE_MAP writes; unknown keys are skipped and missing keys keep their defaults, as
-// with the generic path.
+// Records (the controller's ingest) and Conversations with their Turns and SubAgents (every
+// assignment) are decoded with one pass over their map (proto/map_codecs.cpp) instead of
+// msgpack's generic map conversion, which builds a std::map of every key per object. The wire
+// format is unchanged: still the map MSGPACK_DEFINE_MAP writes; unknown keys are skipped and
+// missing keys keep their defaults, as with the generic path.
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
   namespace adaptor {
@@ -390,6 +436,10 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
   struct convert<convoy::proto::Conversation> {
     msgpack::object const& operator()(msgpack::object const& o,
                                       convoy::proto::Conversation& v) const;
+  };
+  template <>
+  struct convert<convoy::proto::SubAgent> {
+    msgpack::object const& operator()(msgpack::object const& o, convoy::proto::SubAgent& v) const;
   };
   }  // namespace adaptor
 }  // MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS)

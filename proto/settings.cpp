@@ -27,6 +27,7 @@ std::string_view to_string(Endpoint v) { return name_of(v, kEndpointNames); }
 std::string_view to_string(SessionRoutingMode v) { return name_of(v, kSessionRoutingModeNames); }
 std::string_view to_string(HistoryMode v) { return name_of(v, kHistoryModeNames); }
 std::string_view to_string(SessionAction v) { return name_of(v, kSessionActionNames); }
+std::string_view to_string(FinalMarker v) { return name_of(v, kFinalMarkerNames); }
 
 std::optional<Endpoint> parse_endpoint(std::string_view text) {
   return parse_name<Endpoint>(text, kEndpointNames);
@@ -39,6 +40,9 @@ std::optional<HistoryMode> parse_history_mode(std::string_view text) {
 }
 std::optional<SessionAction> parse_session_action(std::string_view text) {
   return parse_name<SessionAction>(text, kSessionActionNames);
+}
+std::optional<FinalMarker> parse_final_marker(std::string_view text) {
+  return parse_name<FinalMarker>(text, kFinalMarkerNames);
 }
 
 }  // namespace convoy::proto

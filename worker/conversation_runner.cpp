@@ -2,24 +2,57 @@
 
 #include <rapidjson/document.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <map>
+#include <optional>
 
 #include "common/hash.hpp"
 #include "common/log.hpp"
 
 namespace convoy::worker {
 
-struct ConversationRunner::Active {
-  proto::Conversation conv;
+namespace {
+constexpr size_t kNoParent = static_cast<size_t>(-1);
+}  // namespace
+
+// One conversation of a family: the lead (members[0]) or a sub-agent (members[i + 1] is
+// Conversation.subagents[i]). Each has its own turns, history, correlation id and session.
+struct ConversationRunner::Member {
+  int32_t position = -1;  // Record.subagent: -1 = the lead
+  size_t parent = kNoParent;
+  const std::string* conversation_id = nullptr;  // into Family::conv, which never moves
+  const std::string* correlation_id = nullptr;
+  const std::string* parent_correlation_id = nullptr;  // nullptr for the lead
+  const std::string* system_prompt = nullptr;
+  const std::vector<proto::Turn>* turns = nullptr;
+  std::map<uint32_t, std::vector<size_t>> children;  // by spawn_after_turn (turns ended)
+
   uint32_t next_turn = 0;
   std::vector<ChatMessage> history;
   EventLoop::TimerId timer = 0;
   std::optional<Transport::RequestId> request;
-  int64_t intended_ns = 0;  // of the turn being scheduled or sent
-  SessionOverlay overlay;   // of the request in flight
+  bool close_request = false;  // the request in flight is final_marker's close request
+  int64_t intended_ns = 0;     // of the request being scheduled or sent
+  SessionOverlay overlay;      // of the request in flight
   std::string request_id;
   std::string session_control;
+
+  size_t running_children = 0;   // spawned at the last turn that ended, not yet finished
+  bool waiting = false;          // the next turn waits for running_children to reach 0
+  int64_t next_intended_ns = 0;  // that turn's end(k) + think time
+  bool turns_done = false;       // its own requests are over (reason says how)
+  bool finished = false;         // turns_done and every sub-agent it started finished
+  proto::EndReason reason = proto::EndReason::kCompleted;
+};
+
+struct ConversationRunner::Family {
+  proto::Conversation conv;
+  std::vector<Member> members;
+  // Set when the lead ended early (abort, cancel): nothing new starts, requests in flight are
+  // cancelled, and the family ends when the last of them returns.
+  std::optional<proto::EndReason> cancelled;
 };
 
 namespace {
@@ -57,11 +90,13 @@ std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint) 
 }
 
 bool cancel_injected(uint64_t seed, uint64_t conversation_index, uint32_t turn_index,
-                     double fraction) {
+                     double fraction, int32_t subagent) {
   if (fraction <= 0) return false;
   if (fraction >= 1) return true;
   uint64_t h =
       splitmix64(splitmix64(seed ^ 0xca9ce1ULL) ^ splitmix64(conversation_index) ^ turn_index);
+  // A sub-agent's turns draw apart from the lead's (the lead's draw is unchanged).
+  if (subagent >= 0) h = splitmix64(h ^ (0x5ab0a9e7ULL + static_cast<uint64_t>(subagent)));
   double u = static_cast<double>(h >> 11) * 0x1.0p-53;
   return u < fraction;
 }
@@ -75,9 +110,14 @@ ConversationRunner::ConversationRunner(EventLoop& loop, Transport& http,
       worker_id_(std::move(worker_id)),
       sink_(std::move(sink)),
       router_(routing_settings(settings_)),
-      url_(endpoint_url(settings_.url, settings_.endpoint)),
+
       request_id_rng_(std::random_device{}() ^ static_cast<uint64_t>(steady_now_ns())) {
   builder_ = std::make_unique<RequestBuilder>(settings_);
+  if (settings_.urls.empty()) {
+    urls_.push_back(endpoint_url(settings_.url, settings_.endpoint));
+  } else {
+    for (const auto& base : settings_.urls) urls_.push_back(endpoint_url(base, settings_.endpoint));
+  }
   for (const auto& [name, value] : settings_.headers) base_headers_.push_back(name + ": " + value);
   if (!settings_.api_key_env.empty()) {
     // Each worker reads the key from its own environment; it never crosses the bus.
@@ -88,8 +128,10 @@ ConversationRunner::ConversationRunner(EventLoop& loop, Transport& http,
 }
 
 ConversationRunner::~ConversationRunner() {
-  for (auto& [index, a] : active_) {
-    if (a->timer) loop_.cancel_timer(a->timer);
+  for (auto& [index, f] : active_) {
+    for (const Member& member : f->members) {
+      if (member.timer) loop_.cancel_timer(member.timer);
+    }
   }
 }
 
@@ -119,7 +161,7 @@ std::string ConversationRunner::new_request_id() {
 }
 
 void ConversationRunner::assign(proto::Conversation conversation) {
-  uint64_t index = conversation.index;
+  const uint64_t index = conversation.index;
   if (stopping_) {
     sink_.on_end({index, proto::EndReason::kCancelled});
     return;
@@ -128,78 +170,151 @@ void ConversationRunner::assign(proto::Conversation conversation) {
     log_warn("conversation ", index, " assigned twice; ignoring the second");
     return;
   }
-  auto a = std::make_unique<Active>();
-  a->conv = std::move(conversation);
-  a->next_turn = a->conv.first_turn;
-  if (a->next_turn >= a->conv.turns.size()) {
+  auto owned = std::make_unique<Family>();
+  Family& f = *owned;
+  f.conv = std::move(conversation);
+  const proto::Conversation& c = f.conv;
+  if (c.url_index >= urls_.size()) {
+    proto::Record r;
+    r.x_correlation_id = c.correlation_id;
+    r.conversation_id = c.conversation_id;
+    r.conversation_index = index;
+    r.turn_index = c.first_turn;
+    r.phase = c.phase;
+    r.url_index = c.url_index;
+    r.intended_ns = c.start_ns;
+    r.error = {proto::ErrorKind::kOther, 0, "url_index",
+               "url_index " + std::to_string(c.url_index) + " is past the " +
+                   std::to_string(urls_.size()) + " target url(s)"};
+    sink_.on_record(std::move(r));
+    sink_.on_end({index, proto::EndReason::kAborted});
+    return;
+  }
+  f.members.resize(1 + c.subagents.size());
+  Member& lead = f.members[0];
+  lead.conversation_id = &c.conversation_id;
+  lead.correlation_id = &c.correlation_id;
+  lead.system_prompt = &c.system_prompt;
+  lead.turns = &c.turns;
+  lead.next_turn = c.first_turn;
+  for (size_t i = 0; i < c.subagents.size(); ++i) {
+    const proto::SubAgent& sub = c.subagents[i];
+    Member& m = f.members[i + 1];
+    m.position = static_cast<int32_t>(i);
+    m.conversation_id = &sub.conversation_id;
+    m.correlation_id = &sub.correlation_id;
+    m.system_prompt = &sub.system_prompt;
+    m.turns = &sub.turns;
+    // Parents come first (the dataset validates this); a sub-agent that breaks it never starts.
+    if (sub.parent < -1 || sub.parent >= static_cast<int32_t>(i)) {
+      log_warn("conversation ", index, ": sub-agent ", i, " names parent ", sub.parent,
+               ", not an earlier one; it is not run");
+      continue;
+    }
+    m.parent = static_cast<size_t>(sub.parent + 1);
+    Member& parent = f.members[m.parent];
+    if (sub.spawn_after_turn < 1 || sub.spawn_after_turn > parent.turns->size() ||
+        sub.turns.empty()) {
+      log_warn("conversation ", index, ": sub-agent ", i, " spawns after turn ",
+               sub.spawn_after_turn, " of a parent with ", parent.turns->size(),
+               " turns (or has no turns); it is not run");
+      continue;
+    }
+    m.parent_correlation_id = parent.correlation_id;
+    parent.children[sub.spawn_after_turn].push_back(i + 1);
+  }
+  if (lead.next_turn >= lead.turns->size()) {
     sink_.on_end({index, proto::EndReason::kCompleted});
     return;
   }
-  Active& ref = *a;
-  active_.emplace(index, std::move(a));
-  schedule_turn(ref, ref.conv.start_ns);
+  active_.emplace(index, std::move(owned));
+  schedule_turn(f, 0, f.conv.start_ns);
 }
 
-void ConversationRunner::schedule_turn(Active& a, int64_t intended_ns) {
-  a.intended_ns = intended_ns;
-  uint64_t index = a.conv.index;
-  if (intended_ns <= steady_now_ns()) {
-    // Late or due now: send from the loop, not from inside the caller's callback.
-    a.timer = loop_.add_timer(0, [this, index] { send_turn(index); });
-  } else {
-    a.timer = loop_.add_timer(intended_ns, [this, index] { send_turn(index); });
-  }
+void ConversationRunner::schedule_turn(Family& f, size_t m, int64_t intended_ns) {
+  Member& member = f.members[m];
+  member.intended_ns = intended_ns;
+  const uint64_t index = f.conv.index;
+  // Late or due now: send from the loop, not from inside the caller's callback.
+  const int64_t at = intended_ns <= steady_now_ns() ? 0 : intended_ns;
+  member.timer = loop_.add_timer(at, [this, index, m] { send_turn(index, m); });
 }
 
-void ConversationRunner::send_turn(uint64_t index) {
+proto::Record ConversationRunner::record_of(const Family& f, size_t m, uint32_t turn_index,
+                                            bool final_turn) const {
+  const Member& member = f.members[m];
+  proto::Record r;
+  r.x_request_id = member.request_id;
+  r.x_correlation_id = *member.correlation_id;
+  r.conversation_id = *member.conversation_id;
+  r.conversation_index = f.conv.index;
+  r.subagent = member.position;
+  r.url_index = f.conv.url_index;
+  r.turn_index = turn_index;
+  r.final_turn = final_turn;
+  r.phase = f.conv.phase;
+  r.intended_ns = member.intended_ns;
+  return r;
+}
+
+void ConversationRunner::send_turn(uint64_t index, size_t m) {
   auto it = active_.find(index);
   if (it == active_.end()) return;
-  Active& a = *it->second;
-  a.timer = 0;
-  if (stopping_) {
-    finish(index, proto::EndReason::kCancelled);
+  Family& f = *it->second;
+  Member& member = f.members[m];
+  member.timer = 0;
+  if (stopping_ || f.cancelled) {
+    member_done(f, m, proto::EndReason::kCancelled);
+    end_if_done(index);
     return;
   }
-  const uint32_t turn_index = a.next_turn;
-  const proto::Turn& turn = a.conv.turns[turn_index];
-  const bool final_turn = turn_index + 1 == a.conv.turns.size();
+  const uint32_t turn_index = member.next_turn;
+  const proto::Turn& turn = (*member.turns)[turn_index];
+  const bool final_turn = turn_index + 1 == member.turns->size();
 
   rapidjson::Document body;
   std::string error;
-  if (!builder_->try_format(a.conv.system_prompt, a.history, turn, &body, &error)) {
-    proto::Record r;
-    r.x_correlation_id = a.conv.correlation_id;
-    r.conversation_id = a.conv.conversation_id;
-    r.conversation_index = index;
-    r.turn_index = turn_index;
-    r.final_turn = final_turn;
-    r.phase = a.conv.phase;
-    r.intended_ns = a.intended_ns;
+  if (!builder_->try_format(*member.system_prompt, member.history, turn, &body, &error)) {
+    member.request_id.clear();
+    proto::Record r = record_of(f, m, turn_index, final_turn);
     r.error = {proto::ErrorKind::kOther, 0, "request_format", error};
     sink_.on_record(std::move(r));
-    finish(index, proto::EndReason::kAborted);
+    member_done(f, m, proto::EndReason::kAborted);
+    end_if_done(index);
     return;
   }
-  a.overlay = router_.prepare(a.conv.correlation_id, final_turn);
+  member.overlay = router_.prepare(
+      *member.correlation_id, final_turn,
+      member.parent_correlation_id ? std::string_view(*member.parent_correlation_id) : "");
+  start_request(f, m, body,
+                cancel_injected(settings_.seed, index, turn_index, settings_.cancel_fraction,
+                                member.position));
+}
+
+void ConversationRunner::start_request(Family& f, size_t m, const rapidjson::Document& body,
+                                       bool cancel_injection) {
+  Member& member = f.members[m];
   std::string warning;
   HttpRequest req;
-  req.body = serialize_request(body, a.overlay, &warning, &a.session_control);
+  req.body = serialize_request(body, member.overlay, &warning, &member.session_control);
   if (!warning.empty()) {
     // The body is not a JSON object, so no session_control went out: an open the router just
     // planned was never sent, and the next turn must open again.
-    router_.on_failed_before_server(a.conv.correlation_id, a.overlay);
-    a.session_control.clear();
+    router_.on_failed_before_server(*member.correlation_id, member.overlay);
+    member.session_control.clear();
     if (!warned_non_object_) {
       warned_non_object_ = true;
       log_warn(warning);
     }
   }
-  req.url = url_;
+  req.url = urls_[f.conv.url_index];
   req.headers = base_headers_;
-  a.request_id = new_request_id();
-  req.headers.push_back("X-Request-ID: " + a.request_id);
-  req.headers.push_back("X-Correlation-ID: " + a.conv.correlation_id);
-  for (const auto& [name, value] : a.overlay.headers) req.headers.push_back(name + ": " + value);
+  member.request_id = new_request_id();
+  req.headers.push_back("X-Request-ID: " + member.request_id);
+  req.headers.push_back("X-Correlation-ID: " + *member.correlation_id);
+  for (const auto& [name, value] : member.overlay.headers) {
+    req.headers.push_back(name + ": " + value);
+  }
   req.endpoint = settings_.endpoint;
   req.streaming = settings_.streaming && settings_.endpoint != proto::Endpoint::kEmbeddings;
   req.request_timeout_s = settings_.request_timeout_s;
@@ -209,32 +324,51 @@ void ConversationRunner::send_turn(uint64_t index) {
   }
   req.http2 = settings_.http2;
   req.insecure = settings_.insecure;
-  if (cancel_injected(settings_.seed, index, turn_index, settings_.cancel_fraction)) {
-    req.cancel_after_ms = settings_.cancel_after_ms;
-  }
-  a.request = http_.start(std::move(req), [this, index](HttpResponse&& response) {
-    on_response(index, std::move(response));
+  if (cancel_injection) req.cancel_after_ms = settings_.cancel_after_ms;
+  const uint64_t index = f.conv.index;
+  member.request = http_.start(std::move(req), [this, index, m](HttpResponse&& response) {
+    on_response(index, m, std::move(response));
   });
 }
 
-void ConversationRunner::on_response(uint64_t index, HttpResponse&& response) {
+// final_marker close_request: after the final turn, one more request for the same prompt with
+// max_tokens 1 (its prefix is cached, so it costs the server one token) carrying the session
+// headers and X-Dynamo-Session-Final: true. Recorded with close_request = true, one turn past
+// the last, never final_turn; the controller keeps it out of every metric.
+void ConversationRunner::send_close_request(Family& f, size_t m, const proto::Turn& final_turn,
+                                            int64_t intended_ns) {
+  Member& member = f.members[m];
+  proto::Turn turn = final_turn;
+  turn.max_tokens = 1;
+  rapidjson::Document body;
+  std::string error;
+  member.close_request = true;
+  member.intended_ns = intended_ns;
+  if (!builder_->try_format(*member.system_prompt, member.history, turn, &body, &error)) {
+    member.close_request = false;  // the final turn formatted, so this cannot happen
+    return;
+  }
+  member.overlay = plan_close_request_overlay(
+      router_.settings(), *member.correlation_id,
+      member.parent_correlation_id ? std::string_view(*member.parent_correlation_id) : "");
+  start_request(f, m, body, false);
+}
+
+void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& response) {
   auto it = active_.find(index);
   if (it == active_.end()) return;
-  Active& a = *it->second;
-  a.request.reset();
-  const uint32_t turn_index = a.next_turn;
-  const proto::Turn& turn = a.conv.turns[turn_index];
-  const bool final_turn = turn_index + 1 == a.conv.turns.size();
+  Family& f = *it->second;
+  Member& member = f.members[m];
+  member.request.reset();
+  const uint32_t turn_index = member.next_turn;
+  const proto::Turn& turn = (*member.turns)[turn_index];
+  const bool final_turn = turn_index + 1 == member.turns->size();
+  const bool close_request = member.close_request;
+  member.close_request = false;
 
-  proto::Record r;
-  r.x_request_id = a.request_id;
-  r.x_correlation_id = a.conv.correlation_id;
-  r.conversation_id = a.conv.conversation_id;
-  r.conversation_index = index;
-  r.turn_index = turn_index;
-  r.final_turn = final_turn;
-  r.phase = a.conv.phase;
-  r.intended_ns = a.intended_ns;
+  proto::Record r = close_request ? record_of(f, m, turn_index + 1, false)
+                                  : record_of(f, m, turn_index, final_turn);
+  r.close_request = close_request;
   r.sent_ns = response.sent_ns;
   r.first_byte_ns = response.first_byte_ns;
   r.first_token_ns = response.first_token_ns;
@@ -248,59 +382,170 @@ void ConversationRunner::on_response(uint64_t index, HttpResponse&& response) {
   r.cached_tokens = response.cached_tokens;
   r.http_status = response.http_status;
   r.error = response.error;
-  r.session_control = a.session_control;
+  r.session_control = member.session_control;
+  r.served_by = std::move(response.served_by);
+  r.dp_rank = response.dp_rank;
 
   const bool ok = response.error.kind == proto::ErrorKind::kNone;
   if (!ok && !response.request_reached_server) {
-    router_.on_failed_before_server(a.conv.correlation_id, a.overlay);
+    router_.on_failed_before_server(*member.correlation_id, member.overlay);
   }
   sink_.on_record(std::move(r));
 
+  if (close_request) {
+    // The conversation completed with its final turn (member_done ran then); how the close
+    // went changes nothing, but the family ends only once it is back.
+    end_if_done(index);
+    return;
+  }
   if (!ok) {
     // Later turns depend on this one's reply: the conversation ends here.
-    finish(index, response.error.kind == proto::ErrorKind::kCancelled ? proto::EndReason::kCancelled
-                                                                      : proto::EndReason::kAborted);
+    member_done(f, m,
+                response.error.kind == proto::ErrorKind::kCancelled ? proto::EndReason::kCancelled
+                                                                    : proto::EndReason::kAborted);
+    end_if_done(index);
     return;
+  }
+  const bool more = !stopping_ && !f.cancelled;
+  // Sub-agents spawned here count before anything can finish this member.
+  if (more) spawn_children(f, m, turn_index + 1, response.end_ns);
+  const bool send_close = final_turn && more && sends_close_request(router_.settings());
+  if (send_close) {
+    // Same prompt as the final turn: formatted before the reply joins the history.
+    send_close_request(f, m, turn, response.end_ns);
   }
   if (!turn.messages_json.empty()) {
-    append_messages(turn.messages_json, a.history);
+    append_messages(turn.messages_json, member.history);
   } else {
-    a.history.push_back({"user", turn.user_text});
+    member.history.push_back({"user", turn.user_text});
   }
-  a.history.push_back({"assistant", settings_.history == proto::HistoryMode::kRecorded
-                                        ? turn.recorded_reply
-                                        : response.reply_text});
+  member.history.push_back({"assistant", settings_.history == proto::HistoryMode::kRecorded
+                                             ? turn.recorded_reply
+                                             : response.reply_text});
   if (final_turn) {
-    finish(index, proto::EndReason::kCompleted);
+    // Done now: a parent waiting for this sub-agent does not wait for its close request.
+    member_done(f, m, proto::EndReason::kCompleted);
+    end_if_done(index);
     return;
   }
-  if (stopping_) {
-    finish(index, proto::EndReason::kCancelled);
+  if (!more) {
+    member_done(f, m, proto::EndReason::kCancelled);
+    end_if_done(index);
     return;
   }
-  a.next_turn = turn_index + 1;
-  // Turn k+1 is intended at end(k) + think time.
-  const double delay_ms = a.conv.turns[a.next_turn].delay_ms;
-  schedule_turn(a, response.end_ns + static_cast<int64_t>(delay_ms * 1e6));
+  member.next_turn = turn_index + 1;
+  // Turn k+1 is intended at end(k) + think time, and not before the sub-agents spawned at k
+  // have finished (an agent waits for its sub-agents).
+  const double delay_ms = (*member.turns)[member.next_turn].delay_ms;
+  member.next_intended_ns = response.end_ns + static_cast<int64_t>(delay_ms * 1e6);
+  if (member.running_children > 0) {
+    member.waiting = true;
+  } else {
+    schedule_turn(f, m, member.next_intended_ns);
+  }
 }
 
-void ConversationRunner::finish(uint64_t index, proto::EndReason reason) {
+void ConversationRunner::spawn_children(Family& f, size_t m, uint32_t turns_ended, int64_t end_ns) {
+  auto at = f.members[m].children.find(turns_ended);
+  if (at == f.members[m].children.end()) return;
+  for (size_t child : at->second) {
+    ++f.members[m].running_children;
+    Member& c = f.members[child];
+    const double delay_ms = (*c.turns)[0].delay_ms;
+    schedule_turn(f, child, end_ns + static_cast<int64_t>(delay_ms * 1e6));
+  }
+}
+
+// Member m's own requests are over. Its session ends here; it finishes once every sub-agent it
+// started has finished. The lead ending early cancels the whole family.
+void ConversationRunner::member_done(Family& f, size_t m, proto::EndReason reason) {
+  Member& member = f.members[m];
+  if (member.turns_done) return;
+  member.turns_done = true;
+  member.waiting = false;
+  member.reason = reason;
+  if (member.timer) {
+    loop_.cancel_timer(member.timer);
+    member.timer = 0;
+  }
+  router_.on_conversation_end(*member.correlation_id, reason == proto::EndReason::kCompleted);
+  // A stopping run lets requests in flight finish (stop_starting); otherwise the lead ending
+  // early takes its family with it.
+  if (m == 0 && reason != proto::EndReason::kCompleted && !stopping_) cancel_family(f, reason);
+  settle(f, m);
+}
+
+// Finishes m when it can, then lets its parent go on: the parent's waiting turn is scheduled
+// when its last running sub-agent finished, and the parent may finish in turn.
+void ConversationRunner::settle(Family& f, size_t m) {
+  Member& member = f.members[m];
+  if (member.finished || !member.turns_done || member.running_children > 0) return;
+  member.finished = true;
+  if (member.parent == kNoParent) return;
+  Member& parent = f.members[member.parent];
+  --parent.running_children;
+  if (parent.running_children > 0) return;
+  if (parent.waiting) {
+    parent.waiting = false;
+    if (stopping_ || f.cancelled) {
+      member_done(f, member.parent, proto::EndReason::kCancelled);
+      return;
+    }
+    schedule_turn(f, member.parent, std::max(parent.next_intended_ns, steady_now_ns()));
+    return;
+  }
+  settle(f, member.parent);
+}
+
+void ConversationRunner::cancel_family(Family& f, proto::EndReason reason) {
+  if (f.cancelled) return;
+  f.cancelled = reason;
+  for (size_t i = 1; i < f.members.size(); ++i) {
+    Member& member = f.members[i];
+    if (member.turns_done) continue;
+    // Its cancellation is recorded when the transport reports it (a later loop iteration).
+    if (member.request) {
+      http_.cancel(*member.request);
+    } else if (member.timer || member.waiting) {
+      member_done(f, i, proto::EndReason::kCancelled);
+    }
+  }
+}
+
+void ConversationRunner::end_if_done(uint64_t index) {
   auto it = active_.find(index);
   if (it == active_.end()) return;
-  Active& a = *it->second;
-  if (a.timer) loop_.cancel_timer(a.timer);
-  router_.on_conversation_end(a.conv.correlation_id, reason == proto::EndReason::kCompleted);
+  Family& f = *it->second;
+  if (!f.members[0].finished) return;
+  for (const Member& member : f.members) {
+    if (member.request) return;  // a close request still out
+  }
+  // The lead's reason, or the first sub-agent's that did not complete.
+  proto::EndReason reason = f.cancelled.value_or(f.members[0].reason);
+  for (const Member& member : f.members) {
+    if (reason != proto::EndReason::kCompleted) break;
+    reason = member.reason;
+  }
   active_.erase(it);
   sink_.on_end({index, reason});
 }
 
 void ConversationRunner::stop_starting() {
   stopping_ = true;
-  std::vector<uint64_t> idle;
-  for (const auto& [index, a] : active_) {
-    if (!a->request) idle.push_back(index);
+  std::vector<uint64_t> indices;
+  for (const auto& [index, f] : active_) indices.push_back(index);
+  for (uint64_t index : indices) {
+    auto it = active_.find(index);
+    if (it == active_.end()) continue;
+    Family& f = *it->second;
+    for (size_t m = 0; m < f.members.size(); ++m) {
+      Member& member = f.members[m];
+      if (!member.turns_done && !member.request && (member.timer || member.waiting)) {
+        member_done(f, m, proto::EndReason::kCancelled);
+      }
+    }
+    end_if_done(index);
   }
-  for (uint64_t index : idle) finish(index, proto::EndReason::kCancelled);
 }
 
 void ConversationRunner::cancel_all() {

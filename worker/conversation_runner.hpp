@@ -1,5 +1,9 @@
 // Runs whole conversations on one worker: turn pacing on the event loop's timers, history,
-// the session-routing overlay, and one record per request.
+// the session-routing overlay, and one record per request. A conversation may be a family (a
+// lead and its sub-agents, DESIGN.md §6): a sub-agent starts when its parent's turn
+// `spawn_after_turn` ends, and the parent's next turn waits until every sub-agent spawned there
+// has finished (with its own sub-agents). The family is one conversation to the controller: one
+// ConversationEnd, sent when the lead and every sub-agent it started have ended.
 #pragma once
 
 #include <cstdint>
@@ -28,8 +32,10 @@ std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint);
 
 // Whether cancellation injection picks this request: a pure function of the seed and the
 // request's place in the dataset, so reruns cancel the same requests.
+// `subagent`: -1 for the lead (the draw of every run before sub-agents), else the sub-agent's
+// position in Conversation.subagents.
 bool cancel_injected(uint64_t seed, uint64_t conversation_index, uint32_t turn_index,
-                     double fraction);
+                     double fraction, int32_t subagent = -1);
 
 class ConversationRunner {
  public:
@@ -40,12 +46,12 @@ class ConversationRunner {
   ConversationRunner(const ConversationRunner&) = delete;
   ConversationRunner& operator=(const ConversationRunner&) = delete;
 
-  // Takes ownership of a conversation; its first turn starts at conversation.start_ns (this
-  // worker's steady clock) or now, whichever is later.
+  // Takes ownership of a conversation (a family when it has sub-agents); its first turn starts
+  // at conversation.start_ns (this worker's steady clock) or now, whichever is later.
   void assign(proto::Conversation conversation);
 
-  // Start nothing new: conversations not yet started end as cancelled now; those with a request
-  // in flight end when it completes.
+  // Start nothing new: conversations (and sub-agents) between requests end as cancelled now;
+  // those with a request in flight end when it completes.
   void stop_starting();
   // Cancel every transfer; every conversation ends (cancelled).
   void cancel_all();
@@ -55,12 +61,20 @@ class ConversationRunner {
   size_t legacy_open_sessions() const { return router_.legacy_open_count(); }
 
  private:
-  struct Active;
+  struct Member;
+  struct Family;
 
-  void schedule_turn(Active& a, int64_t intended_ns);
-  void send_turn(uint64_t index);
-  void on_response(uint64_t index, HttpResponse&& response);
-  void finish(uint64_t index, proto::EndReason reason);
+  void schedule_turn(Family& f, size_t m, int64_t intended_ns);
+  void send_turn(uint64_t index, size_t m);
+  void send_close_request(Family& f, size_t m, const proto::Turn& final_turn, int64_t intended_ns);
+  void start_request(Family& f, size_t m, const rapidjson::Document& body, bool cancel_injection);
+  void on_response(uint64_t index, size_t m, HttpResponse&& response);
+  void spawn_children(Family& f, size_t m, uint32_t turns_ended, int64_t end_ns);
+  void member_done(Family& f, size_t m, proto::EndReason reason);
+  void settle(Family& f, size_t m);
+  void cancel_family(Family& f, proto::EndReason reason);
+  void end_if_done(uint64_t index);
+  proto::Record record_of(const Family& f, size_t m, uint32_t turn_index, bool final_turn) const;
   std::string new_request_id();
 
   EventLoop& loop_;
@@ -71,11 +85,11 @@ class ConversationRunner {
   SessionRouter router_;
   std::unique_ptr<RequestBuilder> builder_;
   bool warned_non_object_ = false;
-  std::string url_;
+  std::vector<std::string> urls_;  // endpoint urls: target.urls[i], or target.url alone
   std::vector<std::string> base_headers_;
   bool stopping_ = false;
   std::mt19937_64 request_id_rng_;
-  std::unordered_map<uint64_t, std::unique_ptr<Active>> active_;  // by conversation index
+  std::unordered_map<uint64_t, std::unique_ptr<Family>> active_;  // by conversation index
 };
 
 }  // namespace convoy::worker

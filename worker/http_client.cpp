@@ -93,6 +93,12 @@ void record_content(HttpResponse& r, int64_t recv_ns) {
   ++r.content_events;
 }
 
+void apply_served_by(HttpResponse& r, const ServedBy& served) {
+  if (!served.present || !r.served_by.empty()) return;  // the first report wins
+  r.served_by = served.worker;
+  r.dp_rank = served.dp_rank;
+}
+
 void apply_usage(HttpResponse& r, const Usage& usage) {
   if (!usage.present) return;
   r.has_usage = true;
@@ -125,6 +131,7 @@ bool on_sse_event(Transfer& t, const SseEvent& event) {
     return false;
   }
   apply_usage(r, chunk.usage);
+  apply_served_by(r, chunk.served_by);
   if (chunk.has_content) record_content(r, event.recv_ns);
   if (r.reply_text.size() > t.request.max_response_bytes) {  // live history holds it all
     set_error(r, ErrorKind::kResponseTooLarge,
@@ -496,6 +503,7 @@ void HttpClient::Impl::complete(Transfer& t, CURLcode code) {
       set_server_error(r, ErrorKind::kServerErrorEvent, chunk.error);
     } else {
       apply_usage(r, chunk.usage);
+      apply_served_by(r, chunk.served_by);
       // A whole body arrives at once: every token is "first" at the end.
       r.first_token_ns = r.last_token_ns = r.end_ns;
       r.content_events = chunk.items > 0 ? chunk.items : (chunk.has_content ? 1 : 0);

@@ -79,6 +79,35 @@ Usage usage_of(const Value& root) {
   return usage;
 }
 
+// A worker id of nvext.worker_id: an unsigned integer in decimal, or a non-empty string.
+std::string worker_id_of(const Value* value) {
+  if (value == nullptr) return {};
+  if (value->IsUint64()) return std::to_string(value->GetUint64());
+  if (value->IsString()) return std::string(string_of(value));
+  return {};
+}
+
+int64_t rank_of(const Value* value) {
+  if (value == nullptr || !value->IsInt64() || value->GetInt64() < 0) return -1;
+  return value->GetInt64();
+}
+
+ServedBy served_by_of(const Value& root) {
+  ServedBy out;
+  const Value* nvext = member(root, "nvext");
+  const Value* info = nvext == nullptr ? nullptr : member(*nvext, "worker_id");
+  if (info == nullptr || !info->IsObject()) return out;
+  out.worker = worker_id_of(member(*info, "decode_worker_id"));
+  if (!out.worker.empty()) {
+    out.dp_rank = rank_of(member(*info, "decode_dp_rank"));
+  } else {
+    out.worker = worker_id_of(member(*info, "prefill_worker_id"));
+    if (!out.worker.empty()) out.dp_rank = rank_of(member(*info, "prefill_dp_rank"));
+  }
+  out.present = !out.worker.empty();
+  return out;
+}
+
 // Fills message/type/code from an object shaped {"message","type","code"}.
 void fields_from(const Value& object, ServerError& error) {
   error.message = trim_message(string_of(member(object, "message")));
@@ -155,6 +184,7 @@ ReplyChunk parse_reply(std::string_view json, Endpoint endpoint, bool streaming,
   chunk.error = error_of(root);
   if (chunk.error.present) return chunk;
   chunk.usage = usage_of(root);
+  chunk.served_by = served_by_of(root);
   switch (endpoint) {
     case Endpoint::kChat:
       chunk.has_content = collect_choices(root, streaming ? "delta" : "message", text);

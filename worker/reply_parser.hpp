@@ -30,13 +30,28 @@ struct ServerError {
 
 inline constexpr size_t kMaxErrorMessageBytes = 500;
 
+// session_routing.verify: the worker that served a request, from the reply's nvext.worker_id,
+// the object Dynamo adds when the request asked for nvext.extra_fields ["worker_id"]
+// (ai-dynamo/dynamo lib/llm/src/protocols/openai/nvext.rs, WorkerIdInfo / NvExtResponse):
+//   "nvext": {"worker_id": {"prefill_worker_id": u64, "prefill_dp_rank": u32,
+//                           "decode_worker_id": u64, "decode_dp_rank": u32}}   (each optional)
+// The decode worker is the one that holds the session (aggregated serving reports the same
+// worker for both); without a decode id the prefill pair is used. An id is an unsigned integer,
+// written in decimal (a non-empty string is taken as is); a rank is an integer >= 0.
+struct ServedBy {
+  bool present = false;  // a worker id was reported
+  std::string worker;    // decode_worker_id, else prefill_worker_id
+  int64_t dp_rank = -1;  // the same worker's DP rank; -1: not reported
+};
+
 struct ReplyChunk {
   bool valid_json = false;  // false: the payload is not JSON (a malformed event or body)
   // Non-empty content or reasoning content in any choice: a token event for timing.
   bool has_content = false;
   int64_t items = 0;  // embeddings: entries in data[]
   Usage usage;
-  ServerError error;  // {"error": ...} or {"object": "error", ...}
+  ServerError error;   // {"error": ...} or {"object": "error", ...}
+  ServedBy served_by;  // nvext.worker_id (session_routing.verify)
 };
 
 // One SSE `data:` payload of a streamed reply. Appends choice 0's content (chat:

@@ -149,6 +149,30 @@ Document merged_nvext(const Value* existing, const SessionControl& control) {
   return nvext;
 }
 
+// session_routing.verify: nvext.extra_fields gets "worker_id" (once), beside whatever the body
+// already asks for there. Dynamo answers with nvext.worker_id in the reply (see reply_parser).
+void ask_for_worker_id(Document& body, Allocator& a) {
+  auto nvext = body.FindMember("nvext");
+  if (nvext == body.MemberEnd()) {
+    body.AddMember("nvext", Value(rapidjson::kObjectType), a);
+    nvext = body.FindMember("nvext");
+  } else if (!nvext->value.IsObject()) {
+    nvext->value.SetObject();
+  }
+  Value& ext = nvext->value;
+  auto fields = ext.FindMember("extra_fields");
+  if (fields == ext.MemberEnd()) {
+    ext.AddMember("extra_fields", Value(rapidjson::kArrayType), a);
+    fields = ext.FindMember("extra_fields");
+  } else if (!fields->value.IsArray()) {
+    fields->value.SetArray();
+  }
+  for (const auto& f : fields->value.GetArray()) {
+    if (f.IsString() && view(f) == "worker_id") return;
+  }
+  fields->value.PushBack(Value("worker_id", a), a);
+}
+
 std::string to_string(const Value& v) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
@@ -196,7 +220,8 @@ RequestBuilder::RequestBuilder(const proto::WorkerSettings& settings)
       model_(settings.model),
       streaming_(settings.streaming),
       include_usage_(settings.use_server_token_counts),
-      max_completion_tokens_(settings.max_completion_tokens) {
+      max_completion_tokens_(settings.max_completion_tokens),
+      verify_(settings.session_routing.verify) {
   const std::string& extra = settings.extra_body_json.empty() ? "{}" : settings.extra_body_json;
   extra_body_.Parse(extra.data(), extra.size());
   if (extra_body_.HasParseError()) {
@@ -284,6 +309,7 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
   }
   merge_json_object(body, extra_body_, a);
   if (turn_extra.IsObject()) merge_json_object(body, turn_extra, a);
+  if (verify_) ask_for_worker_id(body, a);
   *out = std::move(body);
   return true;
 }

@@ -54,17 +54,32 @@ std::optional<SessionRoutingSettings> session_routing_settings(const proto::Work
   return out;
 }
 
+namespace {
+
+SessionOverlay header_overlay(const SessionRoutingSettings& settings,
+                              const std::string& correlation_id,
+                              std::string_view parent_correlation_id, bool session_final) {
+  SessionOverlay overlay;
+  overlay.headers.emplace_back(settings.header_name, correlation_id);
+  if (!parent_correlation_id.empty() && parent_correlation_id != correlation_id) {
+    overlay.headers.emplace_back(kParentSessionHeader, parent_correlation_id);
+  }
+  if (session_final) overlay.headers.emplace_back(kSessionFinalHeader, "true");
+  return overlay;
+}
+
+}  // namespace
+
 SessionOverlay plan_session_overlay(const SessionRoutingSettings& settings,
                                     const std::string& correlation_id, bool final_turn,
-                                    bool first_request_on_this_worker_for_session) {
+                                    bool first_request_on_this_worker_for_session,
+                                    std::string_view parent_correlation_id) {
   switch (settings.mode) {
     case SessionRoutingMode::kOff:
       return {};
-    case SessionRoutingMode::kHeader: {
-      SessionOverlay overlay;
-      overlay.headers.emplace_back(settings.header_name, correlation_id);
-      return overlay;
-    }
+    case SessionRoutingMode::kHeader:
+      return header_overlay(settings, correlation_id, parent_correlation_id,
+                            final_turn && settings.final_marker == proto::FinalMarker::kLastTurn);
     case SessionRoutingMode::kBind:
       if (final_turn) return with_control(correlation_id, SessionAction::kClose, std::nullopt);
       return with_control(correlation_id, SessionAction::kBind, settings.timeout_s);
@@ -78,9 +93,23 @@ SessionOverlay plan_session_overlay(const SessionRoutingSettings& settings,
   return {};
 }
 
-SessionOverlay SessionRouter::prepare(const std::string& correlation_id, bool final_turn) {
+bool sends_close_request(const SessionRoutingSettings& settings) {
+  return settings.mode == SessionRoutingMode::kHeader &&
+         settings.final_marker == proto::FinalMarker::kCloseRequest;
+}
+
+SessionOverlay plan_close_request_overlay(const SessionRoutingSettings& settings,
+                                          const std::string& correlation_id,
+                                          std::string_view parent_correlation_id) {
+  if (!sends_close_request(settings)) return {};
+  return header_overlay(settings, correlation_id, parent_correlation_id, true);
+}
+
+SessionOverlay SessionRouter::prepare(const std::string& correlation_id, bool final_turn,
+                                      std::string_view parent_correlation_id) {
   if (settings_.mode != SessionRoutingMode::kLegacy) {
-    return plan_session_overlay(settings_, correlation_id, final_turn, false);
+    return plan_session_overlay(settings_, correlation_id, final_turn, false,
+                                parent_correlation_id);
   }
   SessionOverlay overlay = plan_session_overlay(settings_, correlation_id, final_turn,
                                                 tracker_.should_open(correlation_id));

@@ -23,6 +23,15 @@ using proto::SessionAction;
 using proto::SessionRoutingMode;
 using SessionRoutingSettings = proto::SessionRoutingSettings;
 
+// Dynamo's header-era names, as its frontend reads them (ai-dynamo/dynamo
+// lib/llm/src/protocols/agents.rs: HEADER_DYNAMO_SESSION_ID, HEADER_DYNAMO_PARENT_SESSION_ID,
+// HEADER_DYNAMO_SESSION_FINAL; HTTP header names are case-insensitive). The session id header
+// is session_routing.header_name (default X-Dynamo-Session-ID); these two are fixed. Dynamo drops
+// a parent equal to the session id, so convoy never sends one, and it parses Session-Final with
+// parse_bool ("true").
+inline constexpr std::string_view kParentSessionHeader = "X-Dynamo-Parent-Session-ID";
+inline constexpr std::string_view kSessionFinalHeader = "X-Dynamo-Session-Final";
+
 // The Welcome's session_routing, checked. Returns nullopt and sets *error for a timeout <= 0 or
 // an empty header name in header mode (an unknown mode cannot arrive: it does not decode).
 std::optional<SessionRoutingSettings> session_routing_settings(const proto::WorkerSettings& s,
@@ -58,10 +67,24 @@ struct SessionOverlay {
 //           When the first request is also the final one (single-turn conversations, or a
 //           mid-conversation start at the last turn) only close is sent: an open would pin a
 //           session that is released by the very same request.
-//   header: no body field; the header `header_name: ID` on every request.
+//   header: no body field; the header `header_name: ID` on every request; on a sub-agent's
+//           requests also X-Dynamo-Parent-Session-ID: PARENT (the parent's correlation id; never
+//           sent when empty or equal to ID); with final_marker last_turn the final turn also
+//           carries X-Dynamo-Session-Final: true. No trajectory headers, no nvext.agent_context.
+// Every member of a sub-agent family has its own ID and so its own lifecycle in every mode (its
+// own bind/close, its own legacy open and close); only header mode names the parent.
 SessionOverlay plan_session_overlay(const SessionRoutingSettings& settings,
                                     const std::string& correlation_id, bool final_turn,
-                                    bool first_request_on_this_worker_for_session);
+                                    bool first_request_on_this_worker_for_session,
+                                    std::string_view parent_correlation_id = {});
+
+// final_marker close_request (header mode only): the conversation ends with one extra one-token
+// request carrying the session headers and X-Dynamo-Session-Final: true.
+bool sends_close_request(const SessionRoutingSettings& settings);
+// The overlay of that extra request (empty unless sends_close_request).
+SessionOverlay plan_close_request_overlay(const SessionRoutingSettings& settings,
+                                          const std::string& correlation_id,
+                                          std::string_view parent_correlation_id = {});
 
 // The per-worker legacy open-tracking set (issue 6 item 7). It holds only the conversations this
 // worker has opened and not yet ended, so its size is bounded by the conversations in flight.
@@ -95,7 +118,9 @@ class SessionRouter {
 
   // The overlay for the next request of `correlation_id`. In legacy mode a returned open marks
   // the session opened and a final turn removes it from the set (close is being sent).
-  SessionOverlay prepare(const std::string& correlation_id, bool final_turn);
+  // `parent_correlation_id`: a sub-agent's parent ("" for a lead); header mode sends it.
+  SessionOverlay prepare(const std::string& correlation_id, bool final_turn,
+                         std::string_view parent_correlation_id = {});
   // The request built with `sent` failed before the server could have received it (dns,
   // connect or send failure): an open it carried is rolled back so the next turn opens again.
   void on_failed_before_server(const std::string& correlation_id, const SessionOverlay& sent);

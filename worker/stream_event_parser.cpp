@@ -27,18 +27,49 @@ class StreamEventHandler
   bool has_content() const { return has_content_; }
   // The next value is a number whose value matters (an index or a token count).
   bool wants_number_value() const {
-    return skip_depth_ == 0 && (slot_ == Slot::kIndex || slot_ == Slot::kPromptTokens ||
-                                slot_ == Slot::kCompletionTokens || slot_ == Slot::kCachedTokens);
+    return skip_depth_ == 0 &&
+           (slot_ == Slot::kIndex || slot_ == Slot::kPromptTokens ||
+            slot_ == Slot::kCompletionTokens || slot_ == Slot::kCachedTokens || worker_slot(slot_));
   }
   const Usage& usage() const { return usage_; }
+  // nvext.worker_id, resolved as the DOM path does (reply_parser.cpp, served_by_of).
+  ServedBy served_by() const {
+    ServedBy out;
+    if (!worker_[kDecode].empty()) {
+      out.worker = worker_[kDecode];
+      out.dp_rank = rank_[kDecode];
+    } else if (!worker_[kPrefill].empty()) {
+      out.worker = worker_[kPrefill];
+      out.dp_rank = rank_[kPrefill];
+    }
+    out.present = !out.worker.empty();
+    return out;
+  }
 
   bool Null() { return scalar(Scalar::kNull, 0, nullptr, 0); }
   bool Bool(bool b) { return scalar(b ? Scalar::kTrue : Scalar::kFalse, 0, nullptr, 0); }
   bool Int(int i) { return number(i); }
   bool Uint(unsigned u) { return number(u); }
   bool Int64(int64_t i) { return number(i); }
-  bool Uint64(uint64_t u) { return number(static_cast<int64_t>(u)); }
+  bool Uint64(uint64_t u) {
+    if (skip_depth_ == 0 && worker_slot(slot_)) {
+      // A worker id past int64 is still an id; a rank that large is none.
+      const Slot slot = slot_;
+      slot_ = Slot::kNone;
+      if (slot == Slot::kDecodeWorker || slot == Slot::kPrefillWorker) {
+        worker_[side(slot)] = std::to_string(u);
+      } else if (u <= static_cast<uint64_t>(INT64_MAX)) {
+        rank_[side(slot)] = static_cast<int64_t>(u);
+      }
+      return true;
+    }
+    return number(static_cast<int64_t>(u));
+  }
   bool Double(double d) {
+    if (skip_depth_ == 0 && worker_slot(slot_)) {  // ids and ranks are integers: none here
+      slot_ = Slot::kNone;
+      return true;
+    }
     // Out of int64's range (or NaN) is unusual: stop, and the full parser takes the event.
     if (!(d > -9.2e18 && d < 9.2e18)) return false;
     return number(static_cast<int64_t>(d));
@@ -57,7 +88,17 @@ class StreamEventHandler
 
  private:
   // Where a container sits; kSkip: nothing inside it matters.
-  enum class Ctx : uint8_t { kSkip, kRoot, kChoices, kChoice, kHolder, kUsage, kDetails };
+  enum class Ctx : uint8_t {
+    kSkip,
+    kRoot,
+    kChoices,
+    kChoice,
+    kHolder,
+    kUsage,
+    kDetails,
+    kNvext,
+    kWorkerId,
+  };
   // What the value after the current key means.
   enum class Slot : uint8_t {
     kNone,
@@ -73,7 +114,22 @@ class StreamEventHandler
     kCompletionTokens,
     kDetails,
     kCachedTokens,
+    kNvext,
+    kWorkerId,
+    kDecodeWorker,
+    kDecodeRank,
+    kPrefillWorker,
+    kPrefillRank,
   };
+  static constexpr size_t kDecode = 0;
+  static constexpr size_t kPrefill = 1;
+  static bool worker_slot(Slot s) {
+    return s == Slot::kDecodeWorker || s == Slot::kDecodeRank || s == Slot::kPrefillWorker ||
+           s == Slot::kPrefillRank;
+  }
+  static size_t side(Slot s) {
+    return s == Slot::kDecodeWorker || s == Slot::kDecodeRank ? kDecode : kPrefill;
+  }
   enum class Scalar : uint8_t { kNull, kTrue, kFalse, kNumber, kString };
   enum Seen : uint32_t {  // first-member-wins flags, per container
     kSeenChoices = 1u << 0,
@@ -89,6 +145,12 @@ class StreamEventHandler
     kSeenCompletion = 1u << 10,
     kSeenDetails = 1u << 11,
     kSeenCached = 1u << 12,
+    kSeenNvext = 1u << 13,
+    kSeenWorkerId = 1u << 14,
+    kSeenDecodeWorker = 1u << 15,
+    kSeenDecodeRank = 1u << 16,
+    kSeenPrefillWorker = 1u << 17,
+    kSeenPrefillRank = 1u << 18,
   };
   struct Frame {
     Ctx ctx = Ctx::kSkip;
@@ -113,6 +175,23 @@ class StreamEventHandler
         if (key == "usage") return first(kSeenUsage) ? Slot::kUsage : Slot::kNone;
         if (key == "error") return first(kSeenError) ? Slot::kError : Slot::kNone;
         if (key == "object") return first(kSeenObject) ? Slot::kObject : Slot::kNone;
+        if (key == "nvext") return first(kSeenNvext) ? Slot::kNvext : Slot::kNone;
+        return Slot::kNone;
+      case Ctx::kNvext:
+        return key == "worker_id" && first(kSeenWorkerId) ? Slot::kWorkerId : Slot::kNone;
+      case Ctx::kWorkerId:
+        if (key == "decode_worker_id") {
+          return first(kSeenDecodeWorker) ? Slot::kDecodeWorker : Slot::kNone;
+        }
+        if (key == "decode_dp_rank") {
+          return first(kSeenDecodeRank) ? Slot::kDecodeRank : Slot::kNone;
+        }
+        if (key == "prefill_worker_id") {
+          return first(kSeenPrefillWorker) ? Slot::kPrefillWorker : Slot::kNone;
+        }
+        if (key == "prefill_dp_rank") {
+          return first(kSeenPrefillRank) ? Slot::kPrefillRank : Slot::kNone;
+        }
         return Slot::kNone;
       case Ctx::kChoice:
         if (key == "index") return first(kSeenIndex) ? Slot::kIndex : Slot::kNone;
@@ -177,6 +256,18 @@ class StreamEventHandler
       case Slot::kCachedTokens:
         if (kind == Scalar::kNumber) usage_.cached_tokens = value;
         return true;
+      case Slot::kDecodeWorker:
+      case Slot::kPrefillWorker:
+        if (kind == Scalar::kNumber && value >= 0) {
+          worker_[side(slot)] = std::to_string(value);
+        } else if (kind == Scalar::kString && length > 0) {
+          worker_[side(slot)].assign(str, length);
+        }
+        return true;
+      case Slot::kDecodeRank:
+      case Slot::kPrefillRank:
+        if (kind == Scalar::kNumber && value >= 0) rank_[side(slot)] = value;
+        return true;
       default:
         return true;
     }
@@ -203,6 +294,10 @@ class StreamEventHandler
       next = Ctx::kDetails;
     } else if (slot == Slot::kDelta && object) {
       next = Ctx::kHolder;
+    } else if (slot == Slot::kNvext && object) {
+      next = Ctx::kNvext;
+    } else if (slot == Slot::kWorkerId && object) {
+      next = Ctx::kWorkerId;
     } else if (slot == Slot::kNone && ctx() == Ctx::kChoices && object) {
       next = Ctx::kChoice;
       choice_index_ = 0;
@@ -240,6 +335,8 @@ class StreamEventHandler
   Slot slot_ = Slot::kNone;
   bool has_content_ = false;
   Usage usage_;
+  std::array<std::string, 2> worker_;  // nvext.worker_id: [kDecode], [kPrefill]
+  std::array<int64_t, 2> rank_ = {-1, -1};
   int64_t choice_index_ = 0;
   bool choice_has_content_ = false;
   size_t choice_text_start_ = 0;
@@ -489,6 +586,7 @@ std::optional<ReplyChunk> parse_stream_event_fast(std::string_view data, Endpoin
       chunk.valid_json = true;
       chunk.has_content = handler.has_content();
       chunk.usage = handler.usage();
+      chunk.served_by = handler.served_by();
       return chunk;
     }
     text.resize(text_size);
@@ -509,6 +607,7 @@ std::optional<ReplyChunk> parse_stream_event_fast(std::string_view data, Endpoin
   chunk.valid_json = true;
   chunk.has_content = handler.has_content();
   chunk.usage = handler.usage();
+  chunk.served_by = handler.served_by();
   return chunk;
 }
 

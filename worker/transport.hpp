@@ -47,6 +47,10 @@ struct HttpResponse {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = -1;  // -1: not reported
+  // session_routing.verify: the serving worker from the reply's nvext.worker_id (the first
+  // event that carries one, in a stream); "" / -1: not reported.
+  std::string served_by;
+  int64_t dp_rank = -1;
   int64_t http_status = 0;
   proto::RecordError error;             // kind kNone on success
   bool request_reached_server = false;  // false for dns/connect/tls/send failures

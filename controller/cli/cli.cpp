@@ -33,7 +33,7 @@ void add_run_flags(CLI::App* cmd, RunFlags& f) {
   cmd->add_option("config", f.config_path, "YAML configuration file")->required();
   cmd->add_option("--set", f.sets, "Override a key: --set load.rate=50 (repeatable)");
   cmd->add_option("-o,--output", f.output_dir, "Output folder (overrides output.dir)");
-  cmd->add_flag(kFlagConvAware, f.conv_aware, kHelpConvAware);
+  cmd->add_flag(kFlagConvAwareNames, f.conv_aware, kHelpConvAware);
   cmd->add_flag(kFlagLegacy, f.legacy, kHelpLegacy);
   cmd->add_option(kFlagTimeout, f.timeout_text, kHelpTimeout);
   cmd->add_flag("-q,--quiet", f.quiet, "No live progress line");
@@ -86,7 +86,7 @@ int cli_main(int argc, char** argv) {
                                  "Parse and validate a config, print it resolved, send nothing");
   val->add_option("config", val_flags.config_path, "YAML configuration file")->required();
   val->add_option("--set", val_flags.sets, "Override a key (repeatable)");
-  val->add_flag(kFlagConvAware, val_flags.conv_aware, kHelpConvAware);
+  val->add_flag(kFlagConvAwareNames, val_flags.conv_aware, kHelpConvAware);
   val->add_flag(kFlagLegacy, val_flags.legacy, kHelpLegacy);
   val->add_option(kFlagTimeout, val_flags.timeout_text, kHelpTimeout);
 

@@ -10,13 +10,19 @@
 namespace convoy::controller {
 
 inline constexpr const char kFlagConvAware[] = "--use-dynamo-conv-aware-routing";
+// AIPerf's second spelling of the same flag (ai-dynamo/aiperf PR #1101): an alias, same meaning.
+inline constexpr const char kFlagSessionControl[] = "--use-dynamo-session-control";
+// Both spellings, as the CLI registers them (one flag, two names).
+inline constexpr const char kFlagConvAwareNames[] =
+    "--use-dynamo-conv-aware-routing,--use-dynamo-session-control";
 inline constexpr const char kFlagLegacy[] = "--use-legacy-dynamo-session-control";
 inline constexpr const char kFlagTimeout[] = "--dynamo-session-timeout-seconds";
 
 inline constexpr const char kHelpConvAware[] =
     "Enable Dynamo conversation-aware routing: every turn of a conversation carries "
     "nvext.session_control with the conversation's X-Correlation-ID (bind on each non-final "
-    "turn, close on the last). Same as session_routing.mode=bind.";
+    "turn, close on the last). Same as session_routing.mode=bind. --use-dynamo-session-control "
+    "is the same flag (AIPerf's other spelling).";
 inline constexpr const char kHelpLegacy[] =
     "Only with --use-dynamo-conv-aware-routing: selects the legacy wire format of that routing "
     "feature for Dynamo v1.1/v1.2 (open on the first request, bare session_id after, close on "

@@ -11,7 +11,10 @@
 #include <sstream>
 #include <string_view>
 
+#include "common/log.hpp"
 #include "controller/config/did_you_mean.hpp"
+#include "controller/config/load_profile.hpp"
+#include "controller/config/load_profile_yaml.hpp"
 #include "controller/config/yaml_util.hpp"
 
 namespace convoy {
@@ -34,13 +37,15 @@ const Keys kRoutingModeNames(proto::kSessionRoutingModeNames.begin(),
 const Keys kDatasetTypeNames = {"synthetic", "jsonl", "mooncake"};
 const Keys kLoadModeNames = {"concurrency", "rate", "trace"};
 const Keys kArrivalNames = {"constant", "poisson", "gamma"};
+const Keys kRampShapeNames = {"linear", "exponential"};
+const Keys kProfileKindNames = {"single", "stages", "sweep", "search"};
 const Keys kMockContractNames = {"none", "legacy", "bind", "header"};
 const Keys kMockRouterNames = {"kv", "round-robin", "random"};
 
 // The keys of every section, in DESIGN.md order (also the order to_yaml writes them).
-const Keys kTopKeys = {"name",    "seed", "target",          "mock",
-                       "dataset", "load", "session_routing", "workers",
-                       "output",  "slo",  "fail_on"};
+const Keys kTopKeys = {
+    "name",    "seed",   "target",    "mock", "dataset", "load", "session_routing",
+    "workers", "output", "telemetry", "slo",  "fail_on"};
 const Keys kTargetKeys = {"url",
                           "endpoint",
                           "model",
@@ -54,22 +59,28 @@ const Keys kTargetKeys = {"url",
                           "max_completion_tokens",
                           "http2",
                           "insecure",
-                          "max_response_bytes"};
+                          "max_response_bytes",
+                          "urls"};
 const Keys kMockKeys = {"workers", "contract",        "router_mode", "itl_ms",
                         "speedup", "engine_sessions", "extra_args"};
 const Keys kDatasetKeys = {"type",         "path",          "conversations",        "turns",
                            "input_tokens", "output_tokens", "shared_prefix_tokens", "think_time_ms",
-                           "history"};
+                           "history",      "subagents"};
+const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 const Keys kDistributionKeys = {"mean", "stddev", "min", "max"};
 const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",
                         "burstiness", "sessions",        "requests", "duration_s",
-                        "grace_s",    "warmup_sessions", "cancel"};
+                        "grace_s",    "warmup_sessions", "cancel",   "warmup_s",
+                        "stages",     "sweep",           "search",   "abort_on"};
 const Keys kCancelKeys = {"fraction", "after_ms"};
-const Keys kRoutingKeys = {"mode", "timeout_s", "header_name"};
+const Keys kRoutingKeys = {"mode", "timeout_s", "header_name", "final_marker", "verify"};
+const Keys kFinalMarkerNames(proto::kFinalMarkerNames.begin(), proto::kFinalMarkerNames.end());
 const Keys kWorkersKeys = {"local",  "listen",     "results_listen",
                            "expect", "curve_keys", "ready_timeout_s"};
 const Keys kOutputKeys = {"dir", "records", "html"};
 const Keys kFailOnKeys = {"error_rate"};
+const Keys kTelemetryKeys = {"interval_s", "timeout_s", "max_series", "endpoints"};
+const Keys kTelemetryEndpointKeys = {"name", "url", "headers", "required"};
 // Metrics measured in milliseconds, which an SLO (goodput threshold) may name.
 const Keys kSloMetrics = {"time_to_first_token", "time_to_second_token",
                           "inter_token_latency", "inter_chunk_latency",
@@ -94,6 +105,9 @@ std::vector<std::string> known_paths() {
   add("workers", kWorkersKeys);
   add("output", kOutputKeys);
   add("fail_on", kFailOnKeys);
+  add("dataset.subagents", kSubagentKeys);
+  add("telemetry", kTelemetryKeys);
+  config_detail::add_load_profile_paths(paths);
   return paths;
 }
 
@@ -165,13 +179,83 @@ void read_headers(const Section& s, std::map<std::string, std::string>& out) {
   }
 }
 
-void read_target(const Section& top, TargetConfig& t) {
+// Headers Dynamo's frontend reads as session identity (lib/llm/src/protocols/agents.rs in
+// ai-dynamo/dynamo, commit 004e2c5: HEADER_DYNAMO_SESSION_ID and the agent-native mappings it
+// falls back to: Claude Code's x-claude-code-session-id / x-claude-code-agent-id, Codex's
+// thread-id, DeepSeek harness's x-deepseek-harness-session-id, OpenCode's x-session-id, and
+// their parent headers). A fixed value in target.headers makes every request of the run one
+// session (or one parent), whatever session_routing says.
+const Keys kSessionIdentityHeaders = {"x-dynamo-session-id",
+                                      "x-dynamo-parent-session-id",
+                                      "x-dynamo-session-final",
+                                      "x-claude-code-session-id",
+                                      "x-claude-code-agent-id",
+                                      "x-claude-code-parent-agent-id",
+                                      "thread-id",
+                                      "x-codex-parent-thread-id",
+                                      "x-deepseek-harness-session-id",
+                                      "x-deepseek-harness-parent-session-id",
+                                      "x-session-id",
+                                      "x-parent-session-id"};
+
+bool is_http_url(std::string_view url) {
+  const bool http = url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0;
+  return http && url.find("://") + 3 < url.size();
+}
+
+void warn_session_headers(const Section& s, const TargetConfig& t,
+                          std::vector<std::string>& warnings) {
+  for (const auto& header : t.headers) {
+    const std::string& name = header.first;
+    for (auto known : kSessionIdentityHeaders) {
+      if (!iequals(name, known)) continue;
+      const std::string path = s.path("headers") + "." + name;
+      warnings.push_back(s.source().message(
+          path, path,
+          "Dynamo reads this header as session identity: with one fixed value every request of "
+          "the run is one session; use session_routing.mode header (which sets "
+          "X-Dynamo-Session-ID per conversation) instead"));
+    }
+  }
+}
+
+// target.urls: several frontends (exclusive with an explicit target.url); url becomes urls[0].
+void read_target_urls(const Section& s, TargetConfig& t) {
+  const YAML::Node n = s.node("urls");
+  if (!n.IsDefined() || n.IsNull()) return;
+  const std::string path = s.path("urls");
+  const Source& src = s.source();
+  if (!n.IsSequence()) src.fail(path, "expected a list of URLs, got " + yaml_util::describe(n));
+  if (n.size() == 0) src.fail(path, "the list is empty (use null, or target.url for one URL)");
+  if (s.present("url")) {
+    src.fail_at(s.path("url"), s.path("url"),
+                "target.url and target.urls are exclusive: list every frontend in urls");
+  }
+  t.urls.clear();
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const std::string item_path = path + "[" + std::to_string(i) + "]";
+    const std::string url = n[i].IsScalar() ? n[i].Scalar() : std::string();
+    if (!is_http_url(url)) {
+      src.fail(item_path, "expected an http:// or https:// URL, got " + yaml_util::describe(n[i]));
+    }
+    auto trimmed = [](std::string_view u) {
+      while (!u.empty() && u.back() == '/') u.remove_suffix(1);
+      return u;
+    };
+    for (const auto& earlier : t.urls) {
+      if (trimmed(earlier) == trimmed(url)) src.fail(item_path, "duplicate URL '" + url + "'");
+    }
+    t.urls.push_back(url);
+  }
+  t.url = t.urls.front();
+}
+
+void read_target(const Section& top, TargetConfig& t, std::vector<std::string>& warnings) {
   const Section s = top.section("target", kTargetKeys);
   s.read("url", t.url);
-  const bool http = t.url.rfind("http://", 0) == 0 || t.url.rfind("https://", 0) == 0;
-  const bool has_host = t.url.find("://") + 3 < t.url.size();
-  s.check(t.url == "mock" || (http && has_host), "url",
+  s.check(t.url == "mock" || is_http_url(t.url), "url",
           "expected \"mock\" or an http:// or https:// URL, got '" + t.url + "'");
+  read_target_urls(s, t);
   s.read_enum("endpoint", t.endpoint, kEndpointNames, proto::parse_endpoint);
   s.read("model", t.model);
   s.read("streaming", t.streaming);
@@ -182,6 +266,7 @@ void read_target(const Section& top, TargetConfig& t) {
           "expected the NAME of an environment variable (letters, digits, _), got '" +
               t.api_key_env + "'");
   read_headers(s, t.headers);
+  warn_session_headers(s, t, warnings);
   if (s.present("extra_body")) {
     t.extra_body_json =
         yaml_util::to_json_object(s.source(), s.node("extra_body"), s.path("extra_body"));
@@ -265,6 +350,24 @@ void read_distribution(const Section& s, std::string_view key, Distribution& d, 
               (d.max ? num(*d.max) : std::string("unbounded")) + "]");
 }
 
+// dataset.subagents: synthetic sub-agent conversations (JSONL rows name their parent instead).
+void read_subagents(const Section& dataset, DatasetConfig& d) {
+  const YAML::Node n = dataset.node("subagents");
+  if (!n.IsDefined() || n.IsNull()) {
+    if (n.IsDefined()) d.subagents.reset();
+    return;
+  }
+  const Section s = dataset.section("subagents", kSubagentKeys);
+  SubagentsConfig a = d.subagents.value_or(SubagentsConfig{});
+  s.read("probability", a.probability);
+  s.check(a.probability >= 0 && a.probability <= 1, "probability",
+          "must be between 0 and 1, got " + num(a.probability));
+  read_distribution(s, "count", a.count, 1);
+  read_distribution(s, "turns", a.turns, 1);
+  read_distribution(s, "spawn_after_turn", a.spawn_after_turn, 1);
+  d.subagents = a;
+}
+
 void read_dataset(const Section& top, DatasetConfig& d) {
   const Section s = top.section("dataset", kDatasetKeys);
   s.read_enum("type", d.type, kDatasetTypeNames);
@@ -279,6 +382,7 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   at_least(s, "shared_prefix_tokens", static_cast<double>(d.shared_prefix_tokens), 0);
   read_distribution(s, "think_time_ms", d.think_time_ms, 0);
   s.read_enum("history", d.history, kHistoryNames, proto::parse_history_mode);
+  read_subagents(s, d);
 
   const Source& src = s.source();
   if (d.path) {
@@ -287,6 +391,11 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   }
   if (d.type == DatasetType::kSynthetic) return;
   const std::string type = to_string(d.type);
+  if (d.subagents) {
+    src.fail_at(s.path("subagents"), s.path("subagents"),
+                "synthetic datasets only; a " + type +
+                    " dataset names sub-agents in its rows (\"parent\", \"spawn_after_turn\")");
+  }
   if (!d.path) src.fail_at(s.path("type"), s.path("path"), "required when dataset.type is " + type);
   std::error_code ec;
   if (!fs::exists(*d.path, ec)) s.check(false, "path", "file '" + *d.path + "' does not exist");
@@ -321,6 +430,7 @@ void read_load(const Section& top, LoadConfig& l) {
           "must be between 0 and 1, got " + num(l.cancel.fraction));
   c.read("after_ms", l.cancel.after_ms);
   at_least(c, "after_ms", l.cancel.after_ms, 0);
+  config_detail::read_load_profile(s, l);
 }
 
 void read_session_routing(const Section& top, SessionRoutingConfig& r) {
@@ -335,6 +445,13 @@ void read_session_routing(const Section& top, SessionRoutingConfig& r) {
   s.read("header_name", r.header_name);
   s.check(is_header_token(r.header_name), "header_name",
           "not a valid HTTP header name: '" + r.header_name + "'");
+  s.read_enum("final_marker", r.final_marker, kFinalMarkerNames, proto::parse_final_marker);
+  s.check(r.final_marker == FinalMarker::kOff || r.mode == SessionRoutingMode::kHeader,
+          "final_marker",
+          "X-Dynamo-Session-Final is a header-mode marker: set session_routing.mode to header, or "
+          "final_marker to off (mode is " +
+              std::string(to_string(r.mode)) + ")");
+  s.read("verify", r.verify);
 }
 
 bool is_endpoint(std::string_view e) {
@@ -425,19 +542,54 @@ void read_output(const Section& top, OutputConfig& o) {
   s.read("html", o.html);
 }
 
+void read_telemetry(const Section& top, TelemetryConfig& t) {
+  const Section s = top.section("telemetry", kTelemetryKeys);
+  s.read("interval_s", t.interval_s);
+  positive(s, "interval_s", t.interval_s);
+  s.read("timeout_s", t.timeout_s);
+  positive(s, "timeout_s", t.timeout_s);
+  s.read("max_series", t.max_series);
+  at_least(s, "max_series", static_cast<double>(t.max_series), 1);
+  const YAML::Node n = s.node("endpoints");
+  if (!n.IsDefined()) return;
+  t.endpoints.clear();
+  if (n.IsNull()) return;
+  const std::string path = s.path("endpoints");
+  if (!n.IsSequence()) {
+    s.source().fail(
+        path, "expected a list of {name, url, headers, required}, got " + yaml_util::describe(n));
+  }
+  for (std::size_t i = 0; i < n.size(); ++i) {
+    const Section e(s.source(), n[i], path + "[" + std::to_string(i) + "]", kTelemetryEndpointKeys);
+    TelemetryEndpoint ep;
+    e.read("name", ep.name);
+    e.check(!ep.name.empty(), "name", "required: a name for the endpoint (used in the outputs)");
+    for (const auto& earlier : t.endpoints) {
+      e.check(earlier.name != ep.name, "name", "duplicate endpoint name '" + ep.name + "'");
+    }
+    e.read("url", ep.url);
+    e.check(is_http_url(ep.url), "url",
+            "expected an http:// or https:// URL, got '" + ep.url + "'");
+    read_headers(e, ep.headers);
+    e.read("required", ep.required);
+    t.endpoints.push_back(std::move(ep));
+  }
+}
+
 void read_top(const Section& top, Config& c) {
   top.read("name", c.name);
   top.check(!c.name.empty(), "name", "must not be empty");
   top.check(c.name.find_first_of("/\\") == std::string::npos && c.name != "." && c.name != "..",
             "name", "is used in a folder name and must not contain '/' or '\\'");
   top.read("seed", c.seed);
-  read_target(top, c.target);
+  read_target(top, c.target, c.warnings);
   read_mock(top, c.mock);
   read_dataset(top, c.dataset);
   read_load(top, c.load);
   read_session_routing(top, c.session_routing);
   read_workers(top, c.workers);
   read_output(top, c.output);
+  read_telemetry(top, c.telemetry);
 
   const Section slo = top.section("slo", kSloMetrics);
   c.slo.clear();
@@ -486,6 +638,7 @@ Config parse_config(const std::string& yaml_text, const std::string& path,
     Config c;
     c.source_path = path;
     read_top(Section(src, src.root(), "", kTopKeys), c);
+    for (const auto& w : c.warnings) log_warn(w);
     return c;
   } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still names the file
     throw ConfigError(path + ": " + e.what());
@@ -533,9 +686,17 @@ bool secret_header(const std::string& name) {
 namespace {
 
 void target_yaml(std::ostream& y, const TargetConfig& t) {
-  y << "target:\n"
-    << "  url: " << quote(t.url) << "\n"
-    << "  endpoint: " << to_string(t.endpoint) << "\n"
+  y << "target:\n";
+  if (t.urls.empty()) {
+    y << "  url: " << quote(t.url) << "\n";
+  } else {  // url is urls[0]; printing it would make the two exclusive keys both given
+    y << "  # url: " << quote(t.url) << " (urls[0])\n";
+  }
+  y << "  urls: ";
+  if (t.urls.empty()) y << "null";
+  for (std::size_t i = 0; i < t.urls.size(); ++i) y << (i ? ", " : "[") << quote(t.urls[i]);
+  y << (t.urls.empty() ? "" : "]") << "\n";
+  y << "  endpoint: " << to_string(t.endpoint) << "\n"
     << "  model: " << quote(t.model) << "\n"
     << "  streaming: " << yes_no(t.streaming) << "\n"
     << "  api_key_env: " << (t.api_key_env.empty() ? "null" : quote(t.api_key_env)) << "\n";
@@ -580,6 +741,15 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  shared_prefix_tokens: " << d.shared_prefix_tokens << "\n"
     << "  think_time_ms: " << distribution_yaml(d.think_time_ms) << "\n"
     << "  history: " << to_string(d.history) << "\n";
+  if (!d.subagents) {
+    y << "  subagents: null\n";
+    return;
+  }
+  y << "  subagents:\n"
+    << "    probability: " << num(d.subagents->probability) << "\n"
+    << "    count: " << distribution_yaml(d.subagents->count) << "\n"
+    << "    turns: " << distribution_yaml(d.subagents->turns) << "\n"
+    << "    spawn_after_turn: " << distribution_yaml(d.subagents->spawn_after_turn) << "\n";
 }
 
 void load_yaml(std::ostream& y, const Config& c) {
@@ -597,6 +767,7 @@ void load_yaml(std::ostream& y, const Config& c) {
     << "  warmup_sessions: " << l.warmup_sessions << "\n"
     << "  cancel: {fraction: " << num(l.cancel.fraction) << ", after_ms: " << num(l.cancel.after_ms)
     << "}\n";
+  config_detail::load_profile_yaml(y, l);
 }
 
 void routing_workers_output_yaml(std::ostream& y, const Config& c) {
@@ -604,7 +775,9 @@ void routing_workers_output_yaml(std::ostream& y, const Config& c) {
   y << "session_routing:\n"
     << "  mode: " << to_string(r.mode) << "\n"
     << "  timeout_s: " << r.timeout_s << "\n"
-    << "  header_name: " << quote(r.header_name) << "\n";
+    << "  header_name: " << quote(r.header_name) << "\n"
+    << "  final_marker: " << to_string(r.final_marker) << "\n"
+    << "  verify: " << yes_no(r.verify) << "\n";
 
   const auto& w = c.workers;
   y << "workers:\n"
@@ -619,6 +792,23 @@ void routing_workers_output_yaml(std::ostream& y, const Config& c) {
     << "  dir: " << quote(c.output.dir) << "\n"
     << "  records: " << yes_no(c.output.records) << "\n"
     << "  html: " << yes_no(c.output.html) << "\n";
+
+  const auto& t = c.telemetry;
+  y << "telemetry:\n"
+    << "  interval_s: " << num(t.interval_s) << "\n"
+    << "  timeout_s: " << num(t.timeout_s) << "\n"
+    << "  max_series: " << t.max_series << "\n"
+    << "  endpoints:" << (t.endpoints.empty() ? " []" : "") << "\n";
+  for (const auto& e : t.endpoints) {
+    y << "    - name: " << quote(e.name) << "\n"
+      << "      url: " << quote(e.url) << "\n"
+      << "      headers:" << (e.headers.empty() ? " {}" : "") << "\n";
+    for (const auto& [name, value] : e.headers) {
+      y << "        " << quote(name) << ": " << quote(secret_header(name) ? "<redacted>" : value)
+        << "\n";
+    }
+    y << "      required: " << yes_no(e.required) << "\n";
+  }
 
   y << "slo:" << (c.slo.empty() ? " {}" : "") << "\n";
   for (const auto& [metric, ms] : c.slo) y << "  " << metric << ": " << num(ms) << "\n";
@@ -646,5 +836,13 @@ const char* to_string(DatasetType v) {
 }
 const char* to_string(LoadMode v) { return kLoadModeNames[static_cast<std::size_t>(v)].data(); }
 const char* to_string(Arrival v) { return kArrivalNames[static_cast<std::size_t>(v)].data(); }
+const char* to_string(RampShape v) { return kRampShapeNames[static_cast<std::size_t>(v)].data(); }
+const char* to_string(ProfileKind v) {
+  return kProfileKindNames[static_cast<std::size_t>(v)].data();
+}
+
+std::vector<std::string> known_slo_metrics() {
+  return std::vector<std::string>(kSloMetrics.begin(), kSloMetrics.end());
+}
 
 }  // namespace convoy

@@ -26,6 +26,7 @@ struct Distribution {
 // once, their defaults written once.
 using proto::Endpoint;
 using proto::HistoryMode;
+using proto::FinalMarker;
 using proto::SessionRoutingMode;
 enum class DatasetType { kSynthetic, kJsonl, kMooncake };
 enum class LoadMode { kConcurrency, kRate, kTrace };
@@ -45,6 +46,16 @@ struct MockConfig {
   std::vector<std::string> extra_args;  // passed verbatim to convoy-mock
 };
 
+// dataset.subagents (synthetic): each lead conversation spawns sub-agents with `probability`;
+// `count` children (a draw), each with `turns` turns, spawned after the lead's turn
+// `spawn_after_turn` (a draw, clamped to 1 .. the lead's turns).
+struct SubagentsConfig {
+  double probability = 0;  // [0, 1]
+  Distribution count{1, 0, 1, 16};
+  Distribution turns{2, 0, 1, 32};
+  Distribution spawn_after_turn{1, 0, 1, std::nullopt};
+};
+
 struct DatasetConfig {
   DatasetType type = DatasetType::kSynthetic;
   std::optional<std::string> path;  // jsonl / mooncake
@@ -56,7 +67,79 @@ struct DatasetConfig {
   int64_t shared_prefix_tokens = 0;
   Distribution think_time_ms{0, 0, 0, std::nullopt};
   HistoryMode history = HistoryMode::kLive;
+  std::optional<SubagentsConfig> subagents;  // synthetic only
 };
+
+// --- load profiles (DESIGN.md §6; parsed in config.cpp, expanded in load_profile.cpp) --------
+
+enum class RampShape { kLinear, kExponential };
+
+// A stage's level: a number (from == to, ramp false) or {from, to, shape} changing
+// continuously over the stage's duration (a ramp needs duration_s).
+struct LoadLevel {
+  double from = 0;
+  double to = 0;
+  RampShape shape = RampShape::kLinear;
+  bool ramp = false;
+  // The level at `fraction` (0..1) of the stage: linear, or exponential from -> to (geometric).
+  double at(double fraction) const;
+};
+
+// One stage of a profile, fully resolved: omitted keys take the top-level load.* values.
+struct StageConfig {
+  std::string name;
+  int index = 0;
+  LoadMode mode = LoadMode::kConcurrency;  // kConcurrency | kRate
+  LoadLevel concurrency;  // mode concurrency: the slots; mode rate: the cap (load.concurrency)
+  LoadLevel rate;         // mode rate: new conversations per second
+  Arrival arrival = Arrival::kPoisson;
+  double burstiness = 1.0;
+  // Exactly one end.
+  std::optional<double> duration_s;
+  std::optional<int64_t> sessions;  // conversations started in this stage
+  std::optional<int64_t> requests;  // measured requests sent in this stage
+  double settle_s = 0;  // after the stage: no new conversation; excluded from every metric
+  double value = 0;     // the stage's level as a number (a ramp's `to`; a sweep/search value)
+  int line = 0;         // where it was defined (0: expanded from sweep/search or defaults)
+};
+
+// An SLO for a capacity search: metric tag -> {statistic (p50, p90, p99, avg, ...) -> limit in
+// ms}, and an error-rate limit (fraction).
+struct SloSpec {
+  std::map<std::string, std::map<std::string, double>> limits;
+  std::optional<double> error_rate;
+};
+
+struct SearchConfig {
+  LoadMode vary = LoadMode::kConcurrency;  // kConcurrency | kRate
+  double low = 1;
+  double high = 512;
+  std::optional<double> step_duration_s;  // exactly one of the two
+  std::optional<int64_t> step_requests;
+  double precision = 0.05;  // stop when (high - low) / high <= precision; in (0, 1)
+  SloSpec slo;
+  double settle_s = 0;  // after each step (in-flight work of the step finishes before judging)
+};
+
+// load.abort_on: the live circuit breaker.
+struct AbortOnConfig {
+  double error_rate = 0.5;  // fraction of the window's ended requests that failed
+  double window_s = 10;     // sliding window
+  int64_t min_requests = 50;  // no judgement on fewer ended requests in the window
+};
+
+// load.sweep as written (kept for to_yaml and the report; `LoadConfig::stages` holds the
+// expansion: one stage per value, named "concurrency=4" / "rate=2.5").
+struct SweepConfig {
+  LoadMode vary = LoadMode::kConcurrency;  // kConcurrency | kRate: which key held the list
+  std::vector<double> values;              // in the order given
+  std::optional<double> duration_s;        // exactly one end, per step
+  std::optional<int64_t> sessions;
+  std::optional<int64_t> requests;
+  double settle_s = 0;  // between steps (after every step but the last)
+};
+
+enum class ProfileKind { kSingle, kStages, kSweep, kSearch };
 
 struct CancelConfig {
   double fraction = 0.0;  // [0, 1]
@@ -74,7 +157,16 @@ struct LoadConfig {
   std::optional<double> duration_s;
   double grace_s = 30;
   int64_t warmup_sessions = 0;
+  std::optional<double> warmup_s;  // warmup by time instead of warmup_sessions
   CancelConfig cancel;
+  // The profile: kSingle = the top-level keys only (stages empty). kStages and kSweep: `stages`
+  // holds every stage, expanded and resolved. kSearch: `search` is set, stages are made one by
+  // one while the run goes (search_step() in load_profile.hpp).
+  ProfileKind profile = ProfileKind::kSingle;
+  std::vector<StageConfig> stages;
+  std::optional<SweepConfig> sweep;  // kSweep: as written
+  std::optional<SearchConfig> search;
+  std::optional<AbortOnConfig> abort_on;
 };
 
 // session_routing.*
@@ -102,6 +194,22 @@ struct OutputConfig {
   bool html = true;
 };
 
+// telemetry.*: Prometheus text endpoints the controller scrapes during the run.
+struct TelemetryEndpoint {
+  std::string name;
+  std::string url;
+  std::map<std::string, std::string> headers;
+  // true: unreachable at start fails the run (exit 3) before any traffic; false (issue 17's
+  // default): a warning and a counted error.
+  bool required = false;
+};
+struct TelemetryConfig {
+  double interval_s = 1;
+  double timeout_s = 2;
+  int64_t max_series = 10000;
+  std::vector<TelemetryEndpoint> endpoints;  // with target.url mock, the mock's /metrics is added
+};
+
 struct FailOnConfig {
   std::optional<double> error_rate;  // fraction in [0, 1]
 };
@@ -116,10 +224,14 @@ struct Config {
   SessionRoutingConfig session_routing;
   WorkersConfig workers;
   OutputConfig output;
+  TelemetryConfig telemetry;
   std::map<std::string, double> slo;  // metric tag -> threshold in ms
   FailOnConfig fail_on;
 
   std::string source_path;  // the file it came from ("" for defaults)
+  // Warnings found while loading ("FILE:LINE: key: what"); load_config/parse_config also log
+  // each one with log_warn. Not errors: the run goes on.
+  std::vector<std::string> warnings;
 
   int expected_workers() const { return workers.expect.value_or(workers.local); }
 };
@@ -145,5 +257,7 @@ using proto::to_string;
 const char* to_string(DatasetType v);
 const char* to_string(LoadMode v);
 const char* to_string(Arrival v);
+const char* to_string(RampShape v);
+const char* to_string(ProfileKind v);
 
 }  // namespace convoy

@@ -206,12 +206,22 @@ int Source::line_of(const std::string& path, bool* created) const {
   int line = 0;
   YAML::Node cur = root_;
   for (const auto& part : split_path(path)) {
+    // "stages[2]": the key, then list items by index (each item's own position).
+    const std::size_t bracket = part.find('[');
     YAML::Mark mark = YAML::Mark::null_mark();
-    YAML::Node next = lookup(cur, part, &mark);
+    YAML::Node next = lookup(cur, std::string_view(part).substr(0, bracket), &mark);
     if (!next.IsDefined()) return line;
     // Keys a --set inserted have no position in the file.
     if (created && mark.line < 0) *created = true;
     if (mark.line >= 0) line = mark.line + 1;
+    for (std::size_t open = bracket; open != std::string::npos; open = part.find('[', open + 1)) {
+      const std::size_t close = part.find(']', open);
+      if (close == std::string::npos) return line;
+      const auto index = parse_uint(std::string_view(part).substr(open + 1, close - open - 1));
+      if (!index || !next.IsSequence() || *index >= next.size()) return line;
+      next.reset(next[static_cast<std::size_t>(*index)]);
+      if (next.Mark().line >= 0) line = next.Mark().line + 1;
+    }
     cur.reset(next);
   }
   return line;
@@ -219,6 +229,11 @@ int Source::line_of(const std::string& path, bool* created) const {
 
 void Source::fail_at(const std::string& locate_path, const std::string& key_path,
                      const std::string& what, const YAML::Mark* mark) const {
+  throw ConfigError(message(locate_path, key_path, what, mark));
+}
+
+std::string Source::message(const std::string& locate_path, const std::string& key_path,
+                            const std::string& what, const YAML::Mark* mark) const {
   const auto* o = override_for(locate_path);
   bool created = false;
   const int found_line = line_of(locate_path, &created);
@@ -229,14 +244,14 @@ void Source::fail_at(const std::string& locate_path, const std::string& key_path
   }
   if (o) {
     const bool same_key = key_path.empty() || key_path == o->first;
-    throw ConfigError("--set " + o->second + ": " + (same_key ? "" : key_path + ": ") + what);
+    return "--set " + o->second + ": " + (same_key ? "" : key_path + ": ") + what;
   }
   const int line = mark && mark->line >= 0 ? mark->line + 1 : found_line;
   std::string message = file_;
   if (line > 0) message += ":" + std::to_string(line);
   message += ": ";
   if (!key_path.empty()) message += key_path + ": ";
-  throw ConfigError(message + what);
+  return message + what;
 }
 
 std::optional<std::string> Source::suggest_elsewhere(std::string_view key) const {

@@ -1,6 +1,6 @@
 // Helpers for reading the YAML config: where a value came from (FILE:LINE or --set), typed
 // scalar reads with clear messages, --set overrides, and YAML -> JSON for extra_body.
-// Private to common/config.cpp; everything here throws ConfigError.
+// Private to controller/config/; everything here throws ConfigError.
 #pragma once
 
 #include <yaml-cpp/yaml.h>
@@ -44,10 +44,14 @@ class Source {
   [[noreturn]] void fail(const std::string& path, const std::string& what) const {
     fail_at(path, path, what);
   }
+  // The text fail_at throws, for a warning: "FILE:LINE: key_path: what".
+  std::string message(const std::string& locate_path, const std::string& key_path,
+                      const std::string& what, const YAML::Mark* mark = nullptr) const;
 
  private:
   const std::pair<std::string, std::string>* override_for(const std::string& path) const;
   // 1-based line of the key at `path` (or of its nearest parent in the file); 0 when unknown.
+  // A list item is named by index: "load.stages[1].rate".
   // `created` is set when a --set inserted a key on the path.
   int line_of(const std::string& path, bool* created = nullptr) const;
 

@@ -14,10 +14,8 @@ void append_hex(std::string& out, uint64_t bits, int nibbles) {
   }
 }
 
-}  // namespace
-
-std::string correlation_id(uint64_t seed, uint64_t index) {
-  Rng rng(seed, index, Stream::kCorrelationId);
+// uuid4 text from a generator's next 128 bits.
+std::string uuid4_from(Rng& rng) {
   uint64_t hi = rng.next_u64();
   uint64_t lo = rng.next_u64();
   hi = (hi & ~0xF000ull) | 0x4000ull;                         // version 4
@@ -36,7 +34,36 @@ std::string correlation_id(uint64_t seed, uint64_t index) {
   return out;
 }
 
+}  // namespace
+
+std::string correlation_id(uint64_t seed, uint64_t index) {
+  Rng rng(seed, index, Stream::kCorrelationId);
+  return uuid4_from(rng);
+}
+
+std::string subagent_correlation_id(uint64_t seed, uint64_t lead_index, uint64_t position) {
+  Rng rng(seed, lead_index, position, Stream::kSubagentId);
+  return uuid4_from(rng);
+}
+
+void set_family_ids(proto::Conversation& conversation, uint64_t seed, uint64_t index,
+                    uint64_t cycle) {
+  conversation.index = index;
+  conversation.correlation_id = correlation_id(seed, index);
+  const std::string suffix = cycle > 0 ? "#" + std::to_string(cycle) : std::string();
+  conversation.conversation_id += suffix;
+  for (size_t p = 0; p < conversation.subagents.size(); ++p) {
+    auto& child = conversation.subagents[p];
+    child.correlation_id = subagent_correlation_id(seed, index, p);
+    child.conversation_id += suffix;
+  }
+}
+
 std::string default_conversation_id(uint64_t index) { return "conv-" + std::to_string(index); }
+
+std::string default_subagent_id(std::string_view lead_id, uint64_t position) {
+  return std::string(lead_id) + "/sub" + std::to_string(position);
+}
 
 bool is_uuid4(std::string_view text) {
   if (text.size() != 36) return false;

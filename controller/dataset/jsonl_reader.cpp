@@ -321,7 +321,8 @@ void check_text_at(const rapidjson::Value& v, const std::string& path, int depth
 constexpr uint64_t kHeaderBytes = 9;
 // A Turn's and a Conversation's field names and scalar values, generously.
 constexpr uint64_t kTurnOverheadBytes = 7 * (16 + kHeaderBytes) + 4 * kHeaderBytes;
-constexpr uint64_t kConversationOverheadBytes = 8 * (16 + kHeaderBytes) + 6 * kHeaderBytes;
+constexpr uint64_t kConversationOverheadBytes = 10 * (16 + kHeaderBytes) + 8 * kHeaderBytes;
+constexpr uint64_t kSubagentOverheadBytes = 6 * (16 + kHeaderBytes) + 4 * kHeaderBytes;
 
 class FileRowSource final : public RowSource {
  public:
@@ -399,11 +400,19 @@ uint64_t turn_wire_bytes_bound(const proto::Turn& turn) {
          turn.extra_json.size() + turn.recorded_reply.size();
 }
 
+uint64_t subagent_wire_bytes_bound(const proto::SubAgent& subagent) {
+  uint64_t bytes = kSubagentOverheadBytes + subagent.conversation_id.size() +
+                   subagent.correlation_id.size() + subagent.system_prompt.size();
+  for (const auto& turn : subagent.turns) bytes += turn_wire_bytes_bound(turn);
+  return bytes;
+}
+
 uint64_t wire_bytes_bound(const proto::Conversation& conversation, uint64_t extra_bytes) {
   uint64_t bytes = kConversationOverheadBytes + conversation.conversation_id.size() +
                    conversation.correlation_id.size() + conversation.system_prompt.size() +
                    extra_bytes;
   for (const auto& turn : conversation.turns) bytes += turn_wire_bytes_bound(turn);
+  for (const auto& subagent : conversation.subagents) bytes += subagent_wire_bytes_bound(subagent);
   return bytes;
 }
 
@@ -447,17 +456,16 @@ uint64_t generated_reply_bytes(const proto::Turn& turn, size_t k, size_t turns,
   return bytes_for_tokens(std::max<int64_t>(turn.max_tokens, 1));
 }
 
-void finish_file_conversation(proto::Conversation& conversation, uint64_t index,
-                              const Config& config, const Corpus& corpus) {
+namespace {
+
+// Fills what the rows left to the configuration, drawn from (seed, index) as the lead's draws
+// always were; a sub-agent passes a seed of its own.
+void finish_turns(std::vector<proto::Turn>& turns, uint64_t seed, uint64_t index,
+                  const Config& config, const Corpus& corpus) {
   const bool recorded = config.dataset.history == HistoryMode::kRecorded;
-  conversation.index = index;
-  if (conversation.conversation_id.empty()) {
-    conversation.conversation_id = default_conversation_id(index);
-  }
-  conversation.correlation_id = correlation_id(config.seed, index);
-  Rng shape(config.seed, index, Stream::kShape);
-  for (size_t k = 0; k < conversation.turns.size(); ++k) {
-    auto& turn = conversation.turns[k];
+  Rng shape(seed, index, Stream::kShape);
+  for (size_t k = 0; k < turns.size(); ++k) {
+    auto& turn = turns[k];
     if (turn.max_tokens == kUnsetMaxTokens) {
       turn.max_tokens = draw_integer(config.dataset.output_tokens, shape, 1);
     }
@@ -466,12 +474,34 @@ void finish_file_conversation(proto::Conversation& conversation, uint64_t index,
     } else if (turn.delay_ms == kUnsetDelayMs) {
       turn.delay_ms = draw_real(config.dataset.think_time_ms, shape, 0);
     }
-    if (recorded && k + 1 < conversation.turns.size() && turn.recorded_reply.empty()) {
+    if (recorded && k + 1 < turns.size() && turn.recorded_reply.empty()) {
       const int64_t reply_tokens = turn.max_tokens > 0 ? turn.max_tokens : 1;
-      Rng text(config.seed, index, k, Stream::kReply);
+      Rng text(seed, index, k, Stream::kReply);
       turn.recorded_reply = corpus.excerpt(text.next_u64(), bytes_for_tokens(reply_tokens));
     }
   }
+}
+
+}  // namespace
+
+void finish_file_conversation(proto::Conversation& conversation, uint64_t index,
+                              const Config& config, const Corpus& corpus) {
+  conversation.index = index;
+  if (conversation.conversation_id.empty()) {
+    conversation.conversation_id = default_conversation_id(index);
+  }
+  conversation.correlation_id = correlation_id(config.seed, index);
+  finish_turns(conversation.turns, config.seed, index, config, corpus);
+}
+
+void finish_file_subagent(proto::SubAgent& subagent, uint64_t lead_index, uint64_t position,
+                          const std::string& lead_id, const Config& config, const Corpus& corpus) {
+  if (subagent.conversation_id.empty()) {
+    subagent.conversation_id = default_subagent_id(lead_id, position);
+  }
+  subagent.correlation_id = subagent_correlation_id(config.seed, lead_index, position);
+  finish_turns(subagent.turns, derive_seed(config.seed, lead_index, Stream::kSubagentText),
+               position, config, corpus);
 }
 
 uint64_t file_conversation_limit(const Config& config) {

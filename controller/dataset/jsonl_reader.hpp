@@ -126,9 +126,12 @@ std::string to_compact_json(const rapidjson::Value& value);
 // repeats a key, naming its path ("turns[1].text"); also on nesting deeper than 64.
 void check_row_text(const rapidjson::Value& row, const JsonlReader& reader);
 
-// An upper bound of what `conversation` weighs inside an Assign (msgpack), plus `extra_bytes`
-// of text still to be generated.
+// An upper bound of what `conversation` weighs inside an Assign (msgpack), its sub-agents
+// included (the whole family crosses in one Assign entry), plus `extra_bytes` of text still to be
+// generated.
 uint64_t wire_bytes_bound(const proto::Conversation& conversation, uint64_t extra_bytes = 0);
+// The same bound for one sub-agent (its ids, system prompt and turns).
+uint64_t subagent_wire_bytes_bound(const proto::SubAgent& subagent);
 // The same bound for one turn.
 uint64_t turn_wire_bytes_bound(const proto::Turn& turn);
 
@@ -154,6 +157,13 @@ uint64_t generated_reply_bytes(const proto::Turn& turn, size_t k, size_t turns,
 // a reply one cut from the corpus.
 void finish_file_conversation(proto::Conversation& conversation, uint64_t index,
                               const Config& config, const Corpus& corpus);
+
+// The same for sub-agent `position` of the family that runs as conversation `lead_index`: its
+// correlation id (subagent_correlation_id), conversation_id "<lead id>/sub<position>" when
+// empty, and its draws on streams of its own (seed, lead index, position), so adding a sub-agent
+// never shifts the lead's draws.
+void finish_file_subagent(proto::SubAgent& subagent, uint64_t lead_index, uint64_t position,
+                          const std::string& lead_id, const Config& config, const Corpus& corpus);
 
 // dataset.conversations when given, else no limit: a file dataset runs whole unless cut.
 uint64_t file_conversation_limit(const Config& config);

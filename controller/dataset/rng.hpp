@@ -22,6 +22,9 @@ enum class Stream : uint64_t {
   kCorrelationId = 4,  // uuid4 correlation ids
   kBlock = 5,          // mooncake hash-id blocks (index = hash id)
   kReply = 6,          // recorded assistant replies the dataset did not give
+  kSubagentId = 7,     // sub-agent correlation ids (index = lead, turn = position)
+  kSubagents = 8,      // dataset.subagents: whether a lead spawns, how many, their shapes
+  kSubagentText = 9,   // a sub-agent's draws of its own (index = lead, turn = position)
 };
 
 // A 64-bit seed for one (seed, index, stream) triple; distinct triples give unrelated seeds.

@@ -12,6 +12,61 @@ namespace convoy::controller {
 
 namespace {
 
+// `count` turns drawn from dataset.* with the generators given; turn 0 starts with `tag`.
+std::vector<proto::Turn> draw_turns(const DatasetConfig& dataset, size_t count,
+                                    const std::string& tag, Rng& shape, Rng& text, Rng& reply,
+                                    const Corpus& corpus) {
+  const bool recorded = dataset.history == HistoryMode::kRecorded;
+  std::vector<proto::Turn> turns(count);
+  for (size_t k = 0; k < count; ++k) {
+    proto::Turn& turn = turns[k];
+    const int64_t input_tokens = draw_integer(dataset.input_tokens, shape, 1);
+    turn.max_tokens = draw_integer(dataset.output_tokens, shape, 1);
+    turn.delay_ms = k == 0 ? 0 : draw_real(dataset.think_time_ms, shape, 0);
+
+    const size_t bytes = bytes_for_tokens(input_tokens);
+    if (k == 0) turn.user_text = tag;
+    if (turn.user_text.size() < bytes) {
+      corpus.append_excerpt(turn.user_text, text.next_u64(), bytes - turn.user_text.size());
+    }
+    turn.input_tokens_est = estimate_tokens(turn.user_text);
+    if (recorded && k + 1 < count) {
+      turn.recorded_reply = corpus.excerpt(reply.next_u64(), bytes_for_tokens(turn.max_tokens));
+    }
+  }
+  return turns;
+}
+
+// dataset.subagents: whether lead `index` spawns, how many and after which turn, from a stream
+// of its own (so turning sub-agents on never changes a lead's own draws); each sub-agent's turns
+// from generators of its own (seed, lead index, position).
+void add_subagents(proto::Conversation& conversation, const Config& config, uint64_t index,
+                   const Corpus& corpus) {
+  const SubagentsConfig& spec = *config.dataset.subagents;
+  Rng family(config.seed, index, Stream::kSubagents);
+  if (!(family.uniform01() < spec.probability)) return;
+  const auto count = static_cast<size_t>(draw_integer(spec.count, family, 1));
+  const auto lead_turns = static_cast<int64_t>(conversation.turns.size());
+  const uint64_t child_seed = derive_seed(config.seed, index, Stream::kSubagentText);
+  for (size_t p = 0; p < count; ++p) {
+    proto::SubAgent child;
+    child.conversation_id = default_subagent_id(conversation.conversation_id, p);
+    child.correlation_id = subagent_correlation_id(config.seed, index, p);
+    child.parent = -1;
+    child.spawn_after_turn =
+        static_cast<uint32_t>(std::min(draw_integer(spec.spawn_after_turn, family, 1), lead_turns));
+    child.system_prompt = conversation.system_prompt;
+    const auto turns = static_cast<size_t>(draw_integer(spec.turns, family, 1));
+    Rng shape(child_seed, p, Stream::kShape);
+    Rng text(child_seed, p, Stream::kText);
+    Rng reply(child_seed, p, Stream::kReply);
+    child.turns = draw_turns(config.dataset, turns,
+                             "[c" + std::to_string(index) + "s" + std::to_string(p) + "] ", shape,
+                             text, reply, corpus);
+    conversation.subagents.push_back(std::move(child));
+  }
+}
+
 proto::Conversation build_conversation(const Config& config, uint64_t index, const Corpus& corpus,
                                        const std::string& system_prompt) {
   const DatasetConfig& dataset = config.dataset;
@@ -24,25 +79,10 @@ proto::Conversation build_conversation(const Config& config, uint64_t index, con
   Rng shape(config.seed, index, Stream::kShape);
   Rng text(config.seed, index, Stream::kText);
   Rng reply(config.seed, index, Stream::kReply);
-  const bool recorded = dataset.history == HistoryMode::kRecorded;
   const auto turns = static_cast<size_t>(draw_integer(dataset.turns, shape, 1));
-  conversation.turns.resize(turns);
-  for (size_t k = 0; k < turns; ++k) {
-    proto::Turn& turn = conversation.turns[k];
-    const int64_t input_tokens = draw_integer(dataset.input_tokens, shape, 1);
-    turn.max_tokens = draw_integer(dataset.output_tokens, shape, 1);
-    turn.delay_ms = k == 0 ? 0 : draw_real(dataset.think_time_ms, shape, 0);
-
-    const size_t bytes = bytes_for_tokens(input_tokens);
-    if (k == 0) turn.user_text = "[c" + std::to_string(index) + "] ";
-    if (turn.user_text.size() < bytes) {
-      corpus.append_excerpt(turn.user_text, text.next_u64(), bytes - turn.user_text.size());
-    }
-    turn.input_tokens_est = estimate_tokens(turn.user_text);
-    if (recorded && k + 1 < turns) {
-      turn.recorded_reply = corpus.excerpt(reply.next_u64(), bytes_for_tokens(turn.max_tokens));
-    }
-  }
+  conversation.turns =
+      draw_turns(dataset, turns, "[c" + std::to_string(index) + "] ", shape, text, reply, corpus);
+  if (dataset.subagents) add_subagents(conversation, config, index, corpus);
   return conversation;
 }
 
@@ -77,9 +117,27 @@ void check_wire_bounds(const Config& config) {
 
   const double per_turn = (input + (recorded ? output : 0)) * bytes_per_token +
                           static_cast<double>(turn_wire_bytes_bound(proto::Turn{}));
-  const double total = turns * per_turn + prefix * bytes_per_token +
-                       static_cast<double>(wire_bytes_bound(proto::Conversation{}, 128));
+  const double lead = turns * per_turn + prefix * bytes_per_token +
+                      static_cast<double>(wire_bytes_bound(proto::Conversation{}, 128));
+  // A family crosses in one piece: the lead and every sub-agent (each with the system prompt).
+  double children = 0;
+  if (dataset.subagents && dataset.subagents->probability > 0) {
+    const double count = std::max(std::round(draw_upper_bound(dataset.subagents->count)), 1.0);
+    const double child_turns =
+        std::max(std::round(draw_upper_bound(dataset.subagents->turns)), 1.0);
+    children = count * (child_turns * per_turn + prefix * bytes_per_token +
+                        static_cast<double>(subagent_wire_bytes_bound(proto::SubAgent{}) + 128));
+  }
+  const double total = lead + children;
   if (total <= static_cast<double>(kMaxConversationWireBytes)) return;
+  if (children > 0) {
+    throw ConfigError(where + "dataset.subagents: a lead of up to " + number_text(lead) +
+                      " bytes with sub-agents of up to " + number_text(children) +
+                      " bytes makes a family of up to " + number_text(total) +
+                      " bytes, more than one conversation (a family crosses in one piece) may be "
+                      "on the wire (" +
+                      describe_bytes(kMaxConversationWireBytes) + ")");
+  }
   throw ConfigError(where + "dataset.turns: up to " + number_text(turns) + " turns of up to " +
                     number_text(per_turn) + " bytes each make a conversation of up to " +
                     number_text(total) + " bytes, more than one conversation may be on the wire (" +

@@ -412,6 +412,7 @@ std::vector<Insight> detect_insights(const InsightInputs& in) {
   auth_insight(groups, in, &out);
   rate_limit_insight(groups, &out);
   cache_insights(in, &out);
+  header_era_insights(in, &out);
   std::stable_sort(out.begin(), out.end(), [](const Insight& a, const Insight& b) {
     return severity_rank(a.severity) < severity_rank(b.severity);
   });

@@ -4,13 +4,21 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
 
+#include "controller/report/affinity.hpp"
 #include "proto/messages.hpp"
 
+namespace convoy {
+struct Config;
+}
+
 namespace convoy::controller {
+
+struct MetricsSnapshot;
 
 // One error group of the run (same shape as the metrics' error_summary): code is the HTTP status
 // for http_status errors and 0 otherwise, where type is the error kind ("connect", ...).
@@ -43,6 +51,21 @@ struct InsightInputs {
   int64_t later_turn_prompt_tokens = 0;              // sum of usage prompt tokens
   int64_t later_turn_cached_tokens = 0;              // sum of usage cached tokens, where reported
   int64_t later_turn_requests_reporting_cached = 0;  // usage carried cached_tokens at all
+
+  // Dynamo's header era (issue 20); add_header_era_inputs fills these.
+  int64_t timeout_s = 300;                  // session_routing.timeout_s
+  double think_time_mean_ms = 0;            // dataset.think_time_ms.mean
+  bool verify = false;                      // session_routing.verify
+  std::optional<AffinitySummary> affinity;  // with verify
+  struct Target {
+    std::string url;
+    int64_t requests = 0;  // successful
+    int64_t errors = 0;
+  };
+  std::vector<Target> targets;   // target.urls (several frontends); empty with one url
+  int64_t sessions_started = 0;  // sessions (leads and sub-agents) that sent their first turn
+  // target.headers names Dynamo reads as session identity (its own or an agent's).
+  std::vector<std::string> session_headers_in_target;
 };
 
 struct Insight {
@@ -65,6 +88,17 @@ inline constexpr int64_t kMinLaterTurnsForCacheInsight = 5;
 
 // Every insight that applies, errors first, then warnings, then info.
 std::vector<Insight> detect_insights(const InsightInputs& in);
+
+// Fills the header-era members of `in` from the configuration and the run's metrics.
+void add_header_era_inputs(const Config& config, const MetricsSnapshot& snapshot,
+                           InsightInputs* in);
+
+// The header era's insights (header_era_insights.cpp); detect_insights calls it.
+void header_era_insights(const InsightInputs& in, std::vector<Insight>* out);
+
+// Headers Dynamo's frontend reads as a session id, lowercase (ai-dynamo/dynamo
+// lib/llm/src/protocols/agents.rs, agent_context_header_values / session_affinity_header_value).
+const std::vector<std::string>& dynamo_session_headers();
 
 // A JSON array of {id, severity, title, problem, likely_causes, investigate, fixes,
 // affected_requests, example_correlation_ids}, for summary.json's "insights".

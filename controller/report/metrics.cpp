@@ -38,10 +38,13 @@ constexpr MetricDef kDefs[] = {
      kPerUserScale},
     {"cached_tokens", "Cached Tokens", "tokens", 1},
     {"prefix_cache_hit_rate", "Prefix Cache Hit Rate", "%", kHitRateScale},
+    {"time_to_first_token_lead", "Time to First Token (lead)", "ms", kNsPerMs},
+    {"time_to_first_token_subagent", "Time to First Token (sub-agents)", "ms", kNsPerMs},
 };
+constexpr MetricDef kFamilyMakespan = {"family_makespan", "Family Makespan", "ms", kNsPerMs};
 
 // The order metrics appear in the summary: AIPerf's first, then convoy's own.
-constexpr size_t kSummaryOrder[] = {0, 1, 2, 3, 6, 4, 5, 11, 9, 10, 12, 13, 8, 7};
+constexpr size_t kSummaryOrder[] = {0, 1, 2, 14, 15, 3, 6, 4, 5, 11, 9, 10, 12, 13, 8, 7};
 
 MetricStats stats_of(const Histogram& h, const MetricDef& def) {
   MetricStats s;
@@ -197,15 +200,30 @@ double MetricsSnapshot::error_rate() const {
   return total > 0 ? static_cast<double>(error_request_count) / static_cast<double>(total) : 0;
 }
 
-MetricsAggregator::MetricsAggregator(const Config& config) {
+MetricsAggregator::MetricsAggregator(const Config& config)
+    : target_urls_(config.target.urls), targets_(config.target.urls.size()) {
   for (const auto& [tag, threshold] : config.slo) {
     if (is_slo_metric(tag)) slos_.push_back({tag, threshold});
   }
+  if (config.session_routing.verify) affinity_.emplace(config.session_routing.timeout_s);
+}
+
+double TargetStats::error_rate() const {
+  const int64_t total = requests + errors;
+  return total > 0 ? static_cast<double>(errors) / static_cast<double>(total) : 0;
 }
 
 void MetricsAggregator::set_origin_ns(int64_t origin_ns) { origin_ns_ = origin_ns; }
 
 void MetricsAggregator::add(const proto::Record& record) {
+  // final_marker close_request: a one-token request that only says "this session ended"; it
+  // measures nothing about the conversation, so it is counted apart and kept out of every metric.
+  if (record.close_request) {
+    ++close_request_count_;
+    return;
+  }
+  if (record.turn_index == 0) ++sessions_started_;
+  if (affinity_) affinity_->add(record);
   const RequestMetrics m = compute_request_metrics(record);
   if (record.phase == proto::Phase::kWarmup) {
     ++warmup_count_;
@@ -225,6 +243,53 @@ void MetricsAggregator::add(const proto::Record& record) {
   } else {
     add_error(record);
   }
+  add_header_era(record, m);
+}
+
+void MetricsAggregator::add_header_era(const proto::Record& record, const RequestMetrics& m) {
+  if (record.url_index < targets_.size()) {
+    TargetAgg& t = targets_[record.url_index];
+    if (m.ok) {
+      ++t.requests;
+      if (m.ttft_ns) t.ttft.record(*m.ttft_ns);
+      if (m.request_latency_ns) t.latency.record(*m.request_latency_ns);
+    } else {
+      ++t.errors;
+    }
+  }
+  FamilySpan* f = family(record.conversation_index);
+  if (f == nullptr) return;
+  if (record.subagent < 0) {
+    if (record.sent_ns > 0 &&
+        (f->lead_first_send_ns == 0 || record.sent_ns < f->lead_first_send_ns)) {
+      f->lead_first_send_ns = record.sent_ns;
+    }
+  } else {
+    f->has_subagent = true;
+  }
+  f->last_end_ns = std::max(f->last_end_ns, record.end_ns);
+  if (record.subagent < 0 && record.final_turn && !f->has_subagent) {
+    // Most families have no sub-agent: keep the lead only a little longer, in case a sub-agent
+    // spawned after its last turn is still to come.
+    recent_leads_[record.conversation_index] = *f;
+    recent_order_.push_back(record.conversation_index);
+    families_.erase(record.conversation_index);
+    if (recent_order_.size() > kRecentLeads) {
+      recent_leads_.erase(recent_order_.front());
+      recent_order_.pop_front();
+    }
+  }
+}
+
+MetricsAggregator::FamilySpan* MetricsAggregator::family(uint64_t index) {
+  if (auto it = families_.find(index); it != families_.end()) return &it->second;
+  if (families_.size() >= kMaxFamilies) return nullptr;
+  FamilySpan span;
+  if (auto recent = recent_leads_.find(index); recent != recent_leads_.end()) {
+    span = recent->second;
+    recent_leads_.erase(recent);  // its stale recent_order_ entry erases nothing later
+  }
+  return &families_.emplace(index, span).first->second;
 }
 
 void MetricsAggregator::add_success(const proto::Record& record, const RequestMetrics& m) {
@@ -232,6 +297,7 @@ void MetricsAggregator::add_success(const proto::Record& record, const RequestMe
   if (m.ttft_ns) {
     histograms_[kTtft].record(*m.ttft_ns);
     histograms_[record.turn_index == 0 ? kTtftFirstTurn : kTtftLaterTurns].record(*m.ttft_ns);
+    histograms_[record.subagent < 0 ? kTtftLead : kTtftSubagent].record(*m.ttft_ns);
     const size_t group = std::min<size_t>(record.turn_index, kMaxTurnGroups - 1);
     if (ttft_by_turn_.size() <= group) ttft_by_turn_.resize(group + 1);
     ttft_by_turn_[group].record(*m.ttft_ns);
@@ -441,8 +507,17 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
   }
 
   for (size_t i : kSummaryOrder) {
+    // The lead / sub-agent split says something only when the run has sub-agents.
+    if (i == kTtftLead && histograms_[kTtftSubagent].empty()) continue;
     if (!histograms_[i].empty()) s.metrics.push_back(stats_of(histograms_[i], kDefs[i]));
   }
+  Histogram makespan;
+  for (const auto& [index, f] : families_) {
+    if (f.has_subagent && f.lead_first_send_ns > 0 && f.last_end_ns > f.lead_first_send_ns) {
+      makespan.record(f.last_end_ns - f.lead_first_send_ns);
+    }
+  }
+  if (!makespan.empty()) s.metrics.push_back(stats_of(makespan, kFamilyMakespan));
   s.metrics.push_back(single_value("output_token_throughput", "Output Token Throughput",
                                    "tokens/sec", s.output_token_throughput));
   s.metrics.push_back(single_value("request_throughput", "Request Throughput", "requests/sec",
@@ -488,6 +563,21 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
     if (histograms_[i].empty()) continue;
     s.distributions[kDefs[i].tag] = bins_of(histograms_[i], kDefs[i].scale, kDistributionBins);
   }
+
+  s.close_request_count = close_request_count_;
+  s.sessions_started = sessions_started_;
+  for (size_t i = 0; i < targets_.size(); ++i) {
+    const TargetAgg& a = targets_[i];
+    TargetStats t;
+    t.index = static_cast<uint32_t>(i);
+    t.url = target_urls_[i];
+    t.requests = a.requests;
+    t.errors = a.errors;
+    if (!a.ttft.empty()) t.ttft = stats_of(a.ttft, kDefs[kTtft]);
+    if (!a.latency.empty()) t.request_latency = stats_of(a.latency, kDefs[kRequestLatency]);
+    s.targets.push_back(std::move(t));
+  }
+  if (affinity_) s.affinity = affinity_->summary();
   return s;
 }
 
@@ -504,6 +594,12 @@ size_t MetricsAggregator::memory_bytes() const {
     }
   }
   bytes += slos_.capacity() * sizeof(Slo);
+  for (const auto& t : targets_) bytes += t.ttft.memory_bytes() + t.latency.memory_bytes();
+  const size_t node = sizeof(uint64_t) + sizeof(FamilySpan) + 2 * sizeof(void*);
+  bytes += (families_.size() + recent_leads_.size()) * node +
+           (families_.bucket_count() + recent_leads_.bucket_count()) * sizeof(void*) +
+           recent_order_.size() * sizeof(uint64_t);
+  if (affinity_) bytes += affinity_->memory_bytes();
   return bytes;
 }
 

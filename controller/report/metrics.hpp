@@ -5,15 +5,18 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "common/histogram.hpp"
 #include "controller/config/config.hpp"
+#include "controller/report/affinity.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
@@ -99,6 +102,18 @@ struct TurnTtft {
   MetricStats ttft;
 };
 
+// One frontend of target.urls (summary.json "targets[]"): every request of the conversation
+// families pinned to it.
+struct TargetStats {
+  uint32_t index = 0;
+  std::string url;
+  int64_t requests = 0;                        // successful, measured
+  int64_t errors = 0;                          // failed, measured
+  std::optional<MetricStats> ttft;             // time_to_first_token of its requests
+  std::optional<MetricStats> request_latency;  // request_latency of its requests
+  double error_rate() const;                   // errors / (requests + errors); 0 when none
+};
+
 struct MetricsSnapshot {
   // Summary order. Distribution metrics appear once they have a value; request_count,
   // error_request_count, request_throughput, output_token_throughput and benchmark_duration
@@ -129,6 +144,14 @@ struct MetricsSnapshot {
   std::vector<TurnTtft> ttft_by_turn;
   // Plot bins for time_to_first_token, inter_token_latency, request_latency (when present).
   std::map<std::string, std::vector<Bin>> distributions;
+
+  // Dynamo's header era (issue 20).
+  // final_marker close_request's extra requests: in no metric, counted here only
+  // (summary.json run.close_requests).
+  int64_t close_request_count = 0;
+  int64_t sessions_started = 0;      // requests at turn 0 of a lead or sub-agent (measured+warmup)
+  std::vector<TargetStats> targets;  // per target.urls entry; empty without target.urls
+  std::optional<AffinitySummary> affinity;  // with session_routing.verify
 };
 
 class MetricsAggregator {
@@ -180,6 +203,8 @@ class MetricsAggregator {
     kPerUser,
     kCachedTokens,
     kHitRate,
+    kTtftLead,  // reported only when some sub-agent has a TTFT
+    kTtftSubagent,
     kMetricCount,
   };
   struct Slo {
@@ -194,6 +219,27 @@ class MetricsAggregator {
     int64_t ttft_count = 0;
   };
   using ErrorKey = std::tuple<int64_t, std::string, std::string>;
+  struct TargetAgg {
+    int64_t requests = 0;
+    int64_t errors = 0;
+    Histogram ttft;
+    Histogram latency;
+  };
+  // A family (the lead and its sub-agents share conversation_index): family_makespan is the
+  // first send of the lead to the last end of any of its requests, for families with at least
+  // one sub-agent. Memory: one entry per family in flight and per family with sub-agents
+  // (kMaxFamilies at most); a lead without sub-agents leaves at its final turn for a short
+  // FIFO (kRecentLeads), since sub-agents spawned after the lead's last turn come later.
+  struct FamilySpan {
+    int64_t lead_first_send_ns = 0;  // 0 = no lead request seen
+    int64_t last_end_ns = 0;
+    bool has_subagent = false;
+  };
+  static constexpr size_t kMaxFamilies = 1'000'000;
+  static constexpr size_t kRecentLeads = 4096;
+  FamilySpan* family(uint64_t index);
+
+  void add_header_era(const proto::Record& record, const RequestMetrics& m);
 
   void add_success(const proto::Record& record, const RequestMetrics& m);
   void add_error(const proto::Record& record);
@@ -217,6 +263,14 @@ class MetricsAggregator {
   int64_t bucket_width_ns_ = 1'000'000'000;
   std::vector<Bucket> series_;
   std::map<ErrorKey, ErrorGroup> errors_;
+  std::vector<std::string> target_urls_;
+  std::vector<TargetAgg> targets_;
+  std::unordered_map<uint64_t, FamilySpan> families_;
+  std::unordered_map<uint64_t, FamilySpan> recent_leads_;  // finished, no sub-agent yet
+  std::deque<uint64_t> recent_order_;                      // oldest first
+  std::optional<AffinityTracker> affinity_;
+  int64_t close_request_count_ = 0;
+  int64_t sessions_started_ = 0;
 };
 
 }  // namespace convoy::controller

@@ -143,7 +143,7 @@ void put_session_control(LineWriter& w, const std::string& json, rapidjson::Stri
 
 void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
                             const proto::Record& r, std::string_view worker_id,
-                            std::string_view host) {
+                            std::string_view host, std::string_view stage, bool settle) {
   LineWriter w(out);
   w.StartObject();
   w.Key("x_request_id");
@@ -164,6 +164,10 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
   put_string(w, host);
   w.Key("phase");
   w.String(r.phase == proto::Phase::kWarmup ? "warmup" : "measure");
+  if (!stage.empty()) {
+    w.Key(settle ? "settle" : "stage");
+    put_string(w, stage);
+  }
   put_time(w, "intended_ns", r.intended_ns);
   put_time(w, "sent_ns", r.sent_ns);
   put_time(w, "first_byte_ns", r.first_byte_ns);
@@ -176,6 +180,25 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
   w.Int64(r.http_status);
   put_error(w, r.error);
   put_session_control(w, r.session_control, scratch);
+  // Dynamo's header era (issue 20): the family position, the frontend, the serving worker.
+  w.Key("subagent");  // -1: the lead (or a conversation without sub-agents)
+  w.Int(r.subagent);
+  w.Key("url_index");
+  w.Uint(r.url_index);
+  w.Key("served_by");  // session_routing.verify: the worker the server named; null: none
+  if (r.served_by.empty()) {
+    w.Null();
+  } else {
+    put_string(w, r.served_by);
+  }
+  w.Key("dp_rank");
+  if (r.dp_rank >= 0) {
+    w.Int64(r.dp_rank);
+  } else {
+    w.Null();
+  }
+  w.Key("close_request");  // final_marker close_request's extra request: in no metric
+  w.Bool(r.close_request);
   w.EndObject();
 }
 
@@ -191,19 +214,20 @@ void make_valid_utf8(rapidjson::StringBuffer& out, size_t from) {
 }
 
 void append_record_json(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
-                        const proto::Record& r, std::string_view worker_id, std::string_view host) {
+                        const proto::Record& r, std::string_view worker_id, std::string_view host,
+                        std::string_view stage, bool settle) {
   const size_t from = out.GetSize();
-  append_record_json_raw(out, scratch, r, worker_id, host);
+  append_record_json_raw(out, scratch, r, worker_id, host, stage, settle);
   make_valid_utf8(out, from);
 }
 
 }  // namespace
 
 std::string record_json_line(const proto::Record& r, std::string_view worker_id,
-                             std::string_view host) {
+                             std::string_view host, std::string_view stage, bool settle) {
   rapidjson::StringBuffer line;
   rapidjson::StringBuffer scratch;
-  append_record_json(line, scratch, r, worker_id, host);
+  append_record_json(line, scratch, r, worker_id, host, stage, settle);
   return {line.GetString(), line.GetSize()};
 }
 
@@ -236,11 +260,11 @@ RecordsWriter& RecordsWriter::operator=(RecordsWriter&& other) noexcept {
 }
 
 void RecordsWriter::write(const proto::Record& record, std::string_view worker_id,
-                          std::string_view host) {
+                          std::string_view host, std::string_view stage, bool settle) {
   if (!fd_) return;
   ++lines_;
   if (failed()) return;  // counted as lost
-  append_record_json(buffer_, scratch_, record, worker_id, host);
+  append_record_json(buffer_, scratch_, record, worker_id, host, stage, settle);
   buffer_.Put('\n');
   ++buffered_lines_;
   if (buffer_.GetSize() >= kFlushBytes) flush();

@@ -22,8 +22,15 @@ namespace convoy::controller {
 // cached_tokens} (null where not measured), http_status, error {kind, code, type, message}
 // (null when ok), session_control (the object as sent; null when none). Always valid UTF-8:
 // ill-formed bytes a server sent are replaced with U+FFFD.
+//
+// Load profiles (issue 16): `stage` names the stage the request was intended in; the line gets
+// "stage": NAME after "phase" (no key when empty: a single-level run, or warmup). A request
+// intended in the settle window after a stage is in no stage's metrics: pass that stage's name
+// with `settle` true and the line gets "settle": NAME instead of "stage", so that selecting
+// .stage == NAME gives exactly the requests behind that stage's numbers.
 std::string record_json_line(const proto::Record& record, std::string_view worker_id,
-                             std::string_view host);
+                             std::string_view host, std::string_view stage = {},
+                             bool settle = false);
 
 // Streams records.jsonl. A failure to write (disk full, I/O error, the file removed during the
 // run) is kept as a value: later records are dropped and counted, the run goes on, and the run
@@ -41,7 +48,9 @@ class RecordsWriter {
 
   // Buffers one line; writes the buffer out once it holds kFlushBytes. Server-supplied text
   // that is not valid UTF-8 is written with U+FFFD in place of the bad bytes.
-  void write(const proto::Record& record, std::string_view worker_id, std::string_view host = {});
+  // `stage` and `settle` as for record_json_line.
+  void write(const proto::Record& record, std::string_view worker_id, std::string_view host = {},
+             std::string_view stage = {}, bool settle = false);
   // Writes the buffer out; the run loop calls this periodically (e.g. every second).
   void flush();
   // Flushes, fsyncs and closes, then checks that `path` still names the file written (a folder

@@ -12,6 +12,7 @@
 
 #include "common/utf8.hpp"
 #include "controller/report/svg_chart.hpp"
+#include "controller/report/verdict.hpp"
 
 namespace convoy::controller {
 
@@ -22,6 +23,8 @@ using chart::grouped_bars_svg;
 using chart::histogram_svg;
 using chart::Line;
 using chart::line_svg;
+using chart::LineOptions;
+using chart::Marker;
 using chart::number;
 
 std::string integer(int64_t v) { return std::to_string(v); }
@@ -116,6 +119,9 @@ svg.chart{width:100%;height:auto;display:block}
 .line.s1{stroke:var(--c1)}.line.s2{stroke:var(--c2)}.line.s3{stroke:var(--c3)}
 .dot.s1{fill:var(--c1)}.dot.s2{fill:var(--c2)}.dot.s3{fill:var(--c3)}
 .empty{color:var(--muted);font-style:italic}
+.stage-mark line{stroke:#8a93a6;stroke-width:1;stroke-dasharray:4 3}
+.stage-mark text{fill:var(--muted);font-size:10px}
+.badge.small{padding:0 8px;font-size:11px}
 .insight{border:1px solid var(--line);border-left:4px solid var(--warn);border-radius:6px;
 padding:12px 16px;margin-bottom:12px}
 .insight.error,.insight.critical{border-left-color:var(--fail)}
@@ -134,8 +140,16 @@ std::string verdict_class(const std::string& status) {
   return "unknown";
 }
 
+// Sweeps and searches draw the throughput-latency curve; hand-written stages do not (their
+// levels need not grow, so a curve through them would mean nothing).
+bool has_curve(const SummaryExtras& extras) {
+  return !extras.stages.empty() &&
+         (extras.profile == ProfileKind::kSweep || extras.profile == ProfileKind::kSearch);
+}
+
 void header_section(std::ostringstream& out, const rapidjson::Value& run,
-                    const rapidjson::Value& verdict, const MetricsSnapshot& s) {
+                    const rapidjson::Value& verdict, const MetricsSnapshot& s,
+                    const SummaryExtras& extras) {
   const std::string name = str(run, "name");
   out << "<header class=\"top\"><h1>convoy report" << (name.empty() ? "" : ": ") << escape(name)
       << "</h1><dl class=\"facts\">";
@@ -151,6 +165,11 @@ void header_section(std::ostringstream& out, const rapidjson::Value& run,
   fact("Output folder", str(run, "output_dir"));
   if (str(run, "interrupted") == "true") fact("Interrupted", "yes: results are partial");
   if (str(run, "incomplete") == "true") fact("Incomplete", str(run, "incomplete_reason"));
+  fact("Aborted", str(verdict, "aborted_reason"));  // load.abort_on stopped the run
+  if (!extras.stages.empty()) {
+    fact("Load profile", std::string(to_string(extras.profile)) + ", " +
+                             std::to_string(extras.stages.size()) + " stage(s)");
+  }
   out << "</dl>";
 
   std::string status = str(verdict, "status");
@@ -178,7 +197,14 @@ void header_section(std::ostringstream& out, const rapidjson::Value& run,
     for (const auto& r : reasons) out << "<li>" << escape(r) << "</li>";
     out << "</ul>";
   }
-  out << "</div><nav><a href=\"#summary\">Summary</a><a href=\"#distributions\">Distributions</a>"
+  if (const double settle = num(verdict, "settle_requests", 0); settle > 0) {
+    out << "<p class=\"muted\" id=\"settle-note\">" << escape(number(settle))
+        << " request(s) intended in settle windows are in no metric.</p>";
+  }
+  out << "</div><nav><a href=\"#summary\">Summary</a>";
+  if (!extras.stages.empty()) out << "<a href=\"#stages\">Stages</a>";
+  if (has_curve(extras)) out << "<a href=\"#curve\">Throughput-latency</a>";
+  out << "<a href=\"#distributions\">Distributions</a>"
          "<a href=\"#over-time\">Over time</a><a href=\"#ttft-by-turn\">TTFT by turn</a>"
          "<a href=\"#errors\">Errors</a><a href=\"#insights\">Insights</a>"
          "<a href=\"#workers\">Workers</a></nav></header>";
@@ -227,6 +253,143 @@ void summary_section(std::ostringstream& out, const MetricsSnapshot& s) {
     out << "<td class=\"text\">" << escape(m.unit) << "</td></tr>";
   }
   out << "</tbody></table></section>";
+}
+
+// ---- load profiles (issue 16) ----------------------------------------------------------------
+
+double stat_of(const MetricsSnapshot& s, std::string_view tag, double q) {
+  const MetricStats* m = s.find(tag);
+  if (m == nullptr || m->count == 0) return std::nan("");
+  return m->p(q);
+}
+
+void stages_section(std::ostringstream& out, const SummaryExtras& extras) {
+  if (extras.stages.empty()) return;
+  out << "<section id=\"stages\"><h2>Stages</h2>";
+  if (const SearchFacts* search = extras.search) {
+    const char* vary = to_string(search->config.vary);
+    out << "<p id=\"search-result\">Capacity search over " << vary << ": highest value meeting "
+        << "the SLO <strong>"
+        << (search->max_meeting_slo ? number(*search->max_meeting_slo) : "none") << "</strong>"
+        << (search->max_meeting_slo ? "" : " (even low missed it)") << ", lowest failing <strong>"
+        << (search->min_failing ? number(*search->min_failing) : "none") << "</strong>"
+        << (search->min_failing ? "" : " (even high met it)") << "; " << search->steps.size()
+        << " step(s), in the order they ran below.</p>";
+  }
+  bool any_slo = false;
+  bool any_goodput = false;
+  for (const StageFacts& st : extras.stages) {
+    any_slo = any_slo || st.slo_met.has_value();
+    any_goodput = any_goodput || st.metrics.has_slo;
+  }
+  out << "<p class=\"muted\">A request belongs to the stage in which it was intended to be sent; "
+         "requests intended in a settle window are in no stage. Start and end in seconds from "
+         "the measure start; latencies in ms.</p>"
+         "<table id=\"stage-table\"><thead><tr><th>#</th><th class=\"text\">stage</th>"
+         "<th class=\"text\">level</th><th>start s</th><th>end s</th><th>requests</th>"
+         "<th>errors</th><th>requests/s</th><th>output tokens/s</th>";
+  if (any_goodput) out << "<th>goodput</th>";
+  out << "<th>TTFT p50</th><th>TTFT p99</th><th>ITL p50</th><th>ITL p99</th>"
+         "<th class=\"text\">verdict</th>";
+  if (any_slo) out << "<th class=\"text\">SLO</th>";
+  out << "</tr></thead><tbody>";
+  for (const StageFacts& st : extras.stages) {
+    const MetricsSnapshot& m = st.metrics;
+    const Verdict v = judge_stage(st);
+    const std::string status = to_string(v.status);
+    auto seconds = [&](int64_t ns) {
+      return number(static_cast<double>(ns - extras.measure_start_ns) / 1e9);
+    };
+    out << "<tr class=\"stage-row\"><td>" << st.config.index << "</td><td class=\"text\">"
+        << escape(st.config.name) << "</td><td class=\"text\">"
+        << escape(stage_level_text(st.config)) << "</td><td>" << seconds(st.start_ns) << "</td><td>"
+        << seconds(st.end_ns) << "</td><td>" << m.request_count << "</td><td>"
+        << m.error_request_count << "</td><td>" << number(m.request_throughput) << "</td><td>"
+        << number(m.output_token_throughput) << "</td>";
+    if (any_goodput) out << "<td>" << (m.has_slo ? number(m.goodput) : "-") << "</td>";
+    for (double x :
+         {stat_of(m, "time_to_first_token", 50), stat_of(m, "time_to_first_token", 99),
+          stat_of(m, "inter_token_latency", 50), stat_of(m, "inter_token_latency", 99)}) {
+      out << "<td>" << number(x) << "</td>";
+    }
+    out << "<td class=\"text\"><span class=\"badge small " << verdict_class(status) << "\">"
+        << escape(status) << "</span>";
+    for (const auto& r : v.reasons) out << "<br><span class=\"muted\">" << escape(r) << "</span>";
+    out << "</td>";
+    if (any_slo) {
+      out << "<td class=\"text\">";
+      if (st.slo_met) {
+        out << (*st.slo_met ? "met" : "missed");
+        for (const auto& f : st.slo_failures) {
+          out << "<br><span class=\"muted\">" << escape(f) << "</span>";
+        }
+      }
+      out << "</td>";
+    }
+    out << "</tr>";
+  }
+  out << "</tbody></table></section>";
+}
+
+// The throughput-latency curve (sweeps and searches): one point per stage, in the order of the
+// load it was offered, so past the knee the line turns back as throughput stops growing.
+void curve_section(std::ostringstream& out, const SummaryExtras& extras) {
+  if (!has_curve(extras)) return;
+  std::vector<const StageFacts*> order;
+  for (const StageFacts& st : extras.stages) order.push_back(&st);
+  std::stable_sort(order.begin(), order.end(), [](const StageFacts* a, const StageFacts* b) {
+    return a->config.value < b->config.value;
+  });
+  Line ttft50{"TTFT p50", "s1", {}};
+  Line ttft99{"TTFT p99", "s2", {}};
+  Line itl50{"ITL p50", "s1", {}};
+  Line itl99{"ITL p99", "s2", {}};
+  Line goodput{"goodput (requests/s)", "s3", {}};
+  Line requests{"requests/s", "s1", {}};
+  bool any_goodput = false;
+  for (const StageFacts* st : order) {
+    const MetricsSnapshot& m = st->metrics;
+    if (m.request_count == 0) continue;
+    const double x = m.output_token_throughput;
+    auto add = [x](Line& line, double y) {
+      if (std::isfinite(y)) line.points.emplace_back(x, y);
+    };
+    add(ttft50, stat_of(m, "time_to_first_token", 50));
+    add(ttft99, stat_of(m, "time_to_first_token", 99));
+    add(itl50, stat_of(m, "inter_token_latency", 50));
+    add(itl99, stat_of(m, "inter_token_latency", 99));
+    add(requests, m.request_throughput);
+    if (m.has_slo) {
+      any_goodput = true;
+      add(goodput, m.goodput);
+    }
+  }
+  out << "<section id=\"curve\"><h2>Throughput and latency</h2>";
+  if (ttft50.points.empty() && itl50.points.empty()) {
+    out << "<p class=\"empty\">No stage had a successful request: no curve to plot.</p>"
+           "</section>";
+    return;
+  }
+  LineOptions dots;
+  dots.dots = true;
+  out << "<p class=\"muted\">One point per stage, joined in the order of the load offered "
+         "(the stage's value). Where latency climbs steeply while output tokens/s stop growing "
+         "is the knee.</p><div class=\"charts\">";
+  out << "<figure><figcaption>Time to first token against throughput</figcaption>"
+      << line_svg({ttft50, ttft99}, "TTFT against output token throughput", "ms", "output tokens/s",
+                  dots)
+      << "</figure>";
+  out << "<figure><figcaption>Inter-token latency against throughput</figcaption>"
+      << line_svg({itl50, itl99}, "ITL against output token throughput", "ms", "output tokens/s",
+                  dots)
+      << "</figure>";
+  if (any_goodput) {
+    out << "<figure><figcaption>Goodput against throughput</figcaption>"
+        << line_svg({requests, goodput}, "Goodput against output token throughput",
+                    "requests per second", "output tokens/s", dots)
+        << "</figure>";
+  }
+  out << "</div></section>";
 }
 
 const char* no_success_text(const MetricsSnapshot& s) {
@@ -291,7 +454,20 @@ std::vector<SeriesPoint> downsample(const std::vector<SeriesPoint>& series, doub
   return out;
 }
 
-void over_time_section(std::ostringstream& out, const MetricsSnapshot& s) {
+// Stage boundaries on the over-time charts: each stage's start, in seconds from the series'
+// origin (the measure start). The series counts requests by completion time, the stages by
+// intended send time, so a stage's requests finish a little to the right of its mark.
+std::vector<Marker> stage_markers(const SummaryExtras& extras) {
+  std::vector<Marker> markers;
+  for (const StageFacts& st : extras.stages) {
+    markers.push_back(
+        {static_cast<double>(st.start_ns - extras.measure_start_ns) / 1e9, st.config.name});
+  }
+  return markers;
+}
+
+void over_time_section(std::ostringstream& out, const MetricsSnapshot& s,
+                       const SummaryExtras& extras) {
   out << "<section id=\"over-time\"><h2>Over time</h2>";
   if (s.series.empty()) {
     out << "<p class=\"empty\">" << no_success_text(s) << "</p></section>";
@@ -312,18 +488,25 @@ void over_time_section(std::ostringstream& out, const MetricsSnapshot& s) {
     tokens.points.emplace_back(x, static_cast<double>(p.output_tokens) / width_s);
     if (p.mean_ttft_ms) ttft.points.emplace_back(x, *p.mean_ttft_ms);
   }
+  LineOptions marks;
+  marks.markers = stage_markers(extras);
   out << "<p class=\"muted\">Buckets of " << number(width_s)
-      << " s by completion time, from the first measured send.</p><div class=\"charts\">";
+      << " s by completion time, from the first measured send.";
+  if (!marks.markers.empty()) {
+    out << " Dashed lines mark where each stage starts (by intended send time).";
+  }
+  out << "</p><div class=\"charts\">";
   out << "<figure><figcaption>Request throughput</figcaption>"
-      << line_svg({requests, errors}, "Request throughput", "per second", "seconds") << "</figure>";
+      << line_svg({requests, errors}, "Request throughput", "per second", "seconds", marks)
+      << "</figure>";
   out << "<figure><figcaption>Output token throughput</figcaption>"
-      << line_svg({tokens}, "Output token throughput", "tokens per second", "seconds")
+      << line_svg({tokens}, "Output token throughput", "tokens per second", "seconds", marks)
       << "</figure>";
   out << "<figure><figcaption>Mean time to first token</figcaption>";
   if (ttft.points.empty()) {
     out << "<p class=\"empty\">No successful requests: no TTFT to plot.</p>";
   } else {
-    out << line_svg({ttft}, "Mean time to first token", "ms", "seconds");
+    out << line_svg({ttft}, "Mean time to first token", "ms", "seconds", marks);
   }
   out << "</figure></div></section>";
 }
@@ -460,10 +643,12 @@ std::string report_html(const MetricsSnapshot& snapshot, const SummaryExtras& ex
          "<title>convoy report"
       << (name.empty() ? "" : ": ") << escape(name) << "</title><style>" << kStyle
       << "</style></head><body><main>";
-  header_section(out, run, verdict, snapshot);
+  header_section(out, run, verdict, snapshot, extras);
   summary_section(out, snapshot);
+  stages_section(out, extras);
+  curve_section(out, extras);
   distributions_section(out, snapshot);
-  over_time_section(out, snapshot);
+  over_time_section(out, snapshot, extras);
   ttft_by_turn_section(out, snapshot);
   errors_section(out, snapshot);
   insights_section(out, insights);

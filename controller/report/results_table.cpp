@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string_view>
 #include <vector>
 
@@ -101,6 +102,121 @@ void print_results_table(std::ostream& out, const MetricsSnapshot& s) {
   out << "Errors:                               " << s.error_request_count << " ("
       << format_grouped(s.error_rate() * 100, 1) << "%)\n";
   out << "Benchmark Duration (sec):             " << format_grouped(s.duration_s) << '\n';
+}
+
+namespace {
+
+std::string level_number(double v) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.6g", v);
+  return buffer;
+}
+
+// A percentile of a metric tag, NaN when the stage did not measure it (printed "n/a").
+double stat(const MetricsSnapshot& s, std::string_view tag, double q) {
+  const MetricStats* m = s.find(tag);
+  if (m == nullptr || m->count == 0) return std::numeric_limits<double>::quiet_NaN();
+  return m->p(q);
+}
+
+std::string slo_text(const StageFacts& stage) {
+  if (!stage.slo_met) return "";
+  if (*stage.slo_met) return "met";
+  return "missed";
+}
+
+}  // namespace
+
+std::string stage_level_text(const StageConfig& stage) {
+  const bool rate = stage.mode == LoadMode::kRate;
+  const LoadLevel& level = rate ? stage.rate : stage.concurrency;
+  std::string text = rate ? "rate " : "concurrency ";
+  if (level.ramp) {
+    text += level_number(level.from) + "->" + level_number(level.to);
+  } else {
+    text += level_number(level.from);
+  }
+  if (rate) text += "/s";
+  if (level.ramp && level.shape == RampShape::kExponential) text += " exponential";
+  return text;
+}
+
+std::string stage_line(const StageFacts& stage) {
+  const MetricsSnapshot& s = stage.metrics;
+  std::string line = "stage " + stage.config.name + " (" + stage_level_text(stage.config) +
+                     "): " + format_grouped(static_cast<double>(s.request_count), 0) +
+                     " requests, " + format_grouped(s.request_throughput) + " req/s, " +
+                     format_grouped(s.output_token_throughput) + " output tok/s, TTFT p50 " +
+                     format_grouped(stat(s, "time_to_first_token", 50)) + " ms p99 " +
+                     format_grouped(stat(s, "time_to_first_token", 99)) + " ms, ITL p99 " +
+                     format_grouped(stat(s, "inter_token_latency", 99)) + " ms, " +
+                     format_grouped(static_cast<double>(s.error_request_count), 0) + " errors (" +
+                     format_grouped(s.error_rate() * 100, 2) + "%)";
+  if (stage.slo_met) {
+    line += *stage.slo_met ? ", SLO met" : ", SLO missed";
+    for (size_t i = 0; i < stage.slo_failures.size(); ++i) {
+      line += (i == 0 ? ": " : "; ") + stage.slo_failures[i];
+    }
+  }
+  return line;
+}
+
+void print_stage_table(std::ostream& out, std::span<const StageFacts> stages) {
+  if (stages.empty()) return;
+  constexpr size_t kMaxTextWidth = 32;
+  constexpr int kWidth = 10;
+  size_t name_width = 5;
+  size_t level_width = 5;
+  bool any_slo = false;
+  for (const StageFacts& st : stages) {
+    name_width = std::max(name_width, std::min(st.config.name.size(), kMaxTextWidth));
+    level_width =
+        std::max(level_width, std::min(stage_level_text(st.config).size(), kMaxTextWidth));
+    any_slo = any_slo || st.slo_met.has_value();
+  }
+  constexpr const char* kColumns[] = {"requests", "errors",   "req/s",   "tok/s",
+                                      "TTFT p50", "TTFT p99", "ITL p50", "ITL p99"};
+  const size_t total_width =
+      name_width + 1 + level_width + std::size(kColumns) * (kWidth + 1) + (any_slo ? 8 : 0);
+  out << "convoy | stages (latencies in ms, tok/s = output tokens/s)\n";
+  out << pad_right("stage", name_width) << ' ' << pad_right("level", level_width);
+  for (const char* column : kColumns) out << ' ' << pad_left(column, kWidth);
+  if (any_slo) out << "  " << pad_right("SLO", 6);
+  out << '\n' << std::string(total_width, '-') << '\n';
+  for (const StageFacts& st : stages) {
+    const MetricsSnapshot& s = st.metrics;
+    out << pad_right(truncate(st.config.name, kMaxTextWidth), name_width) << ' '
+        << pad_right(truncate(stage_level_text(st.config), kMaxTextWidth), level_width);
+    out << ' ' << pad_left(format_grouped(static_cast<double>(s.request_count), 0), kWidth);
+    out << ' ' << pad_left(format_grouped(static_cast<double>(s.error_request_count), 0), kWidth);
+    for (double v : {s.request_throughput, s.output_token_throughput,
+                     stat(s, "time_to_first_token", 50), stat(s, "time_to_first_token", 99),
+                     stat(s, "inter_token_latency", 50), stat(s, "inter_token_latency", 99)}) {
+      out << ' ' << pad_left(format_grouped(v), kWidth);
+    }
+    if (any_slo) out << "  " << slo_text(st);
+    out << '\n';
+  }
+  out << std::string(total_width, '-') << '\n';
+}
+
+void print_search_result(std::ostream& out, const SearchFacts& search) {
+  const SearchConfig& c = search.config;
+  const char* vary = to_string(c.vary);
+  out << "Capacity search (" << vary << ", " << search.steps.size() << " steps): highest " << vary
+      << " meeting the SLO: ";
+  if (search.max_meeting_slo) {
+    out << level_number(*search.max_meeting_slo);
+  } else {
+    out << "none (even low " << level_number(c.low) << " missed it)";
+  }
+  out << "; lowest failing: ";
+  if (search.min_failing) {
+    out << level_number(*search.min_failing);
+  } else {
+    out << "none (even high " << level_number(c.high) << " met it)";
+  }
+  out << '\n';
 }
 
 void print_error_table(std::ostream& out, const MetricsSnapshot& s) {

@@ -2,9 +2,11 @@
 #pragma once
 
 #include <ostream>
+#include <span>
 #include <string>
 
 #include "controller/report/metrics.hpp"
+#include "controller/report/run_facts.hpp"
 
 namespace convoy::controller {
 
@@ -14,6 +16,20 @@ namespace convoy::controller {
 void print_results_table(std::ostream& out, const MetricsSnapshot& snapshot);
 // The error groups, largest first; nothing when there were no errors.
 void print_error_table(std::ostream& out, const MetricsSnapshot& snapshot);
+
+// Load profiles (issue 16). The level a stage ran at: "concurrency 8", "rate 2.5/s",
+// "rate 10->200/s" (a linear ramp), "concurrency 1->64 exponential".
+std::string stage_level_text(const StageConfig& stage);
+// One console line as a stage ends (no newline): name, level, requests, req/s, output tok/s,
+// TTFT p50/p99, ITL p99, errors, and for a search step whether it met the SLO. E.g.
+// "stage 2 ramp (rate 10->200/s): 1,204 requests, 40.13 req/s, 2,048.50 output tok/s,
+// TTFT p50 45.20 ms p99 120.00 ms, ITL p99 8.10 ms, 3 errors (0.25%)".
+std::string stage_line(const StageFacts& stage);
+// The per-stage table printed at the end of a profile run: one row per stage with its level,
+// requests, errors, req/s, output tok/s, TTFT p50/p99, ITL p50/p99 and (search steps) the SLO.
+void print_stage_table(std::ostream& out, std::span<const StageFacts> stages);
+// A capacity search's answer: the highest value that met the SLO and the lowest that failed.
+void print_search_result(std::ostream& out, const SearchFacts& search);
 
 // 1234567.891 -> "1,234,567.89" (decimals after the point).
 std::string format_grouped(double value, int decimals = 2);

@@ -44,6 +44,34 @@ class TimeSample {
   size_t size_ = 0;
 };
 
+// One stage of a load profile as it ran (issue 16). Times are on the controller's clock; a
+// request belongs to the stage in which it was intended to be sent, and requests intended in a
+// stage's settle window are in no stage (and in no metric).
+struct StageFacts {
+  StageConfig config;          // as resolved (name, index, mode, level, end, settle)
+  int64_t start_ns = 0;        // measured window [start_ns, end_ns)
+  int64_t end_ns = 0;
+  int64_t settle_end_ns = 0;   // end_ns + settle actually spent (== end_ns without settle)
+  double reached_value = 0;    // the level at the stage's end (a ramp's last level)
+  MetricsSnapshot metrics;     // this stage's requests only
+  // Capacity search steps: whether the step met load.search.slo, and why not.
+  std::optional<bool> slo_met;
+  std::vector<std::string> slo_failures;  // e.g. "time_to_first_token p99 812 ms > 500 ms"
+};
+
+// load.search as it ran: every step is also a StageFacts (stage_index into RunFacts::stages).
+struct SearchStep {
+  int stage_index = 0;
+  double value = 0;
+  bool met = false;
+};
+struct SearchFacts {
+  SearchConfig config;
+  std::vector<SearchStep> steps;
+  std::optional<double> max_meeting_slo;  // nullopt: even `low` missed the SLO
+  std::optional<double> min_failing;      // nullopt: even `high` met it
+};
+
 struct RunFacts {
   std::chrono::system_clock::time_point start_wall;
   std::chrono::system_clock::time_point end_wall;
@@ -65,6 +93,16 @@ struct RunFacts {
   int64_t later_turn_requests_reporting_cached = 0;
   bool any_response = false;  // some request got an HTTP status
   int64_t connect_errors = 0;
+  // Load profiles (empty / nullopt for a single-level run).
+  std::vector<StageFacts> stages;
+  std::optional<SearchFacts> search;
+  int64_t settle_requests = 0;  // intended inside a settle window: in no metric
+  // load.abort_on tripped: why (e.g. "error rate 0.97 over the last 10 s (412 requests) >=
+  // 0.5"); the verdict fails with it and the run exits 1.
+  std::optional<std::string> aborted_reason;
+  // Server telemetry (issue 17): summary.json's "server_metrics" object, as JSON text, written
+  // by the telemetry room; empty = no telemetry.
+  std::string server_metrics_json;
 
   void add(const proto::Record& r);
 };

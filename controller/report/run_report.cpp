@@ -92,6 +92,7 @@ std::string run_json(const ReportInputs& in) {
   put_strings(w, "failed_conversations", in.facts.failed_conversations, 1000);
   put(w, "forged_messages", in.facts.forged_messages);
   put(w, "rejected_workers", in.facts.rejected_workers);
+  put(w, "profile", std::string(to_string(in.config.load.profile)));
   w.EndObject();
   return sb.GetString();
 }
@@ -129,6 +130,14 @@ std::string verdict_json(const Verdict& v) {
   put(w, "achieved_rate_per_s", v.achieved_rate_per_s);
   put(w, "ks_statistic", v.ks_statistic);
   put(w, "ks_p_value", v.ks_p_value);
+  // Load profiles: requests intended inside a settle window are in no metric; the breaker's why.
+  put(w, "settle_requests", v.settle_requests);
+  w.Key("aborted_reason");
+  if (v.aborted_reason) {
+    w.String(v.aborted_reason->c_str(), static_cast<rapidjson::SizeType>(v.aborted_reason->size()));
+  } else {
+    w.Null();
+  }
   w.EndObject();
   return sb.GetString();
 }
@@ -153,6 +162,7 @@ InsightInputs insight_inputs(const ReportInputs& in) {
   ii.later_turn_prompt_tokens = in.facts.later_turn_prompt_tokens;
   ii.later_turn_cached_tokens = in.facts.later_turn_cached_tokens;
   ii.later_turn_requests_reporting_cached = in.facts.later_turn_requests_reporting_cached;
+  add_header_era_inputs(in.config, in.snapshot, &ii);  // issue 20: affinity, targets, rejections
   return ii;
 }
 
@@ -165,6 +175,11 @@ int write_run_report(const ReportInputs& in) {
   extras.run_json = run_json(in);
   extras.workers_json = workers_json(in.workers);
   extras.insights_json = insights_to_json(insights);
+  extras.profile = in.config.load.profile;
+  extras.stages = in.facts.stages;
+  extras.search = in.facts.search ? &*in.facts.search : nullptr;
+  extras.measure_start_ns = in.facts.measure_start_ns;
+  extras.server_metrics_json = in.facts.server_metrics_json;  // issue 17 (telemetry room)
   // The files that carry the verdict are rendered from the failures known so far: a file that
   // cannot be written fails the verdict in the others (write_output_files re-renders them).
   auto verdict_for = [&](const std::vector<OutputError>& errors) {
@@ -181,7 +196,8 @@ int write_run_report(const ReportInputs& in) {
     return e;
   };
   std::vector<OutputFile> files;
-  files.push_back({"summary.csv", [&](const auto&) { return summary_csv(in.snapshot); }});
+  files.push_back(
+      {"summary.csv", [&](const auto&) { return summary_csv(in.snapshot, in.facts.stages); }});
   if (in.config.output.html) {
     files.push_back({"report.html", [&](const std::vector<OutputError>& errors) {
                        return report_html(in.snapshot, extras_for(errors));
@@ -199,6 +215,14 @@ int write_run_report(const ReportInputs& in) {
   std::ostream& out = std::cout;
   out << "\n";
   print_results_table(out, in.snapshot);
+  if (!in.facts.stages.empty()) {
+    out << "\n";
+    print_stage_table(out, in.facts.stages);
+  }
+  if (in.facts.search) {
+    out << "\n";
+    print_search_result(out, *in.facts.search);
+  }
   if (!in.snapshot.errors.empty()) {
     out << "\n";
     print_error_table(out, in.snapshot);
@@ -209,6 +233,10 @@ int write_run_report(const ReportInputs& in) {
   }
   out << "\nVerdict: " << to_string(verdict.status);
   for (const auto& r : verdict.reasons) out << "\n  - " << r;
+  if (verdict.settle_requests > 0) {
+    out << "\n  (" << verdict.settle_requests
+        << " request(s) intended in settle windows are in no metric)";
+  }
   if (summary_written) {
     out << "\nOutputs: " << in.out_dir.string() << "/summary.json\n";
   } else {

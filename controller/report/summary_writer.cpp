@@ -5,12 +5,17 @@
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <vector>
 
 #include "common/utf8.hpp"
+#include "controller/report/header_era_json.hpp"
+#include "controller/report/verdict.hpp"
 
 namespace convoy::controller {
 
@@ -99,6 +104,173 @@ void write_extra(JsonWriter& w, const char* key, const std::string& json, bool w
   doc.Accept(w);
 }
 
+// ---- load profiles (issue 16) ----------------------------------------------------------------
+
+void put_number(JsonWriter& w, const char* key, double v) {
+  w.Key(key);
+  write_number(w, v);
+}
+
+void put_string(JsonWriter& w, const char* key, std::string_view v) {
+  w.Key(key);
+  w.String(v.data(), static_cast<rapidjson::SizeType>(v.size()));
+}
+
+void put_strings(JsonWriter& w, const char* key, const std::vector<std::string>& v) {
+  w.Key(key);
+  w.StartArray();
+  for (const auto& s : v) w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
+  w.EndArray();
+}
+
+// A level: a number, or {from, to, shape} for a ramp.
+void put_level(JsonWriter& w, const char* key, const LoadLevel& level) {
+  w.Key(key);
+  if (!level.ramp) {
+    write_number(w, level.from);
+    return;
+  }
+  w.StartObject();
+  put_number(w, "from", level.from);
+  put_number(w, "to", level.to);
+  put_string(w, "shape", to_string(level.shape));
+  w.EndObject();
+}
+
+void write_stage_config(JsonWriter& w, const StageConfig& c) {
+  w.Key("config");
+  w.StartObject();
+  put_string(w, "mode", to_string(c.mode));
+  put_level(w, "concurrency", c.concurrency);  // mode rate: the cap on conversations in flight
+  if (c.mode == LoadMode::kRate) {
+    put_level(w, "rate", c.rate);
+    put_string(w, "arrival", to_string(c.arrival));
+    put_number(w, "burstiness", c.burstiness);
+  }
+  if (c.duration_s) put_number(w, "duration_s", *c.duration_s);
+  if (c.sessions) {
+    w.Key("sessions");
+    w.Int64(*c.sessions);
+  }
+  if (c.requests) {
+    w.Key("requests");
+    w.Int64(*c.requests);
+  }
+  put_number(w, "settle_s", c.settle_s);
+  w.EndObject();
+}
+
+void write_stage_verdict(JsonWriter& w, const Verdict& v) {
+  w.Key("verdict");
+  w.StartObject();
+  put_string(w, "status", to_string(v.status));
+  put_strings(w, "reasons", v.reasons);
+  if (v.slo_met) {
+    w.Key("slo_met");
+    w.Bool(*v.slo_met);
+    put_strings(w, "slo_failures", v.slo_failures);
+  }
+  w.EndObject();
+}
+
+double seconds_since(int64_t t_ns, int64_t origin_ns) {
+  return static_cast<double>(t_ns - origin_ns) / 1e9;
+}
+
+void write_stages(JsonWriter& w, std::span<const StageFacts> stages, int64_t origin_ns) {
+  w.Key("stages");
+  w.StartArray();
+  for (const StageFacts& st : stages) {
+    w.StartObject();
+    put_string(w, "name", st.config.name);
+    w.Key("index");
+    w.Int(st.config.index);
+    put_number(w, "value", st.config.value);
+    put_number(w, "reached_value", st.reached_value);
+    put_number(w, "start_s", seconds_since(st.start_ns, origin_ns));
+    put_number(w, "end_s", seconds_since(st.end_ns, origin_ns));
+    put_number(w, "settle_end_s", seconds_since(std::max(st.settle_end_ns, st.end_ns), origin_ns));
+    write_stage_config(w, st.config);
+    for (const MetricStats& m : st.metrics.metrics) write_metric(w, m);
+    write_error_summary(w, st.metrics);
+    write_stage_verdict(w, judge_stage(st));
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void put_optional(JsonWriter& w, const char* key, const std::optional<double>& v) {
+  w.Key(key);
+  if (v && std::isfinite(*v)) {
+    w.Double(*v);
+  } else {
+    w.Null();
+  }
+}
+
+void write_slo(JsonWriter& w, const SloSpec& slo) {
+  w.Key("slo");
+  w.StartObject();
+  for (const auto& [tag, limits] : slo.limits) {
+    w.Key(tag.c_str(), static_cast<rapidjson::SizeType>(tag.size()));
+    w.StartObject();
+    for (const auto& [statistic, limit] : limits) put_number(w, statistic.c_str(), limit);
+    w.EndObject();
+  }
+  if (slo.error_rate) put_number(w, "error_rate", *slo.error_rate);
+  w.EndObject();
+}
+
+void write_search(JsonWriter& w, const SearchFacts& search, std::span<const StageFacts> stages) {
+  const SearchConfig& c = search.config;
+  w.Key("search");
+  w.StartObject();
+  put_string(w, "vary", to_string(c.vary));
+  put_number(w, "low", c.low);
+  put_number(w, "high", c.high);
+  put_number(w, "precision", c.precision);
+  if (c.step_duration_s) put_number(w, "step_duration_s", *c.step_duration_s);
+  if (c.step_requests) {
+    w.Key("step_requests");
+    w.Int64(*c.step_requests);
+  }
+  put_number(w, "settle_s", c.settle_s);
+  write_slo(w, c.slo);
+  w.Key("steps");
+  w.StartArray();
+  for (const SearchStep& step : search.steps) {
+    const auto at = static_cast<size_t>(step.stage_index);
+    const StageFacts* stage = step.stage_index >= 0 && at < stages.size() ? &stages[at] : nullptr;
+    w.StartObject();
+    put_string(w, "stage", stage ? std::string_view(stage->config.name) : std::string_view());
+    w.Key("index");
+    w.Int(step.stage_index);
+    put_number(w, "value", step.value);
+    w.Key("met");
+    w.Bool(step.met);
+    put_strings(w, "failures", stage ? stage->slo_failures : std::vector<std::string>{});
+    w.EndObject();
+  }
+  w.EndArray();
+  w.Key("result");
+  w.StartObject();
+  put_optional(w, "max_meeting_slo", search.max_meeting_slo);
+  put_optional(w, "min_failing", search.min_failing);
+  w.EndObject();
+  w.EndObject();
+}
+
+// RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled.
+std::string csv_field(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
 std::string format_csv_number(double v) {
   if (!std::isfinite(v)) return "";
   if (v == std::trunc(v) && std::fabs(v) < 1e15) {
@@ -119,10 +291,19 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   for (const MetricStats& m : snapshot.metrics) write_metric(w, m);
   write_error_summary(w, snapshot);
   write_extra(w, "insights", extras.insights_json, false);
-  write_extra(w, "run", extras.run_json, true);
+  write_extra(w, "run", run_json_with_close_requests(extras.run_json, snapshot.close_request_count),
+              true);
+  // Dynamo's header era (issue 20): per-frontend results and affinity verified from the client.
+  if (!snapshot.targets.empty()) write_extra(w, "targets", targets_json(snapshot), false);
+  if (snapshot.affinity) write_extra(w, "affinity", affinity_json(*snapshot.affinity), true);
   write_extra(w, "workers", extras.workers_json, false);
   write_extra(w, "verdict", extras.verdict_json, true);
   write_extra(w, "output_errors", extras.output_errors_json, false);
+  if (!extras.stages.empty()) write_stages(w, extras.stages, extras.measure_start_ns);
+  if (extras.search) write_search(w, *extras.search, extras.stages);
+  if (!extras.server_metrics_json.empty()) {
+    write_extra(w, "server_metrics", extras.server_metrics_json, true);
+  }
   w.EndObject();
   std::string out(buffer.GetString(), buffer.GetSize());
   out += '\n';
@@ -130,18 +311,23 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   return out;
 }
 
-std::string summary_csv(const MetricsSnapshot& snapshot) {
+std::string summary_csv(const MetricsSnapshot& snapshot, std::span<const StageFacts> stages) {
   std::ostringstream out;
   out << "metric,unit,avg,min,max";
   for (const char* key : kPercentileKeys) out << ',' << key;
-  out << ",std,count,sum\n";
-  for (const MetricStats& m : snapshot.metrics) {
-    out << m.tag << ',' << m.unit << ',' << format_csv_number(m.avg) << ','
-        << format_csv_number(m.min) << ',' << format_csv_number(m.max);
-    for (double p : m.percentiles) out << ',' << format_csv_number(p);
-    out << ',' << format_csv_number(m.std) << ',' << m.count << ',' << format_csv_number(m.sum)
-        << '\n';
-  }
+  // The stage column is last so that the columns of a single-level run keep their places.
+  out << ",std,count,sum,stage\n";
+  auto rows = [&](const MetricsSnapshot& s, const std::string& stage) {
+    for (const MetricStats& m : s.metrics) {
+      out << m.tag << ',' << m.unit << ',' << format_csv_number(m.avg) << ','
+          << format_csv_number(m.min) << ',' << format_csv_number(m.max);
+      for (double p : m.percentiles) out << ',' << format_csv_number(p);
+      out << ',' << format_csv_number(m.std) << ',' << m.count << ',' << format_csv_number(m.sum)
+          << ',' << stage << '\n';
+    }
+  };
+  rows(snapshot, "");
+  for (const StageFacts& st : stages) rows(st.metrics, csv_field(st.config.name));
   std::string text = out.str();
   sanitize_utf8_in_place(text);
   return text;
@@ -158,8 +344,9 @@ void write_summary_json(const std::filesystem::path& path, const MetricsSnapshot
   write_file_atomically(path, summary_json(snapshot, extras));
 }
 
-void write_summary_csv(const std::filesystem::path& path, const MetricsSnapshot& snapshot) {
-  write_file_atomically(path, summary_csv(snapshot));
+void write_summary_csv(const std::filesystem::path& path, const MetricsSnapshot& snapshot,
+                       std::span<const StageFacts> stages) {
+  write_file_atomically(path, summary_csv(snapshot, stages));
 }
 
 }  // namespace convoy::controller

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <filesystem>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -10,6 +11,7 @@
 #include "controller/report/output_file.hpp"
 #include "controller/report/records_writer.hpp"
 #include "controller/report/results_table.hpp"
+#include "controller/report/run_facts.hpp"
 
 namespace convoy::controller {
 
@@ -20,22 +22,43 @@ struct SummaryExtras {
   std::string insights_json = "[]";
   std::string verdict_json = "{}";
   std::string output_errors_json = "[]";  // output_errors_json(): files that could not be written
+  // Load profiles (issue 16): summary.json "stages" and "search", report.html's stage table,
+  // stage marks and throughput-latency curve. Views of the RunFacts the report was given, not
+  // owned; empty / null (a single-level run): no such section.
+  ProfileKind profile = ProfileKind::kSingle;
+  std::span<const StageFacts> stages;
+  const SearchFacts* search = nullptr;
+  int64_t measure_start_ns = 0;  // stages' start_s / end_s count from here (the series' origin)
+  // Server telemetry (issue 17): summary.json "server_metrics", a JSON object written by the
+  // telemetry room (RunFacts::server_metrics_json); empty: no such section.
+  std::string server_metrics_json;
 };
 
 // One object per metric tag {unit, avg, min, max, p1, p5, p10, p25, p50, p75, p90, p95, p99,
 // std, count, sum}, then error_summary, insights, run, workers, verdict, output_errors. Valid
 // UTF-8 whatever the text in it (a server's error messages): ill-formed bytes become U+FFFD.
 // Throws std::invalid_argument when an extras section is not valid JSON.
+//
+// With a load profile it adds "stages": [{name, index, value, reached_value, start_s, end_s,
+// settle_end_s, config {mode, concurrency, rate, arrival, burstiness, duration_s | sessions |
+// requests, settle_s}, <every metric tag of the stage, as at top level>, error_summary, verdict
+// {status, reasons, slo_met, slo_failures}}] (times in seconds from extras.measure_start_ns) and,
+// for a capacity search, "search": {vary, low, high, precision, step_duration_s | step_requests,
+// settle_s, slo, steps [{stage, index, value, met, failures}], result {max_meeting_slo,
+// min_failing}} (null where there is none).
 std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& extras = {});
-// Header "metric,unit,avg,min,max,p1,...,p99,std,count,sum", then one row per metric tag.
-std::string summary_csv(const MetricsSnapshot& snapshot);
+// Header "metric,unit,avg,min,max,p1,...,p99,std,count,sum,stage", then one row per metric tag
+// of the whole run (stage ""), then one block of rows per stage (stage = its name, quoted when it
+// holds a comma, a quote or a line break).
+std::string summary_csv(const MetricsSnapshot& snapshot, std::span<const StageFacts> stages = {});
 
 // Write atomically (a temporary beside the file, fsync, then rename; see output_file.hpp). Throw
 // std::runtime_error naming the file and the OS error when it cannot be written, leaving no
 // temporary behind.
 void write_summary_json(const std::filesystem::path& path, const MetricsSnapshot& snapshot,
                         const SummaryExtras& extras = {});
-void write_summary_csv(const std::filesystem::path& path, const MetricsSnapshot& snapshot);
+void write_summary_csv(const std::filesystem::path& path, const MetricsSnapshot& snapshot,
+                       std::span<const StageFacts> stages = {});
 void write_file_atomically(const std::filesystem::path& path, std::string_view content);
 
 }  // namespace convoy::controller

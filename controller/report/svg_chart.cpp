@@ -197,7 +197,8 @@ std::string histogram_svg(const std::vector<Bin>& bins, const std::string& title
 }
 
 std::string line_svg(const std::vector<Line>& lines, const std::string& title,
-                     const std::string& y_label, const std::string& x_unit) {
+                     const std::string& y_label, const std::string& x_unit,
+                     const LineOptions& options) {
   std::ostringstream out;
   out << svg_open(title);
   double x_max = 0, y_max = 0;
@@ -207,6 +208,7 @@ std::string line_svg(const std::vector<Line>& lines, const std::string& title,
       y_max = std::max(y_max, y);
     }
   }
+  for (const auto& m : options.markers) x_max = std::max(x_max, m.x);
   if (!(x_max > 0)) x_max = 1;
   const Axes axes = y_axis(out, y_max, y_label);
   auto px = [&](double x) { return kLeft + x / x_max * kPlotWidth; };
@@ -216,14 +218,25 @@ std::string line_svg(const std::vector<Line>& lines, const std::string& title,
     x_tick(out, px(x_step * k), tick_text(x_step * k));
   }
   x_label(out, x_unit);
+  for (const auto& m : options.markers) {
+    if (!std::isfinite(m.x) || m.x < 0) continue;
+    const double x = px(m.x);
+    out << "<g class=\"stage-mark\"><title>" << escape(m.label) << "</title><line x1=\"" << coord(x)
+        << "\" y1=\"" << coord(kTop) << "\" x2=\"" << coord(x) << "\" y2=\""
+        << coord(kTop + kPlotHeight) << "\"/><text x=\"" << coord(x + 3) << "\" y=\""
+        << coord(kTop + 10) << "\">" << escape(m.label) << "</text></g>";
+  }
   for (const auto& l : lines) {
     if (l.points.empty()) continue;
     out << "<polyline class=\"line " << l.css_class << "\" points=\"";
     for (const auto& [x, y] : l.points) out << coord(px(x)) << "," << coord(py(y)) << " ";
     out << "\"><title>" << escape(l.name) << "</title></polyline>";
-    if (l.points.size() == 1) {
-      out << "<circle class=\"dot " << l.css_class << "\" cx=\"" << coord(px(l.points[0].first))
-          << "\" cy=\"" << coord(py(l.points[0].second)) << "\" r=\"3\"/>";
+    if (l.points.size() == 1 || options.dots) {
+      for (const auto& [x, y] : l.points) {
+        out << "<circle class=\"dot " << l.css_class << "\" cx=\"" << coord(px(x)) << "\" cy=\""
+            << coord(py(y)) << "\" r=\"3\"><title>" << escape(l.name) << ": " << escape(number(x))
+            << ", " << escape(number(y)) << "</title></circle>";
+      }
     }
   }
   legend(out, lines);

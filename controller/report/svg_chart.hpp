@@ -27,8 +27,19 @@ struct Line {
 // A histogram: one bar per bin, equal widths (bins may be log-spaced; the ticks say where).
 std::string histogram_svg(const std::vector<Bin>& bins, const std::string& title,
                           const std::string& unit);
+// A vertical mark at `x` across the plot (a stage boundary), labelled at its top.
+struct Marker {
+  double x = 0;
+  std::string label;
+};
+struct LineOptions {
+  std::vector<Marker> markers;  // drawn behind the lines, dashed (class "stage-mark")
+  bool dots = false;            // a dot on every point (curves of few, measured points)
+};
+// Lines over x from 0 to the largest x (of the points and the markers).
 std::string line_svg(const std::vector<Line>& lines, const std::string& title,
-                     const std::string& y_label, const std::string& x_unit);
+                     const std::string& y_label, const std::string& x_unit,
+                     const LineOptions& options = {});
 // Grouped bars: for each group label, one bar per series (series[s].points[g].second).
 std::string grouped_bars_svg(const std::vector<std::string>& groups,
                              const std::vector<Line>& series, const std::string& title,

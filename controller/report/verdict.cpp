@@ -188,18 +188,23 @@ void judge_losses(Verdict& v, const ReportInputs& in) {
   }
 }
 
-// Whether the intended load was delivered: schedule lag, and in mode rate the arrival count and
-// the inter-arrival distribution.
-void judge_schedule(Verdict& v, const ReportInputs& in) {
-  const Config& c = in.config;
-  const MetricsSnapshot& s = in.snapshot;
+void judge_lag(Verdict& v, const MetricsSnapshot& s) {
   if (const MetricStats* lag = s.find("schedule_lag"); lag && lag->count > 0) {
     if (lag->p(99) > kLagWarnMs) {
       warn(v, "schedule_lag p99 " + fixed(lag->p(99), 3) +
                   " ms: conversations started late; the intended load was not fully delivered");
     }
   }
-  if (c.load.mode == LoadMode::kRate) {
+}
+
+// Whether the intended load was delivered: schedule lag, and in mode rate the arrival count and
+// the inter-arrival distribution.
+void judge_schedule(Verdict& v, const ReportInputs& in) {
+  const Config& c = in.config;
+  judge_lag(v, in.snapshot);
+  // With a load profile the top-level rate is only a default: the whole run's arrivals follow
+  // the stages, not one process, so the rate and KS checks do not apply to them.
+  if (c.load.mode == LoadMode::kRate && c.load.profile == ProfileKind::kSingle) {
     v.intended_rate_per_s = c.load.rate;
     const TimeSample& starts = in.facts.actual_starts_ns;
     if (starts.count > 1 && starts.last_ns > starts.first_ns) {
@@ -231,6 +236,26 @@ void judge_schedule(Verdict& v, const ReportInputs& in) {
   }
 }
 
+// Load profiles: the circuit breaker's trip fails the run; settle requests are counted.
+void judge_profile(Verdict& v, const ReportInputs& in) {
+  v.settle_requests = in.facts.settle_requests;
+  if (in.facts.aborted_reason) {
+    v.aborted_reason = in.facts.aborted_reason;
+    fail(v, "aborted by load.abort_on: " + *in.facts.aborted_reason);
+  }
+  // A capacity search (issue 16): no answer when even `low` misses the SLO; only a lower bound
+  // when `high` still meets it.
+  if (const auto& s = in.facts.search; s && !s->steps.empty()) {
+    if (!s->max_meeting_slo) {
+      fail(v, "capacity search: even load.search.low (" + fixed(s->config.low, 2) +
+                  ") missed the SLO");
+    } else if (!s->min_failing) {
+      warn(v, "capacity search: load.search.high (" + fixed(s->config.high, 2) +
+                  ") still met the SLO; the capacity is higher");
+    }
+  }
+}
+
 }  // namespace
 
 Verdict judge_run(const ReportInputs& in) {
@@ -238,6 +263,25 @@ Verdict judge_run(const ReportInputs& in) {
   judge_outcome(v, in);
   judge_losses(v, in);
   judge_schedule(v, in);
+  judge_profile(v, in);
+  return v;
+}
+
+Verdict judge_stage(const StageFacts& stage) {
+  Verdict v;
+  const MetricsSnapshot& s = stage.metrics;
+  if (s.request_count + s.error_request_count == 0) {
+    fail(v, "no measured request of this stage completed");
+  } else if (s.request_count == 0) {
+    fail(v, "no request of this stage succeeded: all " + std::to_string(s.error_request_count) +
+                " failed");
+  } else if (s.error_request_count > 0) {
+    warn(v, std::to_string(s.error_request_count) + " request(s) failed (" +
+                fixed(s.error_rate() * 100, 2) + "%)");
+  }
+  judge_lag(v, s);
+  v.slo_met = stage.slo_met;
+  v.slo_failures = stage.slo_failures;
   return v;
 }
 

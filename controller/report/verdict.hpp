@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,13 @@ struct Verdict {
   double achieved_rate_per_s = 0;  // conversations started per second
   double ks_statistic = -1;        // -1: not computed
   double ks_p_value = -1;
+  // Load profiles: requests intended inside a settle window (in no metric), and why
+  // load.abort_on stopped the run (nullopt: it did not).
+  int64_t settle_requests = 0;
+  std::optional<std::string> aborted_reason;
+  // A stage's verdict (judge_stage): whether a capacity-search step met load.search.slo.
+  std::optional<bool> slo_met;
+  std::vector<std::string> slo_failures;
 };
 
 // Kolmogorov-Smirnov statistic of inter-arrival gaps (ns) against the configured process
@@ -62,5 +70,13 @@ RateCheck check_arrival_rate(Arrival arrival, double rate_per_s, double burstine
 Verdict judge_run(const ReportInputs& in);
 // Marks `v` failed because `e`'s file could not be written.
 void add_output_failure(Verdict& v, const OutputError& e);
+
+// One stage of a load profile (summary.json stages[].verdict, the stage table of report.html).
+// Its status says whether the stage delivered and measured its load, judged on the stage's own
+// metrics: fail when none of its requests completed or none succeeded; warn when some failed or
+// its schedule_lag p99 exceeds the run's limit. A search step's SLO judgement is carried beside
+// it (slo_met, slo_failures) and does not move the status: missing the SLO at some load is what
+// a search is for.
+Verdict judge_stage(const StageFacts& stage);
 
 }  // namespace convoy::controller

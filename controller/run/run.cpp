@@ -7,8 +7,11 @@
 #include <chrono>
 
 #include "common/log.hpp"
+#include "controller/config/load_profile.hpp"
 #include "controller/dataset/ids.hpp"
+#include "controller/report/results_table.hpp"
 #include "controller/report/run_report.hpp"
+#include "controller/report/slo_check.hpp"
 #include "controller/run/output_dir.hpp"
 #include "controller/run/run_impl.hpp"
 #include "controller/run/target_probe.hpp"
@@ -34,7 +37,8 @@ int64_t steady_now_ns() {
 RunPhaseSettings phase_settings(const Config& c) {
   RunPhaseSettings s;
   s.ready_timeout_ns = static_cast<int64_t>(c.workers.ready_timeout_s * 1e9);
-  s.warmup = c.load.warmup_sessions > 0;
+  s.warmup = c.load.warmup_sessions > 0 || c.load.warmup_s.has_value();
+  if (c.load.warmup_s) s.warmup_duration_ns = static_cast<int64_t>(*c.load.warmup_s * 1e9);
   if (c.load.duration_s) s.measure_duration_ns = static_cast<int64_t>(*c.load.duration_s * 1e9);
   s.grace_ns = static_cast<int64_t>(c.load.grace_s * 1e9);
   return s;
@@ -101,15 +105,24 @@ void Run::apply(const RunStep& step, int64_t now) {
       case RunActionKind::kFinish:
         log_debug("run done: ", a.why);
         break;
+      case RunActionKind::kEndWarmup:
+        log_info(a.why, ": no new warmup conversations; the measure starts when they end");
+        if (scheduler_) scheduler_->stop();
+        break;
     }
   }
 }
 
 void Run::start_warmup(int64_t now) {
   seq_base_ = 0;
-  scheduler_.emplace(config_.load, LoadMode::kConcurrency, config_.seed,
-                     static_cast<uint64_t>(config_.load.warmup_sessions), now);
-  log_info("warmup: ", config_.load.warmup_sessions, " conversation(s)");
+  std::optional<uint64_t> total = static_cast<uint64_t>(config_.load.warmup_sessions);
+  if (config_.load.warmup_s) total.reset();  // by time: until load.warmup_s passes
+  scheduler_.emplace(config_.load, LoadMode::kConcurrency, config_.seed, total, now);
+  if (config_.load.warmup_s) {
+    log_info("warmup: ", *config_.load.warmup_s, " s");
+  } else {
+    log_info("warmup: ", config_.load.warmup_sessions, " conversation(s)");
+  }
 }
 
 void Run::start_measure(int64_t now) {
@@ -124,17 +137,149 @@ void Run::start_measure(int64_t now) {
   if (config_.load.mode == LoadMode::kTrace) {
     total = std::min<uint64_t>(total.value_or(dataset_->size()), dataset_->size());
   }
-  seq_base_ = static_cast<uint64_t>(config_.load.warmup_sessions);
+  const bool profile = load.profile != ProfileKind::kSingle;
+  if (profile) total.reset();  // the stages end the measure; the dataset cycles
+  // After the warmup's conversations (load.warmup_s: however many it started).
+  seq_base_ = scheduler_ ? seq_base_ + scheduler_->dispatched() : 0;
   const uint64_t base = seq_base_;
   auto trace_offset = [this, base](uint64_t seq) {
     return dataset_->start_ns((base + seq) % dataset_->size());
   };
-  scheduler_.emplace(load, load.mode, config_.seed, total, now, trace_offset);
+  scheduler_.emplace(load, profile ? LoadMode::kConcurrency : load.mode, config_.seed, total, now,
+                     trace_offset);
   budget_ = RequestBudget(load.requests);
+  if (load.abort_on) breaker_.emplace(*load.abort_on);
   facts_.measure_start_ns = now;
+  if (telemetry_) telemetry_->start_window(now);  // server_metrics cover the measured window
   progress_.begin(now, total, load.requests);
-  log_info("measuring: ", to_string(load.mode), " mode, ", registry_.live_count(), " worker(s)");
+  if (profile) {
+    log_info("measuring: ", to_string(load.profile), " profile, ", registry_.live_count(),
+             " worker(s)");
+    start_profile(now);
+  } else {
+    log_info("measuring: ", to_string(load.mode), " mode, ", registry_.live_count(), " worker(s)");
+  }
   dispatch(now);  // the measured conversations start now, not at the next wake-up
+}
+
+void Run::start_profile(int64_t now) {
+  const LoadConfig& load = config_.load;
+  if (load.search) {
+    // One step at a time: each next value depends on whether the last step met the SLO, judged
+    // once its in-flight work ended (bounded by load.grace_s).
+    search_.emplace(*load.search);
+    facts_.search = SearchFacts{*load.search, {}, std::nullopt, std::nullopt};
+    const auto wait_ns = static_cast<int64_t>(load.grace_s * 1e9);
+    plan_.emplace(
+        std::vector<StageConfig>{}, [this](int finished) { return next_search_step(finished); },
+        wait_ns);
+  } else {
+    plan_.emplace(load.stages);
+  }
+  on_stage_events(plan_->start(now), now);
+}
+
+std::optional<StageConfig> Run::next_search_step(int finished) {
+  if (finished >= 0) {
+    StageFacts& stage = facts_.stages[static_cast<size_t>(finished)];
+    stage.metrics = stage_metrics_[static_cast<size_t>(finished)].snapshot();
+    const SloJudgement j = judge_slo(search_->config().slo, stage.metrics);
+    stage.slo_met = j.met;
+    stage.slo_failures = j.failures;
+    const double value = stage.config.value;
+    search_->record(value, j.met);
+    facts_.search->steps.push_back({finished, value, j.met});
+    facts_.search->max_meeting_slo = search_->max_meeting_slo();
+    facts_.search->min_failing = search_->min_failing();
+    if (j.met) {
+      log_info("search: ", stage.config.name, " met the SLO");
+    } else {
+      log_info("search: ", stage.config.name, " missed the SLO: ", j.failures.front());
+    }
+  }
+  auto next = search_->next();
+  if (!next) return std::nullopt;
+  return search_step(config_.load, *next, finished + 1);
+}
+
+void Run::on_stage_events(const std::vector<StageEvent>& events, int64_t now) {
+  for (const StageEvent& e : events) {
+    const auto i = static_cast<size_t>(e.stage);
+    switch (e.kind) {
+      case StageEventKind::kStarted: {
+        const StageConfig& stage = plan_->windows()[i].config;
+        stage_metrics_.emplace_back(config_).set_origin_ns(e.at_ns);
+        StageFacts facts;
+        facts.config = stage;
+        facts.start_ns = e.at_ns;
+        facts_.stages.push_back(std::move(facts));
+        stage_counters_ = StageCounters{};
+        scheduler_->set_stage(stage, config_.seed, e.at_ns);
+        log_info("stage ", stage.index, " ", stage.name, " (", stage_level_text(stage), ")");
+        break;
+      }
+      case StageEventKind::kEnded: {
+        scheduler_->pause();  // nothing new until the next stage (its settle)
+        StageFacts& facts = facts_.stages[i];
+        facts.end_ns = e.at_ns;
+        const StageConfig& c = facts.config;
+        const LoadLevel& level = c.mode == LoadMode::kRate ? c.rate : c.concurrency;
+        double fraction = 1;
+        if (c.duration_s && *c.duration_s > 0) {
+          fraction = static_cast<double>(e.at_ns - facts.start_ns) / (*c.duration_s * 1e9);
+        }
+        facts.reached_value = level.at(std::min(1.0, fraction));
+        break;
+      }
+      case StageEventKind::kSettled: {
+        StageFacts& facts = facts_.stages[i];
+        facts.settle_end_ns = e.at_ns;
+        facts.metrics = stage_metrics_[i].snapshot();  // again at the end, with late records
+        if (!options_.quiet) log_info(stage_line(facts));
+        break;
+      }
+      case StageEventKind::kDone:
+        raise(RunEvent::kProfileDone, now);
+        break;
+    }
+  }
+}
+
+void Run::advance_profile(int64_t now) {
+  if (!plan_ || plan_->done() || machine_->phase() != RunPhase::kMeasure) return;
+  stage_counters_.in_flight = in_flight_.size();
+  const auto events = plan_->advance(now, stage_counters_);
+  if (events.empty()) return;
+  on_stage_events(events, now);
+  dispatch(now);  // a new stage's first conversations are intended at its start
+}
+
+bool Run::route_record(const proto::Record& r, std::string_view& stage, bool& settle) {
+  if (!plan_ || r.phase != proto::Phase::kMeasure) return true;
+  // A request belongs to the stage in which it was intended to be sent (controller clock).
+  const StageRoute route = plan_->route(r.intended_ns);
+  if (route.stage < 0) return true;  // before the profile, or its drain: whole-run metrics only
+  const auto i = static_cast<size_t>(route.stage);
+  stage = plan_->windows()[i].config.name;
+  settle = route.settle;
+  if (route.settle) {
+    ++facts_.settle_requests;
+    return false;
+  }
+  stage_metrics_[i].add(r);
+  return true;
+}
+
+void Run::check_breaker(int64_t now) {
+  if (!breaker_ || facts_.aborted_reason) return;
+  const RunPhase p = machine_->phase();
+  if (p != RunPhase::kWarmup && p != RunPhase::kMeasure) return;
+  auto why = breaker_->check(now);
+  if (!why) return;
+  facts_.aborted_reason = *why;
+  log_error("circuit breaker tripped: ", *why, "; stopping (in-flight work is cancelled after ",
+            config_.load.grace_s, " s)");
+  raise(RunEvent::kBreakerTripped, now);
 }
 
 void Run::broadcast_stop(bool cancel) {
@@ -179,13 +324,24 @@ void Run::dispatch(int64_t now) {
       phase == RunPhase::kWarmup ? proto::Phase::kWarmup : proto::Phase::kMeasure;
   // With load.requests, one at a time: each commits its turns before the next is taken, and
   // none is taken once every request is committed.
-  const bool budgeted = p == proto::Phase::kMeasure && budget_.limited();
+  // A stage that ends on `requests` is taken one conversation at a time as well.
+  const bool staged = p == proto::Phase::kMeasure && plan_;
+  const bool budgeted = (p == proto::Phase::kMeasure && budget_.limited()) ||
+                        (staged && plan_->running() && plan_->windows().back().config.requests);
   while (!budgeted || budget_.remaining() > 0) {
+    if (staged && !plan_->wants_more(stage_counters_)) break;  // settling, or the stage is full
     const auto due = scheduler_->due(now, kLookaheadNs, budgeted ? 1 : SIZE_MAX);
     for (const Dispatch& d : due) {
       if (machine_->phase() != phase) break;  // the dataset could not be read: stopping
+      last_planned_turns_ = 0;
       assign(seq_base_ + d.seq, d.intended_ns, p);
       if (p == proto::Phase::kMeasure) facts_.intended_starts_ns.add(d.intended_ns);
+      if (staged) {
+        ++stage_counters_.dispatched;
+        stage_counters_.planned_requests += last_planned_turns_;
+        stage_counters_.last_intended_ns =
+            std::max(stage_counters_.last_intended_ns, d.intended_ns);
+      }
     }
     if (!budgeted || due.empty()) break;
   }
@@ -206,6 +362,8 @@ bool Run::workers_finished() {
 
 void Run::schedule(int64_t now) {
   dispatch(now);
+  advance_profile(now);  // stage ends, settles, the next stage, the profile's end
+  check_breaker(now);
   apply(machine_->advance(now), now);  // load.duration_s, load.grace_s, the bye wait
   const RunPhase p = machine_->phase();
   const bool idle = in_flight_.empty();
@@ -239,6 +397,9 @@ void Run::loop() {
       wake = std::min(wake, *next - kLookaheadNs);
     }
     if (auto deadline = machine_->next_deadline_ns()) wake = std::min(wake, *deadline);
+    if (auto stage_edge = plan_ ? plan_->next_deadline_ns() : std::nullopt) {
+      wake = std::min(wake, *stage_edge);
+    }
     poll(std::max<int64_t>(0, wake - t));
     t = now();
     on_signals(t);
@@ -303,12 +464,13 @@ void Run::assign(uint64_t seq, int64_t intended_ns, proto::Phase phase) {
     return;
   }
   if (seq >= dataset_->size()) {
-    // The dataset cycles: a new conversation with its own identity and the same content.
-    c.conversation_id += "#" + std::to_string(seq / dataset_->size());
-    c.index = seq;
-    c.correlation_id = correlation_id(config_.seed, seq);
+    // The dataset cycles: a new conversation with its own identity and the same content (its
+    // sub-agents too).
+    set_family_ids(c, config_.seed, seq, seq / dataset_->size());
   }
   c.phase = phase;
+  // target.urls: the family's frontend, by the root's correlation id (never the worker's).
+  c.url_index = pick_url(c.correlation_id, config_.target.urls.size());
   const std::string& worker = sharder_.pick(c.correlation_id);
   if (worker.empty()) return;  // all workers lost; finish() reports it
   WorkerInfo* w = registry_.find(worker);
@@ -318,6 +480,8 @@ void Run::assign(uint64_t seq, int64_t intended_ns, proto::Phase phase) {
     if (w->state == WorkerState::kReady) w->state = WorkerState::kRunning;
   }
   in_flight_.apply_grant(c, budget_);
+  last_planned_turns_ =
+      c.turns.size() > c.first_turn ? static_cast<int64_t>(c.turns.size() - c.first_turn) : 0;
   in_flight_.queue(worker, std::move(c), intended_ns, send_assign_);
 }
 
@@ -325,6 +489,27 @@ void Run::send_assign(const std::string& worker, proto::Assign& msg) {
   // Numbered per worker: a worker that cannot decode part of a batch names it by number.
   if (WorkerInfo* w = registry_.find(worker)) msg.batch = ++w->batches_sent;
   send_to(worker, msg);
+}
+
+// Server telemetry starts once the target is known (the mock's address included), before any
+// worker. An endpoint that fails its first scrape is a warning and a counted error; one marked
+// `required` stops the run before any traffic.
+bool Run::start_telemetry() {
+  auto endpoints = telemetry::run_endpoints(config_, url_);
+  if (endpoints.empty()) return true;
+  telemetry_.emplace(config_.telemetry, std::move(endpoints), clock_,
+                     out_dir_ / "server_metrics.jsonl");
+  bool fatal = false;
+  for (const auto& failure : telemetry_->wait_first_round()) {
+    if (!failure.required) continue;  // the scraper has warned
+    log_error("telemetry endpoint unreachable at start: ", failure.what,
+              " (required: true). Nothing was sent.");
+    fatal = true;
+  }
+  if (!fatal) return true;
+  telemetry_.reset();
+  local_.stop_mock(3000);
+  return false;
 }
 
 int Run::execute() {
@@ -336,7 +521,17 @@ int Run::execute() {
       !options_.controller_only && config_.workers.listen == WorkersConfig{}.listen &&
       !config_.workers.results_listen && config_.expected_workers() <= config_.workers.local;
   sockets_.emplace(*ctx_, config_, own_workers_only);
-  if (config_.target.url == "mock") {
+  if (!config_.target.urls.empty()) {
+    // Several frontends: every one is probed, and each unreachable one is named.
+    url_ = config_.target.urls.front();
+    const auto failures = unreachable_urls(config_.target.urls, 5000);
+    for (const auto& failure : failures) log_error("target unreachable at start: ", failure);
+    if (!failures.empty()) {
+      log_error(failures.size(), " of ", config_.target.urls.size(),
+                " target.urls unreachable (is every frontend up?). Nothing was sent.");
+      return kExitIncomplete;
+    }
+  } else if (config_.target.url == "mock") {
     url_ = local_.start_mock(config_);
   } else {
     url_ = config_.target.url;
@@ -352,6 +547,7 @@ int Run::execute() {
   out_dir_ = make_output_dir(config_, options_.output_dir);
   metrics_.emplace(config_);
   if (config_.output.records) records_.emplace(out_dir_ / "records.jsonl");
+  if (!start_telemetry()) return kExitIncomplete;
   if (!options_.controller_only) local_.start_workers(config_, sockets_->control_endpoint());
   facts_.start_wall = std::chrono::system_clock::now();
   loop();
@@ -362,6 +558,10 @@ int Run::finish() {
   // Stop everything we started, in order: workers first (they may still flush), then the mock.
   local_.stop_workers(3000);
   poll(0);  // late batches that arrived while workers exited
+  if (telemetry_) {
+    telemetry_->stop();  // one last scrape (within telemetry.timeout_s) while the mock still runs
+    facts_.server_metrics_json = telemetry_->summary_json();
+  }
   local_.stop_mock(3000);
   facts_.end_wall = std::chrono::system_clock::now();
   if (records_) records_->close();
@@ -376,9 +576,21 @@ int Run::finish() {
   for (uint64_t index : in_flight_.indexes()) {
     facts_.unfinished_conversations.push_back(correlation_id(config_.seed, index));
   }
+  // Every stage's numbers with the records that came in after it settled; a stage cut short
+  // (Ctrl-C, the breaker) ends where the measure ended.
+  const int64_t end_ns = now();
+  for (size_t i = 0; i < facts_.stages.size(); ++i) {
+    StageFacts& stage = facts_.stages[i];
+    if (stage.end_ns == 0) stage.end_ns = std::max(stage.start_ns, end_ns);
+    if (stage.settle_end_ns == 0) stage.settle_end_ns = stage.end_ns;
+    stage.metrics = stage_metrics_[i].snapshot();
+  }
   std::vector<OutputError> output_errors;
   if (records_) {
     if (auto e = records_->failure()) output_errors.push_back(std::move(*e));
+  }
+  if (telemetry_) {
+    if (auto e = telemetry_->output_failure()) output_errors.push_back(std::move(*e));
   }
   ReportInputs in{
       config_, url_,         out_dir_,    worker_summaries(registry_), metrics_->snapshot(),

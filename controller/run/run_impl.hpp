@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 #include <zmq.hpp>
 
@@ -16,6 +17,8 @@
 #include "controller/report/metrics.hpp"
 #include "controller/report/records_writer.hpp"
 #include "controller/report/run_facts.hpp"
+#include "controller/run/capacity_search.hpp"
+#include "controller/run/circuit_breaker.hpp"
 #include "controller/run/in_flight.hpp"
 #include "controller/run/local_processes.hpp"
 #include "controller/run/progress.hpp"
@@ -25,6 +28,8 @@
 #include "controller/run/run_sockets.hpp"
 #include "controller/run/schedule.hpp"
 #include "controller/run/sharding.hpp"
+#include "controller/run/stage_plan.hpp"
+#include "controller/telemetry/telemetry.hpp"
 
 namespace convoy::controller {
 
@@ -56,6 +61,15 @@ class Run {
   void start_warmup(int64_t now);
   void start_measure(int64_t now);
   void broadcast_stop(bool cancel);
+  // Load profiles (issue 16): stages, sweeps and a capacity search run inside the measure.
+  void start_profile(int64_t now);
+  void advance_profile(int64_t now);
+  void on_stage_events(const std::vector<StageEvent>& events, int64_t now);
+  std::optional<StageConfig> next_search_step(int finished);
+  // Routes a measured record to its stage by its intended time; false: a settle record (in no
+  // metric). Sets `stage`/`settle_stage` to the name records.jsonl gets.
+  bool route_record(const proto::Record& r, std::string_view& stage, bool& settle);
+  void check_breaker(int64_t now);
   bool workers_finished();
 
   // Messages (run_messages.cpp).
@@ -81,6 +95,7 @@ class Run {
     sockets_->send(worker_id, msg);
   }
 
+  bool start_telemetry();  // false: a required endpoint is down (exit 3, nothing sent)
   int finish();
 
   const RunOptions& options_;
@@ -100,6 +115,9 @@ class Run {
   std::unique_ptr<Dataset> dataset_;  // generated or read back per conversation, never held
   std::optional<MetricsAggregator> metrics_;
   std::optional<RecordsWriter> records_;
+  // Server telemetry (controller/telemetry/): scraped on its own thread from the moment the
+  // target is known until finish(); none when no endpoint is configured and no mock runs.
+  std::optional<telemetry::Telemetry> telemetry_;
   RunFacts facts_;
 
   std::optional<RunPhaseMachine> machine_;
@@ -109,6 +127,14 @@ class Run {
   InFlight::Send send_assign_ = [this](const std::string& w, proto::Assign& m) {
     send_assign(w, m);
   };
+  // Load profiles: the stage plan, one aggregator per stage (a record goes to the stage it was
+  // intended in), what the current stage started, the search, the breaker.
+  std::optional<StagePlan> plan_;
+  std::vector<MetricsAggregator> stage_metrics_;
+  StageCounters stage_counters_;
+  int64_t last_planned_turns_ = 0;  // of the conversation assign() last queued
+  std::optional<CapacitySearch> search_;
+  std::optional<CircuitBreaker> breaker_;
   RequestBudget budget_;  // unlimited until the measure phase
   int64_t measure_requests_ = 0;
   int64_t next_tick_ns_ = 0;

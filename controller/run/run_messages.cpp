@@ -162,9 +162,15 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
     if (w) ++w->records;
     in_flight_.on_record(r);
     if (r.phase == proto::Phase::kMeasure) ++measure_requests_;
-    metrics_->add(r);
+    // Load profiles: a settle request is in no metric, the whole run's included.
+    std::string_view stage;
+    bool settle = false;
+    if (route_record(r, stage, settle)) metrics_->add(r);
+    if (breaker_ && r.phase == proto::Phase::kMeasure) {
+      breaker_->add(r.end_ns, r.error.kind != proto::ErrorKind::kNone);
+    }
     facts_.add(r);
-    if (records_) records_->write(r, worker_id, host);
+    if (records_) records_->write(r, worker_id, host, stage, settle);
     progress_.on_record(r);
   }
 }

@@ -42,6 +42,10 @@ const char* to_string(RunEvent event) {
       return "all workers lost";
     case RunEvent::kDatasetUnreadable:
       return "dataset unreadable";
+    case RunEvent::kProfileDone:
+      return "profile done";
+    case RunEvent::kBreakerTripped:
+      return "breaker tripped";
   }
   return "?";
 }
@@ -60,6 +64,8 @@ const char* to_string(RunActionKind kind) {
       return "report not ready";
     case RunActionKind::kFinish:
       return "finish";
+    case RunActionKind::kEndWarmup:
+      return "end warmup";
   }
   return "?";
 }
@@ -110,6 +116,9 @@ RunStep RunPhaseMachine::on(RunEvent event, int64_t now_ns) {
       if (p != RunPhase::kStarting) break;
       if (settings_.warmup) {
         enter(RunPhase::kWarmup, RunActionKind::kStartWarmup, "warmup", step);
+        if (settings_.warmup_duration_ns) {
+          phase_deadline_ns_ = now_ns + *settings_.warmup_duration_ns;
+        }
       } else {
         enter_measure(now_ns, step);
       }
@@ -146,6 +155,13 @@ RunStep RunPhaseMachine::on(RunEvent event, int64_t now_ns) {
       if (p == RunPhase::kStarting) enter_done("the dataset cannot be read", step);
       if (running) enter_stopping("the dataset cannot be read", now_ns, step);
       break;
+    case RunEvent::kProfileDone:
+      // In-flight work of the last stage may finish within load.grace_s.
+      if (p == RunPhase::kMeasure) enter_drain("load profile done", now_ns, step);
+      break;
+    case RunEvent::kBreakerTripped:
+      if (scheduling) enter_drain("circuit breaker tripped (load.abort_on)", now_ns, step);
+      break;
   }
   step.phase = phase_;
   return step;
@@ -159,6 +175,10 @@ RunStep RunPhaseMachine::advance(int64_t now_ns) {
     if (p == RunPhase::kStarting && now_ns > *phase_deadline_ns_) {
       step.actions.push_back({RunActionKind::kReportNotReady, "workers not ready in time"});
       enter_done("workers not ready in time", step);
+    } else if (p == RunPhase::kWarmup && now_ns >= *phase_deadline_ns_) {
+      // Warmup by time: what started may finish; then kAllConversationsDone starts the measure.
+      step.actions.push_back({RunActionKind::kEndWarmup, "warmup time reached"});
+      phase_deadline_ns_.reset();
     } else if (p == RunPhase::kMeasure && now_ns >= *phase_deadline_ns_) {
       enter_drain("duration reached", now_ns, step);
     } else if (p == RunPhase::kDrain && now_ns >= *phase_deadline_ns_) {

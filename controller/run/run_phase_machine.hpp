@@ -18,7 +18,8 @@ enum class RunPhase {
   // workers.ready_timeout_s passes (done, incomplete), on Ctrl-C or when a local worker dies.
   kStarting,
   // load.warmup_sessions conversations run at the measure's concurrency; their records are
-  // kept apart from the measurement. Ends when every one of them has ended (then measure).
+  // kept apart from the measurement. With load.warmup_s, warmup conversations start until that
+  // time has passed. Ends when every one of them has ended (then measure).
   kWarmup,
   // The measured conversations are scheduled (rate, concurrency or trace). Ends at
   // load.duration_s (then drain), when the schedule or load.requests is used up and every
@@ -47,11 +48,14 @@ enum class RunEvent {
   kCancelRequested,       // second Ctrl-C: cancel everything now
   kAllWorkersLost,        // the last live worker was declared lost
   kDatasetUnreadable,     // a conversation could not be read back from the dataset
+  kProfileDone,           // the load profile's last stage (and its settle) is over
+  kBreakerTripped,        // load.abort_on tripped: stop starting, cancel after load.grace_s
 };
 inline constexpr RunEvent kAllRunEvents[] = {
     RunEvent::kWorkersReady,       RunEvent::kLocalWorkerExited, RunEvent::kAllConversationsDone,
     RunEvent::kRequestBudgetSpent, RunEvent::kWorkersFinished,   RunEvent::kStopRequested,
-    RunEvent::kCancelRequested,    RunEvent::kAllWorkersLost,    RunEvent::kDatasetUnreadable};
+    RunEvent::kCancelRequested,    RunEvent::kAllWorkersLost,    RunEvent::kDatasetUnreadable,
+    RunEvent::kProfileDone,        RunEvent::kBreakerTripped};
 const char* to_string(RunEvent event);
 
 // What the Run must do for a phase change, in the order given.
@@ -62,6 +66,7 @@ enum class RunActionKind {
   kCancelAll,       // stop the scheduler; Stop{cancel=true} to every worker
   kReportNotReady,  // workers.ready_timeout_s passed: the run is incomplete (then kFinish)
   kFinish,          // the loop ends (every change to kDone carries it)
+  kEndWarmup,       // load.warmup_s passed: no new warmup conversation (the phase stays)
 };
 const char* to_string(RunActionKind kind);
 
@@ -81,7 +86,8 @@ struct RunStep {
 
 struct RunPhaseSettings {
   int64_t ready_timeout_ns = 0;                // workers.ready_timeout_s
-  bool warmup = false;                         // load.warmup_sessions > 0
+  bool warmup = false;                         // load.warmup_sessions > 0 or load.warmup_s
+  std::optional<int64_t> warmup_duration_ns;   // load.warmup_s: warmup starts nothing after it
   std::optional<int64_t> measure_duration_ns;  // load.duration_s; nullopt: until the schedule ends
   int64_t grace_ns = 0;                        // load.grace_s: drain -> stopping
   int64_t bye_wait_ns = 10'000'000'000;        // stopping -> done without every bye
@@ -94,7 +100,8 @@ class RunPhaseMachine {
 
   // One event at `now_ns`. Deadlines are not looked at: see advance().
   RunStep on(RunEvent event, int64_t now_ns);
-  // The deadlines that have passed by `now_ns`: ready timeout, measure duration, grace, bye wait.
+  // The deadlines that have passed by `now_ns`: ready timeout, warmup_s, measure duration,
+  // grace, bye wait.
   // Chained: with load.grace_s = 0 the measure's end goes through drain to stopping at once.
   RunStep advance(int64_t now_ns);
 

@@ -34,6 +34,110 @@ int64_t ArrivalProcess::next_gap_ns() {
   return static_cast<int64_t>(std::llround(gap_s * 1e9));
 }
 
+StageArrivals::StageArrivals(const StageConfig& stage, uint64_t seed, int64_t start_ns)
+    : rate_(stage.rate),
+      duration_s_(stage.rate.ramp && stage.duration_s ? *stage.duration_s : 0),
+      arrival_(stage.arrival),
+      shape_(stage.burstiness > 0 ? stage.burstiness : 1.0),
+      rng_(seed ^ 0xa5a5a5a55a5a5a5aULL),
+      start_ns_(start_ns) {}
+
+double StageArrivals::unit_gap() {
+  if (first_) {
+    first_ = false;
+    return 0;  // the first arrival is at the stage's start, as in ArrivalProcess
+  }
+  switch (arrival_) {
+    case Arrival::kConstant:
+      return 1;
+    case Arrival::kPoisson:
+      return std::exponential_distribution<double>(1.0)(rng_);
+    case Arrival::kGamma:
+      return std::gamma_distribution<double>(shape_, 1.0 / shape_)(rng_);
+  }
+  return 1;
+}
+
+std::optional<double> StageArrivals::inverse_s(double u) const {
+  const double a = rate_.from;
+  const double b = rate_.ramp ? rate_.to : rate_.from;
+  const double d = duration_s_;
+  if (!rate_.ramp || d <= 0) {
+    if (a <= 0) return std::nullopt;
+    return u / a;
+  }
+  const bool geometric = rate_.shape == RampShape::kExponential && a > 0 && b > 0 && a != b;
+  const double log_ratio = geometric ? std::log(b / a) : 0;
+  // Lambda(d): the arrivals the ramp itself holds.
+  const double ramp_units = geometric ? a * d * (b / a - 1) / log_ratio : (a + b) / 2 * d;
+  if (u <= ramp_units) {
+    if (u <= 0) return 0.0;
+    if (geometric) return d / log_ratio * std::log1p(u * log_ratio / (a * d));
+    // Linear: a t + k t^2 / 2 = u, in the form that stays exact as k -> 0.
+    const double k = (b - a) / d;
+    const double root = std::sqrt(std::max(0.0, a * a + 2 * k * u));
+    if (a + root <= 0) return std::nullopt;
+    return 2 * u / (a + root);
+  }
+  if (b <= 0) return std::nullopt;  // ramped down to 0: no more arrivals
+  return d + (u - ramp_units) / b;  // past the ramp the rate stays at `to`
+}
+
+std::optional<int64_t> StageArrivals::next_ns() {
+  unit_clock_ += unit_gap();
+  auto t = inverse_s(unit_clock_);
+  if (!t) return std::nullopt;
+  return start_ns_ + static_cast<int64_t>(std::llround(*t * 1e9));
+}
+
+namespace {
+
+__extension__ using Wide = __int128;  // step arithmetic: ns x levels overflows 64 bits
+
+struct SlotSteps {
+  int64_t levels = 1;  // whole levels the ramp steps through
+  int64_t duration_ns = 0;
+};
+
+std::optional<SlotSteps> slot_steps(const LoadLevel& level, std::optional<double> duration_s) {
+  if (!level.ramp || !duration_s || *duration_s <= 0) return std::nullopt;
+  const int64_t from = std::llround(level.from);
+  const int64_t to = std::llround(level.to);
+  if (from == to) return std::nullopt;
+  return SlotSteps{std::abs(to - from) + 1, std::llround(*duration_s * 1e9)};
+}
+
+// Which of the steps `elapsed_ns` falls in: floor(elapsed * levels / duration), exact.
+int64_t step_index(const SlotSteps& s, int64_t elapsed_ns) {
+  if (elapsed_ns <= 0) return 0;
+  if (elapsed_ns >= s.duration_ns) return s.levels - 1;
+  const auto k = static_cast<Wide>(elapsed_ns) * s.levels / s.duration_ns;
+  return std::min<int64_t>(static_cast<int64_t>(k), s.levels - 1);
+}
+
+}  // namespace
+
+int64_t stage_slots_at(const LoadLevel& level, std::optional<double> duration_s,
+                       int64_t elapsed_ns) {
+  auto steps = slot_steps(level, duration_s);
+  if (!steps) return std::max<int64_t>(0, std::llround(level.ramp ? level.to : level.from));
+  const int64_t k = step_index(*steps, elapsed_ns);
+  const double fraction = static_cast<double>(k) / static_cast<double>(steps->levels - 1);
+  return std::max<int64_t>(0, std::llround(level.at(fraction)));
+}
+
+std::optional<int64_t> stage_slots_next_change_ns(const LoadLevel& level,
+                                                  std::optional<double> duration_s,
+                                                  int64_t elapsed_ns) {
+  auto steps = slot_steps(level, duration_s);
+  if (!steps) return std::nullopt;
+  const int64_t k = step_index(*steps, elapsed_ns);
+  if (k + 1 >= steps->levels) return std::nullopt;
+  // The first ns of step k + 1: ceil((k + 1) * duration / levels).
+  const auto num = static_cast<Wide>(k + 1) * steps->duration_ns + steps->levels - 1;
+  return static_cast<int64_t>(num / steps->levels);
+}
+
 Scheduler::Scheduler(const LoadConfig& load, LoadMode mode, uint64_t seed,
                      std::optional<uint64_t> total, int64_t start_ns,
                      std::function<int64_t(uint64_t)> trace_offset_ns)
@@ -63,7 +167,14 @@ bool Scheduler::exhausted() const { return stopped_ || (total_ && next_seq_ >= *
 int64_t Scheduler::intended_for_next(int64_t now_ns) {
   (void)now_ns;
   if (!next_intended_) {
-    if (mode_ == LoadMode::kTrace) {
+    if (stage_arrivals_) {
+      auto next = stage_arrivals_->next_ns();
+      if (!next) {
+        rate_done_ = true;
+        return std::numeric_limits<int64_t>::max();
+      }
+      next_intended_ = *next;
+    } else if (mode_ == LoadMode::kTrace) {
       next_intended_ = start_ns_ + (trace_offset_ns_ ? trace_offset_ns_(seq_at(next_seq_)) : 0);
     } else {
       rate_clock_ns_ += arrivals_.next_gap_ns();
@@ -74,33 +185,101 @@ int64_t Scheduler::intended_for_next(int64_t now_ns) {
 }
 
 std::optional<int64_t> Scheduler::next_intended_ns() const {
-  if (exhausted() || mode_ == LoadMode::kConcurrency) return std::nullopt;
-  return next_intended_;
+  if (exhausted() || paused_) return std::nullopt;
+  std::optional<int64_t> next = next_level_change_ns_;  // a ramp's slot step
+  // An arrival at or past the stage's end is the next stage's business: no wake-up for it.
+  const bool past_end = next_intended_ && stage_end_ns_ && *next_intended_ >= *stage_end_ns_;
+  if (mode_ != LoadMode::kConcurrency && next_intended_ && !rate_done_ && !past_end) {
+    next = next ? std::min(*next, *next_intended_) : *next_intended_;
+  }
+  return next;
 }
 
 std::vector<Dispatch> Scheduler::due(int64_t now_ns, int64_t lookahead_ns, size_t max) {
   std::vector<Dispatch> out;
+  if (paused_) return out;
+  apply_stage_level(now_ns);
   while (!exhausted() && in_flight_ < limit_ && out.size() < max) {
+    if (stage_ && stage_->sessions &&
+        stage_dispatched_ >= static_cast<uint64_t>(*stage_->sessions)) {
+      break;
+    }
     int64_t intended = 0;
     if (mode_ == LoadMode::kConcurrency) {
-      // The next starts when one ends: its intended time is when the slot freed.
+      // The next starts when one ends: its intended time is when the slot freed (or opened).
+      if (freed_at_ns_.empty() || (stage_end_ns_ && now_ns >= *stage_end_ns_)) break;
       auto it = std::min_element(freed_at_ns_.begin(), freed_at_ns_.end());
       intended = *it;
       freed_at_ns_.erase(it);
     } else {
       intended = intended_for_next(now_ns);
-      if (intended > now_ns + lookahead_ns) break;
+      if (rate_done_ || intended > now_ns + lookahead_ns) break;
+      // The next stage has arrivals of its own: this one's end is a hard edge.
+      if (stage_end_ns_ && intended >= *stage_end_ns_) break;
       next_intended_.reset();
     }
     out.push_back({seq_at(next_seq_++), intended});
     ++in_flight_;
+    ++stage_dispatched_;
   }
   return out;
 }
 
 void Scheduler::on_end(int64_t now_ns) {
   if (in_flight_ > 0) --in_flight_;
-  if (mode_ == LoadMode::kConcurrency) freed_at_ns_.push_back(now_ns);
+  // A slot frees only while fewer than the level are in flight: after the level dropped, the
+  // surplus conversations end without being replaced.
+  if (mode_ == LoadMode::kConcurrency &&
+      static_cast<int64_t>(freed_at_ns_.size()) < limit_ - in_flight_) {
+    freed_at_ns_.push_back(now_ns);
+  }
+}
+
+void Scheduler::set_limit(int64_t limit, int64_t at_ns) {
+  limit_ = std::max<int64_t>(0, limit);
+  if (mode_ != LoadMode::kConcurrency) return;
+  const auto target = static_cast<size_t>(std::max<int64_t>(0, limit_ - in_flight_));
+  while (freed_at_ns_.size() < target) freed_at_ns_.push_back(at_ns);
+  while (freed_at_ns_.size() > target) {
+    freed_at_ns_.erase(std::max_element(freed_at_ns_.begin(), freed_at_ns_.end()));
+  }
+}
+
+void Scheduler::apply_stage_level(int64_t now_ns) {
+  if (!stage_) return;
+  while (next_level_change_ns_ && *next_level_change_ns_ <= now_ns) {
+    const int64_t at = *next_level_change_ns_;
+    const int64_t elapsed = at - stage_start_ns_;
+    set_limit(stage_slots_at(stage_->concurrency, stage_->duration_s, elapsed), at);
+    auto next = stage_slots_next_change_ns(stage_->concurrency, stage_->duration_s, elapsed);
+    next_level_change_ns_.reset();
+    if (next) next_level_change_ns_ = stage_start_ns_ + *next;
+  }
+}
+
+void Scheduler::set_stage(const StageConfig& stage, uint64_t seed, int64_t start_ns) {
+  stage_ = stage;
+  paused_ = false;
+  mode_ = stage.mode == LoadMode::kRate ? LoadMode::kRate : LoadMode::kConcurrency;
+  stage_start_ns_ = start_ns;
+  stage_dispatched_ = 0;
+  rate_done_ = false;
+  next_intended_.reset();
+  stage_end_ns_.reset();
+  if (stage.duration_s) stage_end_ns_ = start_ns + std::llround(*stage.duration_s * 1e9);
+  stage_arrivals_.reset();
+  if (mode_ == LoadMode::kRate) {
+    // Each stage its own stream: its arrivals depend on the seed and the stage, nothing else.
+    const uint64_t stage_seed =
+        seed ^ (0x9e3779b97f4a7c15ULL * (static_cast<uint64_t>(stage.index) + 1));
+    stage_arrivals_.emplace(stage, stage_seed, start_ns);
+  }
+  freed_at_ns_.clear();  // free slots open at the stage's start
+  set_limit(stage_slots_at(stage.concurrency, stage.duration_s, 0), start_ns);
+  next_level_change_ns_.reset();
+  if (auto next = stage_slots_next_change_ns(stage.concurrency, stage.duration_s, 0)) {
+    next_level_change_ns_ = start_ns + *next;
+  }
 }
 
 int64_t RequestBudget::commit(int64_t planned) {

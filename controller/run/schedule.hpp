@@ -29,6 +29,42 @@ class ArrivalProcess {
   bool first_ = true;
 };
 
+// Arrivals of one rate stage (issue 16): a unit-rate process (constant, poisson, or gamma with
+// shape `burstiness`) mapped through the inverse of the stage's cumulative rate
+// Lambda(t) = integral of rate.at(t / duration). A ramp is then an inhomogeneous process following
+// the ramp exactly, and a flat level is the ordinary process. Times are a function of the seed,
+// the stage and the arrival's position only.
+class StageArrivals {
+ public:
+  StageArrivals(const StageConfig& stage, uint64_t seed, int64_t start_ns);
+  // The next arrival's intended time; nullopt when the rate is 0 from here on.
+  std::optional<int64_t> next_ns();
+  // Seconds after the stage start at which the cumulative rate reaches `u` (unit arrivals).
+  std::optional<double> inverse_s(double u) const;
+
+ private:
+  double unit_gap();
+
+  LoadLevel rate_;
+  double duration_s_;  // the ramp's length (0: no ramp)
+  Arrival arrival_;
+  double shape_;
+  std::mt19937_64 rng_;
+  int64_t start_ns_;
+  double unit_clock_ = 0;  // cumulative unit-rate time
+  bool first_ = true;
+};
+
+// A stage's slot count at `elapsed_ns` into it: a flat level, or a ramp that steps through
+// |to - from| + 1 whole levels at evenly spaced times over the stage's duration.
+int64_t stage_slots_at(const LoadLevel& level, std::optional<double> duration_s,
+                       int64_t elapsed_ns);
+// When the slot count next changes after `elapsed_ns` (elapsed ns from the stage start);
+// nullopt: never.
+std::optional<int64_t> stage_slots_next_change_ns(const LoadLevel& level,
+                                                  std::optional<double> duration_s,
+                                                  int64_t elapsed_ns);
+
 struct Dispatch {
   uint64_t seq = 0;         // 0, 1, 2, ...; mode trace: ordered by intended time instead
   int64_t intended_ns = 0;  // controller steady clock
@@ -50,6 +86,19 @@ class Scheduler {
   void on_end(int64_t now_ns);  // one dispatched conversation ended: its slot frees
   void stop() { stopped_ = true; }
 
+  // Load profiles (issue 16). From `start_ns` the level follows `stage`: its mode, its slot count
+  // (a ramp steps the slots; in mode rate it is the cap) and, in mode rate, its arrivals
+  // (StageArrivals, seeded by `seed` and the stage index). Conversations in flight carry over:
+  // when the slot count drops, nothing new starts until fewer than the new count are in flight.
+  // A stage with duration_s dispatches nothing intended at or after its end; one with sessions
+  // dispatches at most that many. Resumes a paused scheduler.
+  void set_stage(const StageConfig& stage, uint64_t seed, int64_t start_ns);
+  // No new conversation until the next set_stage() (a stage ended; its settle).
+  void pause() { paused_ = true; }
+  bool paused() const { return paused_; }
+  uint64_t stage_dispatched() const { return stage_dispatched_; }
+  int64_t limit() const { return limit_; }
+
   bool exhausted() const;  // stopped, or every conversation dispatched
   int64_t in_flight() const { return in_flight_; }
   uint64_t dispatched() const { return next_seq_; }
@@ -58,6 +107,8 @@ class Scheduler {
 
  private:
   int64_t intended_for_next(int64_t now_ns);
+  void apply_stage_level(int64_t now_ns);  // ramp steps up to now_ns
+  void set_limit(int64_t limit, int64_t at_ns);
   uint64_t seq_at(uint64_t position) const {
     return position < trace_order_.size() ? trace_order_[position] : position;
   }
@@ -75,6 +126,15 @@ class Scheduler {
   std::optional<int64_t> next_intended_;  // rate/trace: computed once per seq
   int64_t rate_clock_ns_;                 // the running sum of gaps
   std::vector<int64_t> freed_at_ns_;      // concurrency: when each free slot freed
+  // Load profile state (set_stage); absent for a single-level run.
+  std::optional<StageConfig> stage_;
+  std::optional<StageArrivals> stage_arrivals_;
+  int64_t stage_start_ns_ = 0;
+  std::optional<int64_t> stage_end_ns_;          // duration_s: nothing intended from here on
+  std::optional<int64_t> next_level_change_ns_;  // a ramp's next slot step
+  uint64_t stage_dispatched_ = 0;
+  bool paused_ = false;
+  bool rate_done_ = false;  // the stage's rate is 0 from here on
 };
 
 // load.requests (AIPerf's --request-count): exactly this many measured requests are sent. A

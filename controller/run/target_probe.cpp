@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <future>
 
 namespace convoy::controller {
 
@@ -95,6 +96,28 @@ bool tcp_reachable(const std::string& host, int port, int timeout_ms, std::strin
   ::freeaddrinfo(res);
   if (!ok) *error = host + ":" + port_text + ": " + last;
   return ok;
+}
+
+std::vector<std::string> unreachable_urls(const std::vector<std::string>& urls, int timeout_ms) {
+  // One probe per URL at the same time: N dead frontends cost one timeout, not N.
+  std::vector<std::future<std::string>> probes;
+  probes.reserve(urls.size());
+  for (size_t i = 0; i < urls.size(); ++i) {
+    probes.push_back(std::async(std::launch::async, [&urls, i, timeout_ms]() -> std::string {
+      const std::string name = "target.urls[" + std::to_string(i) + "] " + urls[i];
+      const auto parts = parse_http_url(urls[i]);
+      if (!parts) return name + ": not an http(s) url";
+      std::string error;
+      if (tcp_reachable(parts->host, parts->port, timeout_ms, &error)) return "";
+      return name + ": " + error;
+    }));
+  }
+  std::vector<std::string> failures;
+  for (auto& probe : probes) {
+    std::string failure = probe.get();
+    if (!failure.empty()) failures.push_back(std::move(failure));
+  }
+  return failures;
 }
 
 }  // namespace convoy::controller

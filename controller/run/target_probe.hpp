@@ -4,6 +4,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace convoy::controller {
 
@@ -17,5 +18,10 @@ std::optional<UrlParts> parse_http_url(const std::string& url);
 
 // A TCP connect to host:port within timeout_ms. On failure returns false with *error set.
 bool tcp_reachable(const std::string& host, int port, int timeout_ms, std::string* error);
+
+// Probes every URL of target.urls (a TCP connect each, all at once within timeout_ms) and returns
+// one line per URL that is not an http(s) url or cannot be reached, naming it:
+// "target.urls[1] http://127.0.0.1:9: 127.0.0.1:9: Connection refused". Empty: all reachable.
+std::vector<std::string> unreachable_urls(const std::vector<std::string>& urls, int timeout_ms);
 
 }  // namespace convoy::controller

@@ -1,9 +1,14 @@
 #include <doctest/doctest.h>
 
+#include <fstream>
+#include <iostream>
+#include <sstream>
 #include <string>
 #include <vector>
 
+#include "controller/cli/cli.hpp"
 #include "controller/cli/cli_aliases.hpp"
+#include "test_util.hpp"
 
 using namespace convoy::controller;
 using Overrides = std::vector<std::string>;
@@ -60,4 +65,50 @@ TEST_CASE("help text says the legacy flag only selects the wire format") {
   CHECK(legacy.find(kFlagConvAware) != std::string::npos);
   CHECK(std::string(kHelpConvAware).find("bind") != std::string::npos);
   CHECK(std::string(kHelpTimeout).find("whole seconds") != std::string::npos);
+}
+
+namespace {
+
+// `convoy validate CONFIG ARGS...`: its exit code and what it printed on stdout.
+std::pair<int, std::string> validate_with(const std::vector<std::string>& args) {
+  convoy::test::TempDir dir("convoy-cli-alias-");
+  const auto config = dir.path() / "run.yaml";
+  std::ofstream(config) << "name: alias\ndataset: {conversations: 2}\n";
+  std::vector<std::string> argv_text = {"convoy", "validate", config.string()};
+  argv_text.insert(argv_text.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : argv_text) argv.push_back(a.data());
+  std::ostringstream out;
+  auto* old = std::cout.rdbuf(out.rdbuf());
+  const int rc = cli_main(static_cast<int>(argv.size()), argv.data());
+  std::cout.rdbuf(old);
+  // The first line names the (unique) config path: keep the resolved config only.
+  const std::string text = out.str();
+  const size_t body = text.find('\n');
+  return {rc, body == std::string::npos ? text : text.substr(body + 1)};
+}
+
+}  // namespace
+
+TEST_CASE("--use-dynamo-session-control is AIPerf's other name for conv-aware routing") {
+  CHECK(std::string(kFlagConvAwareNames).find(kFlagConvAware) == 0);
+  CHECK(std::string(kFlagConvAwareNames).find(kFlagSessionControl) != std::string::npos);
+  SUBCASE("alone it is bind, like the original spelling") {
+    const auto [rc, out] = validate_with({kFlagSessionControl});
+    CHECK(rc == 0);
+    CHECK(out.find("  mode: bind\n") != std::string::npos);
+    const auto [rc_orig, out_orig] = validate_with({kFlagConvAware});
+    CHECK(rc_orig == 0);
+    CHECK(out_orig == out);
+  }
+  SUBCASE("with the legacy flag it is legacy") {
+    const auto [rc, out] = validate_with({kFlagSessionControl, kFlagLegacy});
+    CHECK(rc == 0);
+    CHECK(out.find("  mode: legacy\n") != std::string::npos);
+  }
+  SUBCASE("without it nothing changes") {
+    const auto [rc, out] = validate_with({});
+    CHECK(rc == 0);
+    CHECK(out.find("  mode: off\n") != std::string::npos);
+  }
 }

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <msgpack.hpp>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -141,7 +143,7 @@ TEST_CASE("jsonl errors name the file, the line and what is wrong") {
   SUBCASE("unknown keys") {
     CHECK(error_of("{\"text\": \"a\", \"max_token\": 3}\n") ==
           "data.jsonl:1: max_token: unknown key (expected one of: text, messages, max_tokens, "
-          "extra, reply, conversation_id)");
+          "extra, reply, conversation_id, parent, spawn_after_turn)");
   }
   SUBCASE("roles in messages") {
     CHECK(error_of("{\"text\": \"a\"}\n{\"messages\": [{\"role\": \"user\", \"content\": \"x\"},"
@@ -165,7 +167,8 @@ TEST_CASE("jsonl errors name the file, the line and what is wrong") {
           "data.jsonl:1: turns[1].messages[0].role: \"robot\" is not one of system, user, "
           "assistant, tool");
     CHECK(error_of("{\"turns\": [{\"text\": \"a\"}], \"text\": \"b\"}\n") ==
-          "data.jsonl:1: text: unknown key (expected one of: conversation_id, turns)");
+          "data.jsonl:1: text: unknown key (expected one of: conversation_id, turns, parent, "
+          "spawn_after_turn)");
   }
   SUBCASE("duplicate conversation ids") {
     CHECK(error_of("{\"conversation_id\": \"a\", \"text\": \"x\"}\n{\"text\": \"y\"}\n"
@@ -290,6 +293,189 @@ TEST_CASE("jsonl: rows are read back by their offset when asked, nothing is kept
       CHECK(testing::packed(dataset->conversation(i)) == testing::packed(all[i]));
     }
   }
+}
+
+}  // namespace convoy::controller
+
+// --- sub-agent families (issue 20) --------------------------------------------------------------
+
+namespace convoy::controller {
+namespace {
+
+// A multi-turn row: `turns` turns of text "<id> k".
+std::string family_row(const std::string& id, int turns, const std::string& link = "") {
+  std::string row = "{\"conversation_id\": \"" + id + "\", \"turns\": [";
+  for (int k = 0; k < turns; ++k) {
+    row += std::string(k ? ", " : "") + "{\"text\": \"" + id + " " + std::to_string(k) + "\"}";
+  }
+  return row + "]" + link + "}\n";
+}
+
+std::string packed_turns(const std::vector<proto::Turn>& turns) {
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, turns);
+  return std::string(buffer.data(), buffer.size());
+}
+
+std::string link(const std::string& parent, int after) {
+  return ", \"parent\": \"" + parent + "\", \"spawn_after_turn\": " + std::to_string(after);
+}
+
+}  // namespace
+
+TEST_CASE("jsonl sub-agent rows join their lead's family, parents before children") {
+  // The grandchild comes first in the file (a parent may be named before it appears), and an
+  // unrelated lead sits between the family's rows.
+  const std::string text = family_row("g1", 1, link("c1", 1)) + family_row("lead", 3) +
+                           family_row("other", 2) + family_row("c1", 2, link("lead", 1)) +
+                           family_row("c2", 1, link("lead", 3));
+  const auto all = parse(text);
+  REQUIRE(all.size() == 2);  // families: "lead" and "other"
+  const auto& lead = all[0];
+  CHECK(lead.conversation_id == "lead");
+  CHECK(lead.index == 0);
+  REQUIRE(lead.subagents.size() == 3);
+  // Depth first, siblings in file order: c1 (lead's child), g1 (c1's child), c2.
+  CHECK(lead.subagents[0].conversation_id == "c1");
+  CHECK(lead.subagents[0].parent == -1);
+  CHECK(lead.subagents[0].spawn_after_turn == 1);
+  CHECK(lead.subagents[0].turns.size() == 2);
+  CHECK(lead.subagents[1].conversation_id == "g1");
+  CHECK(lead.subagents[1].parent == 0);
+  CHECK(lead.subagents[1].spawn_after_turn == 1);
+  CHECK(lead.subagents[2].conversation_id == "c2");
+  CHECK(lead.subagents[2].parent == -1);
+  CHECK(lead.subagents[2].spawn_after_turn == 3);
+  CHECK(lead.subagents[2].turns.at(0).user_text == "c2 0");
+  CHECK(all[1].conversation_id == "other");
+  CHECK(all[1].index == 1);
+  CHECK(all[1].subagents.empty());
+
+  SUBCASE("every member has its own correlation id, from seed + lead index + position") {
+    std::set<std::string> ids{lead.correlation_id, all[1].correlation_id};
+    for (size_t p = 0; p < lead.subagents.size(); ++p) {
+      const auto& id = lead.subagents[p].correlation_id;
+      CHECK(id == subagent_correlation_id(Config{}.seed, 0, p));
+      CHECK(is_uuid4(id));
+      CHECK(id.size() <= 256);
+      ids.insert(id);
+    }
+    CHECK(ids.size() == 5);
+  }
+  SUBCASE("the same bytes give the same family, and the lead's draws do not depend on it") {
+    CHECK(testing::packed(parse(text)[0]) == testing::packed(lead));
+    const auto alone = parse(family_row("lead", 3));
+    CHECK(packed_turns(alone[0].turns) == packed_turns(lead.turns));
+  }
+  SUBCASE("sub-agents get the configured draws for what their rows leave unset") {
+    Config config;
+    config.dataset.think_time_ms = Distribution{250, 0, 0, std::nullopt};
+    const auto drawn = parse(text, config);
+    for (const auto& child : drawn[0].subagents) {
+      CHECK(child.turns.at(0).delay_ms == 0);
+      for (size_t k = 1; k < child.turns.size(); ++k) CHECK(child.turns[k].delay_ms == 250);
+      for (const auto& turn : child.turns) CHECK(turn.max_tokens >= 1);
+    }
+  }
+  SUBCASE("single-turn rows may be sub-agents; unnamed ones are named after the lead") {
+    const auto mixed =
+        parse(family_row("L", 2) +
+              "{\"text\": \"helper\", \"parent\": \"L\", \"spawn_after_turn\": 2}\n");
+    REQUIRE(mixed.size() == 1);
+    REQUIRE(mixed[0].subagents.size() == 1);
+    CHECK(mixed[0].subagents[0].conversation_id == "L/sub0");
+    CHECK(mixed[0].subagents[0].turns.at(0).user_text == "helper");
+  }
+}
+
+TEST_CASE("jsonl: dataset.conversations counts families, and a cut family goes whole") {
+  Config config;
+  config.dataset.conversations = 1;
+  config.dataset.conversations_set = true;
+  const auto all = parse(family_row("a", 2) + family_row("b", 2) +
+                             family_row("b1", 1, link("b", 1)) + family_row("a1", 1, link("a", 2)),
+                         config);
+  REQUIRE(all.size() == 1);
+  CHECK(all[0].conversation_id == "a");
+  REQUIRE(all[0].subagents.size() == 1);
+  CHECK(all[0].subagents[0].conversation_id == "a1");
+}
+
+TEST_CASE("jsonl sub-agent mistakes are errors naming the file, line and key") {
+  SUBCASE("an unknown parent") {
+    const auto e = error_of(family_row("a", 2) + family_row("b", 1, link("nobody", 1)));
+    CHECK(e == "data.jsonl:2: parent: \"nobody\" is not the conversation_id of any row");
+  }
+  SUBCASE("spawn_after_turn beyond the parent's turns") {
+    const auto e = error_of(family_row("a", 2) + family_row("b", 1, link("a", 3)));
+    CHECK(e ==
+          "data.jsonl:2: spawn_after_turn: 3 is beyond the 2 turn(s) of its parent \"a\" (line 1)");
+  }
+  SUBCASE("spawn_after_turn below 1") {
+    const auto e = error_of(family_row("a", 2) + family_row("b", 1, link("a", 0)));
+    CHECK(e == "data.jsonl:2: spawn_after_turn: must be >= 1, got 0");
+  }
+  SUBCASE("spawn_after_turn without parent, and parent without spawn_after_turn") {
+    CHECK(error_of(family_row("a", 2, ", \"spawn_after_turn\": 1"))
+              .find("data.jsonl:1: spawn_after_turn: only a sub-agent row") == 0);
+    CHECK(error_of(family_row("a", 2) + family_row("b", 1, ", \"parent\": \"a\""))
+              .find("data.jsonl:2: spawn_after_turn: is required with \"parent\"") == 0);
+  }
+  SUBCASE("a row that is its own parent") {
+    const auto e = error_of(family_row("a", 2) + family_row("b", 1, link("b", 1)));
+    CHECK(e == "data.jsonl:2: parent: \"b\" is this row's own conversation_id");
+  }
+  SUBCASE("a cycle of parents") {
+    const auto e = error_of(family_row("lead", 1) + family_row("x", 1, link("z", 1)) +
+                            family_row("y", 1, link("x", 1)) + family_row("z", 1, link("y", 1)));
+    CHECK(e.find("data.jsonl:") == 0);
+    CHECK(e.find("parent: the rows on lines ") != std::string::npos);
+    CHECK(e.find("in a cycle") != std::string::npos);
+    for (const char* line : {"2", "3", "4"}) CHECK(e.find(line) != std::string::npos);
+  }
+  SUBCASE("every row naming a parent is a cycle too") {
+    const auto e = error_of(family_row("x", 1, link("y", 1)) + family_row("y", 1, link("x", 1)));
+    CHECK(e.find("in a cycle") != std::string::npos);
+  }
+  SUBCASE("parent is checked as an id") {
+    CHECK(error_of(family_row("a", 1) + "{\"text\": \"t\", \"parent\": \"\", "
+                                        "\"spawn_after_turn\": 1}\n")
+              .find("data.jsonl:2: parent: must not be empty") == 0);
+  }
+}
+
+TEST_CASE("jsonl: the wire limit counts the whole family") {
+  // Each row alone fits (recorded history generates a reply per non-final turn, ~14 MB each),
+  // the lead and its two sub-agents together do not.
+  Config config;
+  config.dataset.history = HistoryMode::kRecorded;
+  auto big_row = [](const std::string& id, const std::string& extra) {
+    std::string row = "{\"conversation_id\": \"" + id + "\", \"turns\": [";
+    for (int k = 0; k < 3; ++k) {
+      row += std::string(k ? ", " : "") + "{\"text\": \"t\", \"max_tokens\": 3500000}";
+    }
+    return row + "]" + extra + "}\n";
+  };
+  CHECK(error_of(big_row("a", ""), config).empty());
+  const auto e =
+      error_of(big_row("a", "") + big_row("b", link("a", 1)) + big_row("c", link("a", 2)), config);
+  CHECK(e.find("data.jsonl:1: conversation_id: its family (this row and 2 sub-agent row(s)) "
+               "would be ") == 0);
+  CHECK(e.find("a family crosses to its worker in one piece") != std::string::npos);
+}
+
+TEST_CASE("a cycled family gets new ids for every member") {
+  auto family = parse(family_row("lead", 2) + family_row("c", 1, link("lead", 1)))[0];
+  const auto first = family;
+  set_family_ids(family, Config{}.seed, 7, 3);
+  CHECK(family.index == 7);
+  CHECK(family.correlation_id == correlation_id(Config{}.seed, 7));
+  CHECK(family.conversation_id == "lead#3");
+  REQUIRE(family.subagents.size() == 1);
+  CHECK(family.subagents[0].conversation_id == "c#3");
+  CHECK(family.subagents[0].correlation_id == subagent_correlation_id(Config{}.seed, 7, 0));
+  CHECK(family.subagents[0].correlation_id != first.subagents[0].correlation_id);
+  CHECK(packed_turns(family.subagents[0].turns) == packed_turns(first.subagents[0].turns));
 }
 
 }  // namespace convoy::controller

@@ -120,6 +120,59 @@ SummaryExtras realistic_extras() {
   return e;
 }
 
+// Three stages at concurrency 8, 1 and 4, in that (search-like) order. Stage i spans
+// [2i, 2i + 2) s from the measure start (kS); TTFT and throughput grow with the level.
+std::vector<convoy::controller::StageFacts> sweep_stages() {
+  using convoy::LoadLevel;
+  using convoy::RampShape;
+  std::vector<convoy::controller::StageFacts> stages;
+  int index = 0;
+  for (int level : {8, 1, 4}) {
+    convoy::controller::StageFacts st;
+    st.config.name = "concurrency=" + std::to_string(level);
+    st.config.index = index;
+    st.config.value = level;
+    st.config.concurrency = LoadLevel{static_cast<double>(level), static_cast<double>(level),
+                                      RampShape::kLinear, false};
+    st.config.duration_s = 2;
+    st.start_ns = kS + index * 2 * kS;
+    st.end_ns = st.start_ns + 2 * kS;
+    st.settle_end_ns = st.end_ns;
+    MetricsAggregator agg{Config{}};
+    for (int i = 0; i < 10 * level; ++i) {
+      agg.add(ok_record(st.start_ns + i * (2 * kS / (10 * level)), static_cast<uint32_t>(i), 0,
+                        20 + 10 * level, 10));
+    }
+    st.metrics = agg.snapshot();
+    stages.push_back(std::move(st));
+    ++index;
+  }
+  return stages;
+}
+
+SummaryExtras staged_extras(const std::vector<convoy::controller::StageFacts>& stages,
+                            convoy::ProfileKind profile) {
+  SummaryExtras e = realistic_extras();
+  e.profile = profile;
+  e.stages = stages;
+  e.measure_start_ns = kS;
+  e.verdict_json = R"({"status":"fail","reasons":["aborted by load.abort_on: error rate 0.9"],)"
+                   R"("settle_requests":7,"aborted_reason":"error rate 0.9"})";
+  return e;
+}
+
+// The x coordinates of the first polyline after `from` in `html`.
+std::vector<double> polyline_xs(const std::string& html, size_t from) {
+  std::vector<double> xs;
+  const size_t at = html.find("<polyline ", from);
+  if (at == std::string::npos) return xs;
+  const size_t begin = html.find("points=\"", at) + 8;
+  const size_t end = html.find('"', begin);
+  std::istringstream in(html.substr(begin, end - begin));
+  for (std::string point; in >> point;) xs.push_back(std::stod(point.substr(0, point.find(','))));
+  return xs;
+}
+
 // Structural sanity: every element the page opens is closed.
 void check_balanced(const std::string& html) {
   for (const char* tag : {"section", "svg", "table", "figure", "ul", "div", "header", "main"}) {
@@ -186,6 +239,62 @@ TEST_CASE("report.html shows every section of a realistic run") {
     CHECK(html.find("node-b") != std::string::npos);
     CHECK(html.find(">91.5<") != std::string::npos);    // max CPU %
     CHECK(html.find(">-0.125<") != std::string::npos);  // clock offset in ms
+  }
+}
+
+TEST_CASE("report.html of a sweep: stage table, stage marks and the throughput-latency curve") {
+  const auto stages = sweep_stages();
+  const std::string html =
+      report_html(realistic_snapshot(), staged_extras(stages, convoy::ProfileKind::kSweep));
+  check_balanced(html);
+  SUBCASE("one row per stage, in the order they ran") {
+    REQUIRE(html.find("id=\"stages\"") != std::string::npos);
+    CHECK(count_of(html, "<tr class=\"stage-row\">") == 3);
+    const size_t a = html.find(">concurrency=8<");
+    const size_t b = html.find(">concurrency=1<");
+    const size_t c = html.find(">concurrency=4<");
+    REQUIRE(a != std::string::npos);
+    CHECK(a < b);
+    CHECK(b < c);
+    CHECK(html.find(">concurrency 8<") != std::string::npos);  // the level column
+    CHECK(html.find("href=\"#stages\"") != std::string::npos);
+  }
+  SUBCASE("every over-time chart marks where each stage starts") {
+    CHECK(count_of(html, "<g class=\"stage-mark\">") == 3 * 3);
+    CHECK(html.find("<title>concurrency=1</title>") != std::string::npos);
+  }
+  SUBCASE("the curve: TTFT and ITL p50/p99 against output tokens/s, in the order of the load") {
+    REQUIRE(html.find("id=\"curve\"") != std::string::npos);
+    CHECK(html.find("aria-label=\"TTFT against output token throughput\"") != std::string::npos);
+    CHECK(html.find("aria-label=\"ITL against output token throughput\"") != std::string::npos);
+    CHECK(count_of(html, "<polyline ") == 4 + 4);              // over time + the curves
+    CHECK(html.find("Goodput against") == std::string::npos);  // no slo in these stages
+    // Joined by level (1, 4, 8), whose throughput grows: x increases along the line.
+    const std::vector<double> xs = polyline_xs(html, html.find("id=\"curve\""));
+    REQUIRE(xs.size() == 3);
+    CHECK(xs[0] < xs[1]);
+    CHECK(xs[1] < xs[2]);
+  }
+  SUBCASE("the verdict shows why the breaker stopped the run and the settle count") {
+    CHECK(html.find("<dt>Aborted</dt><dd>error rate 0.9</dd>") != std::string::npos);
+    CHECK(html.find("7 request(s) intended in settle windows are in no metric") !=
+          std::string::npos);
+  }
+}
+
+TEST_CASE("report.html of hand-written stages has the table and marks but no curve") {
+  const auto stages = sweep_stages();
+  const std::string html =
+      report_html(realistic_snapshot(), staged_extras(stages, convoy::ProfileKind::kStages));
+  CHECK(count_of(html, "<tr class=\"stage-row\">") == 3);
+  CHECK(count_of(html, "<g class=\"stage-mark\">") == 9);
+  CHECK(html.find("id=\"curve\"") == std::string::npos);
+  CHECK(count_of(html, "<polyline ") == 4);
+  SUBCASE("a single-level run has neither") {
+    const std::string plain = report_html(realistic_snapshot(), realistic_extras());
+    CHECK(plain.find("id=\"stages\"") == std::string::npos);
+    CHECK(plain.find("<g class=\"stage-mark\">") == std::string::npos);
+    CHECK(plain.find("settle windows") == std::string::npos);
   }
 }
 
@@ -357,6 +466,37 @@ TEST_CASE("report.html renders in headless Chromium") {
   CHECK(dom.find("id=\"workers\"") != std::string::npos);
   CHECK(dom.find("<polyline") != std::string::npos);
   CHECK(dom.find("<script") == std::string::npos);  // the error message stayed text
+  CHECK(console_problems(log).empty());
+}
+
+// A sweep's page (stage table, stage marks, curves) renders too; the DOM holds what was drawn.
+TEST_CASE("report.html of a sweep renders in headless Chromium") {
+  if (!fs::exists(kChromium)) {
+    MESSAGE("skipped: ", kChromium, " is not installed (scripts/setup installs it)");
+    return;
+  }
+  const fs::path work = fs::path(CONVOY_BINARY_DIR) / "test-artifacts" / "report_html";
+  fs::create_directories(work);
+  const fs::path page = work / "sweep.html";
+  const fs::path shot = work / "sweep.png";
+  fs::remove(shot);
+  const auto stages = sweep_stages();
+  write_report_html(page, realistic_snapshot(), staged_extras(stages, convoy::ProfileKind::kSweep));
+  const int rc = run_chromium(work, page,
+                              "--enable-logging=stderr --v=0 --window-size=1280,2400"
+                              " --screenshot=" +
+                                  shot.string() + " --dump-dom",
+                              work / "sweep-dom.html", work / "sweep-chromium.log");
+  const std::string dom = read_file(work / "sweep-dom.html");
+  const std::string log = read_file(work / "sweep-chromium.log");
+  CAPTURE(log);
+  CHECK(rc == 0);
+  REQUIRE(fs::exists(shot));
+  CHECK(fs::file_size(shot) > 20'000);
+  CHECK(count_of(dom, "class=\"stage-row\"") == 3);
+  CHECK(count_of(dom, "class=\"stage-mark\"") == 9);
+  CHECK(dom.find("id=\"curve\"") != std::string::npos);
+  CHECK(count_of(dom, "<polyline") == 8);
   CHECK(console_problems(log).empty());
 }
 

@@ -71,6 +71,7 @@ std::map<std::pair<RunPhase, RunEvent>, Outcome> transitions() {
       {{P::kWarmup, E::kCancelRequested}, {P::kStopping, {A::kCancelAll}}},
       {{P::kWarmup, E::kAllWorkersLost}, {P::kDone, {A::kFinish}}},
       {{P::kWarmup, E::kDatasetUnreadable}, {P::kStopping, {A::kCancelAll}}},
+      {{P::kWarmup, E::kBreakerTripped}, {P::kDrain, {A::kStopStarting}}},
 
       {{P::kMeasure, E::kAllConversationsDone}, {P::kStopping, {A::kCancelAll}}},
       {{P::kMeasure, E::kRequestBudgetSpent}, {P::kStopping, {A::kCancelAll}}},
@@ -78,6 +79,8 @@ std::map<std::pair<RunPhase, RunEvent>, Outcome> transitions() {
       {{P::kMeasure, E::kCancelRequested}, {P::kStopping, {A::kCancelAll}}},
       {{P::kMeasure, E::kAllWorkersLost}, {P::kDone, {A::kFinish}}},
       {{P::kMeasure, E::kDatasetUnreadable}, {P::kStopping, {A::kCancelAll}}},
+      {{P::kMeasure, E::kProfileDone}, {P::kDrain, {A::kStopStarting}}},
+      {{P::kMeasure, E::kBreakerTripped}, {P::kDrain, {A::kStopStarting}}},
 
       {{P::kDrain, E::kAllConversationsDone}, {P::kStopping, {A::kCancelAll}}},
       {{P::kDrain, E::kCancelRequested}, {P::kStopping, {A::kCancelAll}}},
@@ -269,4 +272,42 @@ TEST_CASE("run phase machine: losing every worker ends the run from any running 
   RunPhaseMachine m(settings(), kT0);
   CHECK_FALSE(m.on(RunEvent::kAllWorkersLost, kT0).changed());
   CHECK(m.advance(kT0 + 21 * kS).has(RunActionKind::kReportNotReady));
+}
+
+TEST_CASE("run phase machine: load.warmup_s stops starting warmup conversations at its end") {
+  RunPhaseSettings s = settings();
+  s.warmup_duration_ns = 30 * kS;
+  RunPhaseMachine m(s, kT0);
+  REQUIRE(m.on(RunEvent::kWorkersReady, kT0 + kS).phase == RunPhase::kWarmup);
+  CHECK(m.next_deadline_ns() == kT0 + 31 * kS);
+  CHECK_FALSE(m.advance(kT0 + 31 * kS - 1).changed());
+  const RunStep step = m.advance(kT0 + 31 * kS);
+  CHECK(kinds(step) == std::vector<RunActionKind>{RunActionKind::kEndWarmup});
+  CHECK(step.phase == RunPhase::kWarmup);  // what started may finish
+  CHECK_FALSE(m.next_deadline_ns().has_value());
+  CHECK_FALSE(m.advance(kT0 + 100 * kS).changed());
+  // The last warmup conversation ends: the measure starts then.
+  CHECK(m.on(RunEvent::kAllConversationsDone, kT0 + 40 * kS).phase == RunPhase::kMeasure);
+  CHECK(m.measure_start_ns() == kT0 + 40 * kS);
+}
+
+TEST_CASE("run phase machine: a tripped breaker drains then cancels after load.grace_s") {
+  RunPhaseMachine m = machine_in(RunPhase::kMeasure);
+  const RunStep step = m.on(RunEvent::kBreakerTripped, kT0 + 7 * kS);
+  CHECK(step.phase == RunPhase::kDrain);
+  CHECK(kinds(step) == std::vector<RunActionKind>{RunActionKind::kStopStarting});
+  CHECK(m.next_deadline_ns() == kT0 + 12 * kS);  // grace 5 s, not the 60 s duration
+  CHECK(kinds(m.advance(kT0 + 12 * kS)) == std::vector<RunActionKind>{RunActionKind::kCancelAll});
+  CHECK(m.phase() == RunPhase::kStopping);
+}
+
+TEST_CASE("run phase machine: the end of the load profile drains the last stage") {
+  RunPhaseSettings s = settings(/*warmup=*/false);
+  s.measure_duration_ns.reset();  // a profile ends itself
+  RunPhaseMachine m(s, kT0);
+  REQUIRE(m.on(RunEvent::kWorkersReady, kT0).phase == RunPhase::kMeasure);
+  CHECK_FALSE(m.next_deadline_ns().has_value());
+  CHECK(m.on(RunEvent::kProfileDone, kT0 + 90 * kS).phase == RunPhase::kDrain);
+  CHECK(m.next_deadline_ns() == kT0 + 95 * kS);
+  CHECK(m.on(RunEvent::kProfileDone, kT0 + 91 * kS).changed() == false);
 }

@@ -359,7 +359,10 @@ TEST_CASE("controller protocol: a silent worker is lost, its unstarted work re-h
   // Records: a conversation's turns all come from one worker; a re-homed one only from its
   // survivor, a lost one only from the hung worker.
   auto by_conversation = record_workers(run.out() / "records.jsonl");
-  for (const auto& [id, workers] : by_conversation) {
+  for (const auto& entry : by_conversation) {
+    // Not a structured binding: doctest's message macros capture it in a lambda (clang 14).
+    const std::string& id = entry.first;
+    const std::set<std::string>& workers = entry.second;
     CHECK_MESSAGE(workers.size() == 1, id);
     if (rehomed.count(id)) CHECK(workers.count("hangs") == 0);
     if (lost.count(id)) CHECK(workers == std::set<std::string>{"hangs"});

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <map>
 #include <string>
 
@@ -67,10 +69,69 @@ TEST_CASE("rendezvous sharding") {
       for (int i = 0; i < kIds; ++i) counts[s.pick(id_of(i))]++;
       CHECK(counts.size() == static_cast<size_t>(n));
       double expected = static_cast<double>(kIds) / n;
-      for (const auto& [w, c] : counts) {
+      for (const auto& entry : counts) {
+        // Not a structured binding: INFO captures it in a lambda (clang 14 cannot).
+        const std::string& w = entry.first;
+        const int c = entry.second;
         INFO("workers=" << n << " worker=" << w << " count=" << c);
         CHECK(std::abs(c - expected) / expected < 0.05);
       }
     }
+  }
+}
+
+// --- target.urls (issue 20) -------------------------------------------------------------------
+
+TEST_CASE("pick_url pins a family to one URL by rendezvous hash of its root id") {
+  using convoy::controller::pick_url;
+  SUBCASE("no URLs or one: always 0") {
+    CHECK(pick_url("x", 0) == 0);
+    CHECK(pick_url("x", 1) == 0);
+  }
+  SUBCASE("in range, and the same for the same id whatever runs it") {
+    for (int i = 0; i < 2000; ++i) {
+      const uint32_t url = pick_url(id_of(i), 3);
+      CHECK(url < 3);
+      CHECK(pick_url(id_of(i), 3) == url);
+    }
+  }
+  SUBCASE("the URL does not follow the worker: each worker's families spread over every URL") {
+    // Same hash, other domain: were the URL picked like the worker, worker 0 of 2 would get
+    // only URL 0's families.
+    Sharder s = make(2);
+    std::map<std::string, std::map<uint32_t, int>> counts;
+    for (int i = 0; i < 4000; ++i) counts[s.pick(id_of(i))][pick_url(id_of(i), 2)]++;
+    for (const auto& [worker, urls] : counts) {
+      INFO("worker=" << worker);
+      REQUIRE(urls.size() == 2);
+      const double share = urls.at(0) / static_cast<double>(urls.at(0) + urls.at(1));
+      CHECK(share > 0.45);
+      CHECK(share < 0.55);
+    }
+  }
+  SUBCASE("adding a URL only moves families onto the new one") {
+    for (int i = 0; i < 5000; ++i) {
+      const uint32_t before = pick_url(id_of(i), 3);
+      const uint32_t after = pick_url(id_of(i), 4);
+      CHECK((after == before || after == 3));
+    }
+  }
+  SUBCASE("balance over 10,000 ids is within a few percent") {
+    for (size_t n : {2u, 3u, 5u}) {
+      std::map<uint32_t, int> counts;
+      const int kIds = 10000;
+      for (int i = 0; i < kIds; ++i) counts[pick_url(id_of(i), n)]++;
+      CHECK(counts.size() == n);
+      const double expected = static_cast<double>(kIds) / static_cast<double>(n);
+      for (const auto& [url, c] : counts) {
+        INFO("urls=" << n << " url=" << url << " count=" << c);
+        CHECK(std::abs(c - expected) / expected < 0.05);
+      }
+    }
+  }
+  SUBCASE("the picks are pinned (which frontend a family uses is part of a run's identity)") {
+    std::string picks;
+    for (int i = 0; i < 16; ++i) picks += std::to_string(pick_url("conv-" + std::to_string(i), 3));
+    CHECK(picks == "0211002210102221");
   }
 }

@@ -163,9 +163,10 @@ TEST_CASE("summary.csv has one row per metric") {
   convoy::controller::write_summary_csv(path, snapshot);
   const auto lines = lines_of(read_file(path));
   REQUIRE(lines.size() == snapshot.metrics.size() + 1);
-  CHECK(lines[0] == "metric,unit,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std,count,sum");
+  CHECK(lines[0] ==
+        "metric,unit,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std,count,sum,stage");
   for (size_t i = 1; i < lines.size(); ++i) {
-    CHECK(std::count(lines[i].begin(), lines[i].end(), ',') == 16);
+    CHECK(std::count(lines[i].begin(), lines[i].end(), ',') == 17);  // stage "": a single level
   }
   bool found = false;
   for (const auto& line : lines) {

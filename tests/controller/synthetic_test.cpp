@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "controller/dataset/corpus.hpp"
@@ -273,6 +274,101 @@ TEST_CASE("synthetic draws that could not cross the wire are rejected at load") 
     config.dataset.input_tokens = Distribution{1e6, 0, 1, std::nullopt};
     CHECK(error_of().starts_with("run.yaml: dataset.turns: up to 20 turns of up to"));
   }
+}
+
+// --- dataset.subagents (issue 20) ------------------------------------------------------------
+
+namespace {
+
+Config with_subagents(double probability) {
+  Config config;
+  config.seed = 99;
+  config.dataset.conversations = 200;
+  config.dataset.turns = Distribution{3, 0, 1, 8};
+  config.dataset.shared_prefix_tokens = 16;
+  SubagentsConfig spec;
+  spec.probability = probability;
+  spec.count = Distribution{2, 0, 1, 16};
+  spec.turns = Distribution{2, 0, 1, 32};
+  spec.spawn_after_turn = Distribution{2, 0, 1, std::nullopt};
+  config.dataset.subagents = spec;
+  return config;
+}
+
+}  // namespace
+
+TEST_CASE("synthetic sub-agents follow dataset.subagents, one generation under the lead") {
+  const Config config = with_subagents(1.0);
+  const auto all = make_synthetic_dataset(config);
+  REQUIRE(all.size() == 200);  // size() counts families
+  std::set<std::string> ids;
+  for (const auto& lead : all) {
+    ids.insert(lead.correlation_id);
+    REQUIRE(lead.subagents.size() == 2);
+    for (size_t p = 0; p < lead.subagents.size(); ++p) {
+      const auto& child = lead.subagents[p];
+      CHECK(child.parent == -1);
+      CHECK(child.spawn_after_turn == 2);
+      CHECK(child.turns.size() == 2);
+      CHECK(child.turns[0].delay_ms == 0);
+      CHECK(child.system_prompt == lead.system_prompt);  // the shared prefix
+      CHECK(child.conversation_id == lead.conversation_id + "/sub" + std::to_string(p));
+      CHECK(child.correlation_id == subagent_correlation_id(config.seed, lead.index, p));
+      CHECK(child.turns[0].user_text.starts_with("[c" + std::to_string(lead.index) + "s" +
+                                                 std::to_string(p) + "] "));
+      ids.insert(child.correlation_id);
+    }
+  }
+  CHECK(ids.size() == 600);  // no two members of any family share an id
+}
+
+TEST_CASE("synthetic sub-agents are seeded per lead and leave the lead's draws alone") {
+  const Config config = with_subagents(0.5);
+  const auto all = make_synthetic_dataset(config);
+  size_t with = 0;
+  for (const auto& lead : all) with += lead.subagents.empty() ? 0 : 1;
+  CHECK(with > 70);  // about half of 200
+  CHECK(with < 130);
+  SUBCASE("a family alone equals the same family in the list") {
+    for (uint64_t i : {199u, 0u, 42u}) {
+      CHECK(packed(make_synthetic_conversation(config, i)) == packed(all[i]));
+    }
+  }
+  SUBCASE("turning sub-agents off changes no lead") {
+    Config off = config;
+    off.dataset.subagents.reset();
+    const auto plain = make_synthetic_dataset(off);
+    for (size_t i = 0; i < all.size(); ++i) {
+      proto::Conversation lead = all[i];
+      lead.subagents.clear();
+      CHECK(packed(lead) == packed(plain[i]));
+    }
+  }
+}
+
+TEST_CASE("synthetic spawn_after_turn is clamped to the lead's turns") {
+  Config config = with_subagents(1.0);
+  config.dataset.turns = Distribution{2, 0, 1, 2};
+  config.dataset.subagents->spawn_after_turn = Distribution{9, 0, 1, std::nullopt};
+  for (const auto& lead : make_synthetic_dataset(config)) {
+    for (const auto& child : lead.subagents) CHECK(child.spawn_after_turn == 2);
+  }
+}
+
+TEST_CASE("synthetic: the wire limit counts the lead and its sub-agents") {
+  Config config = with_subagents(0.1);
+  config.source_path = "run.yaml";
+  config.dataset.turns = Distribution{4, 0, 1, 4};
+  config.dataset.input_tokens = Distribution{1e6, 0, 1, std::nullopt};  // 4 MB a turn
+  auto error_of = [&] {
+    return test::error_message<ConfigError>([&] { open_synthetic_dataset(config); });
+  };
+  CHECK(error_of() == "");
+  config.dataset.subagents->count = Distribution{8, 0, 1, 8};  // 16 + 8 * 8 MB
+  config.dataset.subagents->turns = Distribution{2, 0, 1, 2};
+  CHECK(error_of().starts_with("run.yaml: dataset.subagents: a lead of up to "));
+  config.dataset.subagents->probability = 0;  // never spawns: no family to weigh
+  CHECK(error_of() == "");
 }
 
 }  // namespace convoy::controller

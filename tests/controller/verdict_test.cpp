@@ -373,3 +373,102 @@ TEST_CASE("verdict statuses are written pass, warn and fail") {
   CHECK(std::string(to_string(VerdictStatus::kFail)) == "fail");
   CHECK(Verdict{}.status == VerdictStatus::kPass);
 }
+
+TEST_CASE("run verdict fails when load.abort_on stopped the run") {
+  Run run;
+  run.facts.aborted_reason = "error rate 0.97 over the last 10 s (412 requests) >= 0.5";
+  const Verdict v = run.judge();
+  CHECK(v.status == VerdictStatus::kFail);
+  CHECK(has_reason(v, "aborted by load.abort_on: error rate 0.97 over the last 10 s"));
+  REQUIRE(v.aborted_reason.has_value());
+  CHECK(*v.aborted_reason == *run.facts.aborted_reason);
+
+  SUBCASE("a run the breaker left alone has no aborted reason") {
+    Run clean;
+    const Verdict c = clean.judge();
+    CHECK(c.status == VerdictStatus::kPass);
+    CHECK_FALSE(c.aborted_reason.has_value());
+  }
+}
+
+TEST_CASE("run verdict counts the requests intended in settle windows") {
+  Run run;
+  run.facts.settle_requests = 12;
+  const Verdict v = run.judge();
+  CHECK(v.settle_requests == 12);
+  CHECK(v.status == VerdictStatus::kPass);  // a count, not a finding
+  CHECK(v.reasons.empty());
+}
+
+TEST_CASE("run verdict of a load profile does not judge the whole run against one rate") {
+  Run run(0);
+  run.config.load.mode = LoadMode::kRate;
+  run.config.load.rate = kRatePerS;
+  run.config.load.arrival = Arrival::kPoisson;
+  // Constant arrivals at half the rate: a single-level run warns twice on them.
+  for (uint32_t i = 0; i < 300; ++i) run.records.push_back(ok_record(kS + i * 200 * kMs, i));
+  SUBCASE("single level") {
+    const Verdict v = run.judge();
+    CHECK(v.status == VerdictStatus::kWarn);
+    CHECK(v.ks_statistic >= 0);
+  }
+  SUBCASE("stages") {
+    run.config.load.profile = convoy::ProfileKind::kStages;
+    const Verdict v = run.judge();
+    CHECK(v.status == VerdictStatus::kPass);
+    CHECK(v.ks_statistic == -1);
+    CHECK(v.intended_rate_per_s == 0);
+  }
+}
+
+TEST_CASE("stage verdict judges a stage on its own requests") {
+  using convoy::controller::judge_stage;
+  using convoy::controller::StageFacts;
+  auto stage_of = [](const std::vector<Record>& records) {
+    StageFacts st;
+    st.config.name = "s";
+    MetricsAggregator agg{Config{}};
+    for (const auto& r : records) agg.add(r);
+    st.metrics = agg.snapshot();
+    return st;
+  };
+  std::vector<Record> ok;
+  for (uint32_t i = 0; i < 20; ++i) ok.push_back(ok_record(kS + i * 10 * kMs, i));
+
+  SUBCASE("clean: pass") {
+    const Verdict v = judge_stage(stage_of(ok));
+    CHECK(v.status == VerdictStatus::kPass);
+    CHECK(v.reasons.empty());
+    CHECK_FALSE(v.slo_met.has_value());
+  }
+  SUBCASE("some errors: warn") {
+    auto records = ok;
+    records.push_back(error_record(2 * kS, 99));
+    const Verdict v = judge_stage(stage_of(records));
+    CHECK(v.status == VerdictStatus::kWarn);
+    CHECK(has_reason(v, "1 request(s) failed (4.76%)"));
+  }
+  SUBCASE("nothing succeeded, or nothing completed: fail") {
+    const Verdict all_failed = judge_stage(stage_of({error_record(kS, 1), error_record(kS, 2)}));
+    CHECK(all_failed.status == VerdictStatus::kFail);
+    CHECK(has_reason(all_failed, "all 2 failed"));
+    const Verdict empty = judge_stage(stage_of({}));
+    CHECK(empty.status == VerdictStatus::kFail);
+    CHECK(has_reason(empty, "no measured request of this stage completed"));
+  }
+  SUBCASE("late sends: warn") {
+    std::vector<Record> late;
+    for (uint32_t i = 0; i < 20; ++i) late.push_back(ok_record(kS + i * 10 * kMs, i, 30));
+    CHECK(judge_stage(stage_of(late)).status == VerdictStatus::kWarn);
+  }
+  SUBCASE("a missed SLO is carried beside the status, not in it") {
+    StageFacts st = stage_of(ok);
+    st.slo_met = false;
+    st.slo_failures = {"time_to_first_token p99 812 ms > 500 ms"};
+    const Verdict v = judge_stage(st);
+    CHECK(v.status == VerdictStatus::kPass);
+    REQUIRE(v.slo_met.has_value());
+    CHECK_FALSE(*v.slo_met);
+    CHECK(v.slo_failures == st.slo_failures);
+  }
+}

@@ -27,7 +27,7 @@ int worker_of(const Response& res) {
   const auto doc = parse_json(res.body);
   REQUIRE(doc.IsObject());
   REQUIRE(doc.HasMember("nvext"));
-  return doc["nvext"]["worker_id"].GetInt();
+  return served_worker(doc);
 }
 
 std::string error_message(const Response& res) {

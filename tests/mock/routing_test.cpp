@@ -54,7 +54,7 @@ std::vector<std::vector<TurnResult>> run_conversations(Client& client) {
       REQUIRE(res.status == 200);
       const auto doc = parse_json(res.body);
       TurnResult r;
-      r.worker = doc["nvext"]["worker_id"].GetInt();
+      r.worker = served_worker(doc);
       r.prompt_tokens = doc["usage"]["prompt_tokens"].GetInt64();
       r.completion_tokens = doc["usage"]["completion_tokens"].GetInt64();
       r.cached_tokens = doc["usage"]["prompt_tokens_details"]["cached_tokens"].GetInt64();

@@ -69,4 +69,13 @@ std::string chat_body(const std::vector<std::pair<std::string, std::string>>& me
                       int64_t max_tokens, bool stream, const std::string& extra = "");
 std::string json_string(const std::string& text);  // quoted and escaped
 
+// The mock worker (0-based, as /mock/stats numbers them) named by a response's (or stream
+// chunk's) nvext.worker_id: worker = (decode_worker_id - 1000) x dp + decode_dp_rank.
+inline int served_worker(const rapidjson::Value& doc, int data_parallel_size = 1) {
+  const auto& id = doc["nvext"]["worker_id"];
+  return static_cast<int>(id["decode_worker_id"].GetUint64() - kInstanceIdBase) *
+             data_parallel_size +
+         id["decode_dp_rank"].GetInt();
+}
+
 }  // namespace convoy::mock::test

@@ -1,5 +1,6 @@
-// The settings enums of protocol version 3: names both ways, every value across the wire, and an
-// unknown value refused by decode instead of arriving as an enum nothing handles.
+// The settings enums of protocol version 3 (and 4's final_marker): names both ways, every value
+// across the wire, and an unknown value refused by decode instead of arriving as an enum nothing
+// handles.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -41,7 +42,26 @@ bool converts(const char* key, const V& value) {
 
 }  // namespace
 
-TEST_CASE("protocol version 3 carries the typed settings") { CHECK(kProtocolVersion == 3); }
+TEST_CASE("protocol version 4 carries sub-agent families and the header-era settings") {
+  CHECK(kProtocolVersion == 4);
+}
+
+TEST_CASE("final_marker names parse back and every value survives the Welcome") {
+  for (std::size_t i = 0; i < kFinalMarkerNames.size(); ++i) {
+    const auto v = static_cast<FinalMarker>(i);
+    CHECK(parse_final_marker(to_string(v)) == v);
+    WorkerSettings s;
+    s.session_routing.final_marker = v;
+    auto out = welcome_round_trip(s);
+    REQUIRE(out.has_value());
+    CHECK(out->settings.session_routing.final_marker == v);
+  }
+  CHECK(to_string(FinalMarker::kLastTurn) == "last_turn");
+  CHECK(to_string(FinalMarker::kCloseRequest) == "close_request");
+  CHECK_FALSE(parse_final_marker("true").has_value());
+  CHECK(converts<SessionRoutingSettings>("final_marker", 2));
+  CHECK_FALSE(converts<SessionRoutingSettings>("final_marker", 3));
+}
 
 TEST_CASE("every settings enum name parses back to its value") {
   for (std::size_t i = 0; i < kEndpointNames.size(); ++i) {
@@ -115,7 +135,8 @@ TEST_CASE("the whole target section and session routing travel with their values
   s.http2 = true;
   s.insecure = true;
   s.max_response_bytes = 4096;
-  s.session_routing = {SessionRoutingMode::kHeader, 42, "X-S"};
+  s.session_routing = {SessionRoutingMode::kHeader, 42, "X-S", FinalMarker::kLastTurn, true};
+  s.urls = {"http://127.0.0.1:8001", "http://127.0.0.1:8002"};
   s.cancel_fraction = 0.5;
   s.cancel_after_ms = 7;
   s.seed = 99;
@@ -138,6 +159,9 @@ TEST_CASE("the whole target section and session routing travel with their values
   CHECK(o.session_routing.mode == SessionRoutingMode::kHeader);
   CHECK(o.session_routing.timeout_s == 42);
   CHECK(o.session_routing.header_name == "X-S");
+  CHECK(o.session_routing.final_marker == FinalMarker::kLastTurn);
+  CHECK(o.session_routing.verify);
+  CHECK(o.urls == s.urls);
   CHECK(o.cancel_fraction == doctest::Approx(0.5));
   CHECK(o.cancel_after_ms == doctest::Approx(7));
   CHECK(o.seed == 99);

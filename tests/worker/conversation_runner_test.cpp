@@ -9,8 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "worker/conversation_runner.hpp"
-#include "worker/fake_transport.hpp"
+#include "worker/runner_harness.hpp"
 
 namespace proto = convoy::proto;
 using convoy::worker::ConversationRunner;
@@ -20,72 +19,7 @@ using convoy::worker::RunnerSink;
 using convoy::worker::steady_now_ns;
 using convoy::worker::test::FakeTransport;
 
-namespace {
-
-constexpr int64_t kMs = 1'000'000;
-
-proto::WorkerSettings settings() {
-  proto::WorkerSettings s;
-  s.url = "http://127.0.0.1:9";  // never reached: the transport is a fake
-  s.model = "m";
-  s.api_key_env.clear();
-  s.seed = 42;
-  return s;
-}
-
-proto::Conversation conversation(uint64_t index, int turns, int64_t start_ns = 0) {
-  proto::Conversation c;
-  c.index = index;
-  c.conversation_id = "conv-" + std::to_string(index);
-  c.correlation_id = "corr-" + std::to_string(index);
-  c.start_ns = start_ns;
-  for (int k = 0; k < turns; ++k) {
-    proto::Turn t;
-    t.user_text = "user " + std::to_string(k);
-    t.recorded_reply = "recorded " + std::to_string(k);
-    c.turns.push_back(t);
-  }
-  return c;
-}
-
-// A runner, its fake transport and loop, and everything its sink received.
-struct Harness {
-  explicit Harness(proto::WorkerSettings s = settings())
-      : runner(loop, http, std::move(s), "w-test",
-               RunnerSink{[this](proto::Record&& r) { records.push_back(std::move(r)); },
-                          [this](const proto::ConversationEnd& e) { ends.push_back(e); }}) {}
-
-  // Runs the loop until `done` or 2 s pass; whether `done` held.
-  bool run_until(const std::function<bool()>& done) {
-    const int64_t deadline = steady_now_ns() + 2000 * kMs;
-    while (!done() && steady_now_ns() < deadline) loop.run_once(10 * kMs);
-    return done();
-  }
-  bool run_until_started(size_t n) {
-    return run_until([&] { return http.started().size() >= n; });
-  }
-  bool run_until_ends(size_t n) {
-    return run_until([&] { return ends.size() >= n; });
-  }
-  // The chat messages of the n-th request's body.
-  std::vector<std::pair<std::string, std::string>> messages(size_t n) const {
-    rapidjson::Document body;
-    body.Parse(http.started().at(n).request.body.c_str());
-    std::vector<std::pair<std::string, std::string>> out;
-    for (const auto& m : body["messages"].GetArray()) {
-      out.emplace_back(m["role"].GetString(), m["content"].GetString());
-    }
-    return out;
-  }
-
-  EventLoop loop;
-  FakeTransport http{loop};
-  std::vector<proto::Record> records;
-  std::vector<proto::ConversationEnd> ends;
-  ConversationRunner runner;
-};
-
-}  // namespace
+using namespace convoy::worker::test;
 
 TEST_CASE("runner: turn 0 starts at start_ns and turn k+1 at the end of turn k plus its delay") {
   Harness h;

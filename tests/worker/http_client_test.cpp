@@ -354,6 +354,18 @@ std::map<std::string, CannedReply> canned_replies() {
   m["/error-event"].steps = {
       {0, chat_chunk("a")},
       {0, "event: error\ndata: {\"message\":\"overloaded\",\"type\":\"busy\"}\n\n"}};
+  // session_routing.verify: Dynamo's nvext.worker_id on every content chunk (not the usage
+  // chunk), and at the top of a whole body.
+  const std::string worker_chunk =
+      "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"v\"}}],\"nvext\":{"
+      "\"worker_id\":{\"prefill_worker_id\":1003,\"prefill_dp_rank\":1,"
+      "\"decode_worker_id\":1003,\"decode_dp_rank\":1}}}\n\n";
+  m["/verify-stream"].steps = {
+      {0, kRoleChunk}, {0, worker_chunk}, {0, worker_chunk}, {0, kUsageChunk + kDone}};
+  m["/verify-body"] = json_reply(
+      "200 OK",
+      "{\"choices\":[{\"index\":0,\"message\":{\"content\":\"x\"}}],\"nvext\":{"
+      "\"worker_id\":{\"decode_worker_id\":18446744073709551615,\"decode_dp_rank\":0}}}");
   m["/ignores-stream"] = m["/nonstream"];
   m["/fast-idle-close"] = m["/fast"];
   m["/fast-idle-close"].end = ReplyEnd::kIdleClose;
@@ -436,6 +448,31 @@ TEST_CASE("http: a streamed chat reply is timed, counted and parsed") {
   CHECK(seen.head.find("Content-Type: application/json") != std::string::npos);
   CHECK(seen.head.find("X-Request-ID: r-1") != std::string::npos);
   CHECK(seen.head.find("Expect") == std::string::npos);
+}
+
+TEST_CASE("http: verify reads the serving worker from a stream and from a whole body") {
+  TestServer server(canned_replies());
+  Harness h;
+  SUBCASE("stream") {
+    const HttpResponse r = h.run(chat_request(server, "/verify-stream"));
+    CHECK(r.error.kind == ErrorKind::kNone);
+    CHECK(r.reply_text == "vv");
+    CHECK(r.served_by == "1003");
+    CHECK(r.dp_rank == 1);
+  }
+  SUBCASE("body") {
+    HttpRequest req = chat_request(server, "/verify-body");
+    req.streaming = false;
+    const HttpResponse r = h.run(std::move(req));
+    CHECK(r.error.kind == ErrorKind::kNone);
+    CHECK(r.served_by == "18446744073709551615");
+    CHECK(r.dp_rank == 0);
+  }
+  SUBCASE("a reply without nvext names nobody") {
+    const HttpResponse r = h.run(chat_request(server, "/stream"));
+    CHECK(r.served_by.empty());
+    CHECK(r.dp_rank == -1);
+  }
 }
 
 TEST_CASE("http: endpoints and reply shapes") {

@@ -20,7 +20,9 @@ std::string describe(const ReplyChunk& c, const std::string& text) {
          std::to_string(c.items) + "|" + std::to_string(c.usage.present) + "," +
          std::to_string(c.usage.prompt_tokens) + "," + std::to_string(c.usage.completion_tokens) +
          "," + std::to_string(c.usage.cached_tokens) + "|" + std::to_string(c.error.present) + "," +
-         std::to_string(c.error.code) + "," + c.error.type + "," + c.error.message + "|" + text;
+         std::to_string(c.error.code) + "," + c.error.type + "," + c.error.message + "|" +
+         std::to_string(c.served_by.present) + "," + c.served_by.worker + "," +
+         std::to_string(c.served_by.dp_rank) + "|" + text;
 }
 
 std::string via_document(const std::string& data, Endpoint endpoint) {
@@ -61,6 +63,16 @@ std::vector<std::string> seeds() {
       R"({"error":0})",
       R"({"error":[]})",
       R"({"object":5,"object":"error"})",
+      // session_routing.verify: Dynamo's nvext.worker_id, and what is not one.
+      R"({"choices":[{"index":0,"delta":{"content":"v"}}],"nvext":{"worker_id":{"prefill_worker_id":7,"prefill_dp_rank":1,"decode_worker_id":9,"decode_dp_rank":2}}})",
+      R"({"choices":[],"nvext":{"timing":{"ttft_ms":4.5},"worker_id":{"prefill_worker_id":7587890000000000001,"prefill_dp_rank":0}}})",
+      R"({"nvext":{"worker_id":{"decode_worker_id":18446744073709551615,"decode_dp_rank":18446744073709551615}}})",
+      R"({"nvext":{"worker_id":{"decode_worker_id":"w-3","decode_dp_rank":-1,"decode_worker_id":4}}})",
+      R"({"nvext":{"worker_id":{"decode_worker_id":-4,"decode_dp_rank":1.0,"prefill_worker_id":2.5}}})",
+      R"({"nvext":{"worker_id":{"decode_worker_id":"","prefill_worker_id":3,"prefill_dp_rank":1e0}}})",
+      R"({"nvext":{"worker_id":null},"nvext":{"worker_id":{"decode_worker_id":1}}})",
+      R"({"nvext":{"worker_id":[1],"worker_id":{"decode_worker_id":1}}})",
+      R"({"nvext":{"worker_id":{"decode_worker_id":{"x":1},"decode_dp_rank":[3],"prefill_worker_id":5}}})",
   };
   // Escapes, control characters and quotes at every offset of a long string (the 16-byte scan).
   for (size_t pos = 0; pos < 40; ++pos) {

@@ -1,0 +1,119 @@
+#include "controller/telemetry/known_metrics.hpp"
+
+#include <array>
+
+namespace convoy::telemetry {
+
+namespace {
+
+// Sources, read in each project's own code (not guessed):
+// - Dynamo frontend: ai-dynamo/dynamo lib/runtime/src/metrics/prometheus_names.rs, module
+//   frontend_service, under name_prefix::FRONTEND "dynamo_frontend" (requests_total,
+//   queued_requests, inflight_requests, time_to_first_token_seconds,
+//   inter_token_latency_seconds, request_duration_seconds, output_tokens_total).
+// - vLLM (v1 engine): vllm-project/vllm vllm/v1/metrics/loggers.py, PrometheusStatLogger
+//   (vllm:num_requests_running, vllm:num_requests_waiting, vllm:kv_cache_usage_perc,
+//   vllm:num_preemptions, vllm:prompt_tokens, vllm:generation_tokens, vllm:prefix_cache_hits,
+//   vllm:prefix_cache_queries, vllm:time_to_first_token_seconds,
+//   vllm:time_per_output_token_seconds, vllm:e2e_request_latency_seconds,
+//   vllm:request_queue_time_seconds; prometheus_client adds `_total` to counters). Older
+//   engines: vllm:gpu_cache_usage_perc (deprecated in 0.9 for vllm:kv_cache_usage_perc).
+//   vllm:inter_token_latency_seconds: newer vLLM, as listed by llm-d-inference-sim
+//   docs/metrics.md, which mirrors vLLM's names.
+// - SGLang: sgl-project/sglang python/sglang/srt/metrics/collector.py (sglang:num_running_reqs,
+//   sglang:num_queue_reqs, sglang:token_usage, sglang:cache_hit_rate, sglang:gen_throughput,
+//   sglang:prompt_tokens_total, sglang:generation_tokens_total,
+//   sglang:time_to_first_token_seconds, sglang:inter_token_latency_seconds).
+// - TensorRT-LLM: NVIDIA/TensorRT-LLM tensorrt_llm/metrics/collector.py, MetricsCollector,
+//   metric_prefix "trtllm_" (trtllm_num_requests_running, trtllm_num_requests_waiting,
+//   trtllm_kv_cache_utilization, trtllm_kv_cache_hit_rate, trtllm_time_to_first_token_seconds,
+//   trtllm_time_per_output_token_seconds, trtllm_e2e_request_latency_seconds,
+//   trtllm_prompt_tokens_total, trtllm_generation_tokens_total).
+// - DCGM exporter: NVIDIA/dcgm-exporter etc/default-counters.csv and etc/dcp-metrics-included.csv
+//   (DCGM_FI_DEV_GPU_UTIL %, DCGM_FI_DEV_FB_USED MiB, DCGM_FI_DEV_POWER_USAGE W,
+//   DCGM_FI_PROF_SM_ACTIVE ratio, DCGM_FI_PROF_GR_ENGINE_ACTIVE ratio, DCGM_FI_DEV_GPU_TEMP C).
+// - convoy-mock: mock/stats.cpp (its own /metrics).
+constexpr std::array<KnownMetric, 52> kKnown{{
+    // Dynamo frontend
+    {"dynamo_frontend_requests", "requests (Dynamo frontend)", "requests", "dynamo"},
+    {"dynamo_frontend_queued_requests", "requests queued (Dynamo frontend)", "requests", "dynamo"},
+    {"dynamo_frontend_inflight_requests", "requests in flight (Dynamo frontend)", "requests",
+     "dynamo"},
+    {"dynamo_frontend_time_to_first_token_seconds", "TTFT (Dynamo frontend)", "s", "dynamo"},
+    {"dynamo_frontend_inter_token_latency_seconds", "ITL (Dynamo frontend)", "s", "dynamo"},
+    {"dynamo_frontend_request_duration_seconds", "request duration (Dynamo frontend)", "s",
+     "dynamo"},
+    {"dynamo_frontend_output_tokens", "output tokens (Dynamo frontend)", "tokens", "dynamo"},
+    // vLLM
+    {"vllm:num_requests_running", "requests running (vLLM)", "requests", "vllm"},
+    {"vllm:num_requests_waiting", "requests waiting (vLLM)", "requests", "vllm"},
+    {"vllm:kv_cache_usage_perc", "KV cache usage (vLLM)", "fraction", "vllm"},
+    {"vllm:gpu_cache_usage_perc", "KV cache usage (vLLM, before 0.9)", "fraction", "vllm"},
+    {"vllm:num_preemptions", "preemptions (vLLM)", "requests", "vllm"},
+    {"vllm:prompt_tokens", "prompt tokens (vLLM)", "tokens", "vllm"},
+    {"vllm:generation_tokens", "generation tokens (vLLM)", "tokens", "vllm"},
+    {"vllm:prefix_cache_hits", "prefix cache hits (vLLM)", "tokens", "vllm"},
+    {"vllm:prefix_cache_queries", "prefix cache queries (vLLM)", "tokens", "vllm"},
+    {"vllm:time_to_first_token_seconds", "TTFT (vLLM)", "s", "vllm"},
+    {"vllm:time_per_output_token_seconds", "time per output token (vLLM)", "s", "vllm"},
+    {"vllm:inter_token_latency_seconds", "ITL (vLLM)", "s", "vllm"},
+    {"vllm:e2e_request_latency_seconds", "request latency (vLLM)", "s", "vllm"},
+    {"vllm:request_queue_time_seconds", "queue time (vLLM)", "s", "vllm"},
+    // SGLang
+    {"sglang:num_running_reqs", "requests running (SGLang)", "requests", "sglang"},
+    {"sglang:num_queue_reqs", "requests queued (SGLang)", "requests", "sglang"},
+    {"sglang:token_usage", "KV token usage (SGLang)", "fraction", "sglang"},
+    {"sglang:cache_hit_rate", "prefix cache hit rate (SGLang)", "fraction", "sglang"},
+    {"sglang:gen_throughput", "generation throughput (SGLang)", "tokens/s", "sglang"},
+    {"sglang:prompt_tokens", "prompt tokens (SGLang)", "tokens", "sglang"},
+    {"sglang:generation_tokens", "generation tokens (SGLang)", "tokens", "sglang"},
+    {"sglang:time_to_first_token_seconds", "TTFT (SGLang)", "s", "sglang"},
+    {"sglang:inter_token_latency_seconds", "ITL (SGLang)", "s", "sglang"},
+    // TensorRT-LLM
+    {"trtllm_num_requests_running", "requests running (TensorRT-LLM)", "requests", "trtllm"},
+    {"trtllm_num_requests_waiting", "requests waiting (TensorRT-LLM)", "requests", "trtllm"},
+    {"trtllm_kv_cache_utilization", "KV cache usage (TensorRT-LLM)", "fraction", "trtllm"},
+    {"trtllm_kv_cache_hit_rate", "KV cache hit rate (TensorRT-LLM)", "fraction", "trtllm"},
+    {"trtllm_time_to_first_token_seconds", "TTFT (TensorRT-LLM)", "s", "trtllm"},
+    {"trtllm_time_per_output_token_seconds", "time per output token (TensorRT-LLM)", "s", "trtllm"},
+    {"trtllm_e2e_request_latency_seconds", "request latency (TensorRT-LLM)", "s", "trtllm"},
+    {"trtllm_prompt_tokens", "prompt tokens (TensorRT-LLM)", "tokens", "trtllm"},
+    {"trtllm_generation_tokens", "generation tokens (TensorRT-LLM)", "tokens", "trtllm"},
+    // DCGM exporter
+    {"DCGM_FI_DEV_GPU_UTIL", "GPU utilisation", "%", "dcgm"},
+    {"DCGM_FI_DEV_FB_USED", "GPU framebuffer used", "MiB", "dcgm"},
+    {"DCGM_FI_DEV_POWER_USAGE", "GPU power", "W", "dcgm"},
+    {"DCGM_FI_PROF_SM_ACTIVE", "SM activity", "fraction", "dcgm"},
+    {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", "graphics engine activity", "fraction", "dcgm"},
+    {"DCGM_FI_DEV_GPU_TEMP", "GPU temperature", "C", "dcgm"},
+    // convoy-mock
+    {"convoy_mock_requests", "responses (convoy-mock)", "requests", "convoy-mock"},
+    {"convoy_mock_time_to_first_token_seconds", "TTFT (convoy-mock)", "s", "convoy-mock"},
+    {"convoy_mock_prompt_tokens", "prompt tokens (convoy-mock)", "tokens", "convoy-mock"},
+    {"convoy_mock_cached_tokens", "cached prompt tokens (convoy-mock)", "tokens", "convoy-mock"},
+    {"convoy_mock_completion_tokens", "completion tokens (convoy-mock)", "tokens", "convoy-mock"},
+    {"convoy_mock_worker_active_sequences", "sequences running (convoy-mock)", "requests",
+     "convoy-mock"},
+    {"convoy_mock_worker_queued_requests", "requests queued (convoy-mock)", "requests",
+     "convoy-mock"},
+}};
+
+const KnownMetric* find(std::string_view family) {
+  for (const KnownMetric& k : kKnown) {
+    if (k.family == family) return &k;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const KnownMetric* known_metric(std::string_view family) {
+  if (const KnownMetric* k = find(family)) return k;
+  constexpr std::string_view kTotal = "_total";
+  if (family.size() > kTotal.size() && family.substr(family.size() - kTotal.size()) == kTotal) {
+    return find(family.substr(0, family.size() - kTotal.size()));
+  }
+  return nullptr;
+}
+
+}  // namespace convoy::telemetry

@@ -1,0 +1,99 @@
+// Server telemetry during a run: the controller scrapes Prometheus text endpoints on a thread
+// of their own (libcurl multi), so a slow or dead endpoint never delays scheduling or ingest.
+// Each scrape is stamped on the run's clock (the one records are moved onto), written to
+// server_metrics.jsonl as it arrives, and folded into bounded per-series statistics for
+// summary.json's "server_metrics".
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <curl/curl.h>
+
+#include "controller/config/config.hpp"
+#include "controller/report/output_file.hpp"
+#include "controller/telemetry/jsonl_file.hpp"
+#include "controller/telemetry/series_store.hpp"
+
+namespace convoy::telemetry {
+
+// A reply larger than this is a scrape error.
+inline constexpr size_t kMaxScrapeBytes = size_t{64} << 20;
+
+// The endpoints a run scrapes: telemetry.endpoints, plus with target.url mock the bundled
+// mock's own /metrics (name "mock", not required) unless an endpoint is already named so.
+// `resolved_url` is the target's URL as the run uses it (the mock's address).
+std::vector<TelemetryEndpoint> run_endpoints(const Config& config, const std::string& resolved_url);
+
+class Telemetry {
+ public:
+  // Starts scraping every endpoint at once, then every interval_s. `clock` is the run's
+  // (steady nanoseconds) and is called from the scraper thread. Throws std::runtime_error when
+  // `jsonl_path` cannot be created.
+  Telemetry(const TelemetryConfig& config, std::vector<TelemetryEndpoint> endpoints,
+            std::function<int64_t()> clock, const std::filesystem::path& jsonl_path);
+  ~Telemetry();  // stops at once (no final scrape)
+  Telemetry(const Telemetry&) = delete;
+  Telemetry& operator=(const Telemetry&) = delete;
+
+  // Waits until every endpoint's first scrape ended (at most timeout_s + 1 s). Returns, for
+  // each endpoint whose first scrape failed, "NAME (URL): error" with whether it is required.
+  struct StartFailure {
+    std::string what;
+    bool required = false;
+  };
+  std::vector<StartFailure> wait_first_round();
+
+  // The measured window starts at `t_ns` (the run's clock).
+  void start_window(int64_t t_ns);
+  // One last scrape of every endpoint (bounded by timeout_s), then the thread ends and
+  // server_metrics.jsonl is closed. Idempotent.
+  void stop();
+
+  // summary.json's "server_metrics" object (JSON text).
+  std::string summary_json() const;
+  // server_metrics.jsonl could not be written completely (after stop()).
+  std::optional<controller::OutputError> output_failure() const;
+  // For tests and the report: a copy of the per-endpoint counts so far.
+  std::vector<EndpointStats> endpoint_stats() const;
+
+ private:
+  struct Target;
+  enum StartWhich { kNone, kDue, kAll };
+  void run();                                       // the scraper thread
+  size_t start_due(int64_t now, StartWhich which);  // returns the transfers in flight
+  int64_t poll_wait_ms();
+  void on_done(CURL* easy, CURLcode code);
+  std::string scrape_error(const Target& t, CURLcode code) const;
+  std::string scrape_line(const Target& t, int64_t done_ns, const std::string& error,
+                          const ParseResult& parsed, int64_t dropped) const;
+  void finish_thread();
+
+  TelemetryConfig config_;
+  std::function<int64_t()> clock_;
+  std::vector<std::unique_ptr<Target>> targets_;
+  JsonlFile jsonl_;
+  mutable std::mutex mutex_;  // guards store_ and the first-round state
+  std::condition_variable first_round_cv_;
+  SeriesStore store_;
+  size_t first_round_done_ = 0;
+  std::atomic<int> stop_{0};  // 1: final scrape then end; 2: end now
+  struct MultiDeleter {
+    void operator()(CURLM* m) const noexcept;
+  };
+  std::unique_ptr<CURLM, MultiDeleter> multi_;
+  std::vector<Sample> batch_;  // the scrape being handled (scraper thread only)
+  std::thread thread_;
+  bool stopped_ = false;
+};
+
+}  // namespace convoy::telemetry
