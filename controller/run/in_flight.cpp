@@ -6,15 +6,54 @@
 
 namespace convoy::controller {
 
+namespace {
+
+// The turns a family would send: the lead's from first_turn, and every sub-agent's.
+int64_t planned_turns(const proto::Conversation& c) {
+  int64_t planned =
+      c.turns.size() > c.first_turn ? static_cast<int64_t>(c.turns.size() - c.first_turn) : 0;
+  for (const auto& s : c.subagents) planned += static_cast<int64_t>(s.turns.size());
+  return planned;
+}
+
+// Cuts a family to `granted` turns: the lead's first, then each sub-agent in order (parents come
+// before children) while turns are left, keeping only sub-agents whose parent kept the turn they
+// spawn after. Positions are renumbered so every kept sub-agent's parent stays valid.
+void cut_family(proto::Conversation& c, int64_t granted) {
+  const size_t lead_kept = static_cast<size_t>(std::min<int64_t>(
+      granted, static_cast<int64_t>(c.turns.size()) - static_cast<int64_t>(c.first_turn)));
+  c.turns.resize(c.first_turn + lead_kept);
+  int64_t left = granted - static_cast<int64_t>(lead_kept);
+  std::vector<int32_t> new_position(c.subagents.size(), -1);
+  std::vector<size_t> kept_turns(c.subagents.size(), 0);
+  std::vector<proto::SubAgent> kept;
+  for (size_t i = 0; i < c.subagents.size(); ++i) {
+    proto::SubAgent& s = c.subagents[i];
+    const bool lead_parent = s.parent < 0;
+    const auto parent = static_cast<size_t>(std::max(s.parent, 0));
+    const bool parent_kept = lead_parent || new_position[parent] >= 0;
+    const size_t parent_turns = lead_parent ? c.first_turn + lead_kept : kept_turns[parent];
+    if (left <= 0 || !parent_kept || s.spawn_after_turn > parent_turns) continue;
+    const auto turns = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(s.turns.size())));
+    s.turns.resize(turns);
+    left -= static_cast<int64_t>(turns);
+    kept_turns[i] = turns;
+    if (!lead_parent) s.parent = new_position[parent];
+    new_position[i] = static_cast<int32_t>(kept.size());
+    kept.push_back(std::move(s));
+  }
+  c.subagents = std::move(kept);
+}
+
+}  // namespace
+
 void InFlight::apply_grant(proto::Conversation& c, RequestBudget& budget) {
   if (c.phase != proto::Phase::kMeasure || !budget.limited()) return;
-  const int64_t planned =
-      c.turns.size() > c.first_turn ? static_cast<int64_t>(c.turns.size() - c.first_turn) : 0;
+  // A family commits the turns of the lead and of every sub-agent: load.requests counts them all.
+  const int64_t planned = planned_turns(c);
   auto [grant, fresh] = grants_.try_emplace(c.index);
   if (fresh) grant->second.granted = budget.commit(planned);
-  if (grant->second.granted < planned) {
-    c.turns.resize(c.first_turn + static_cast<size_t>(grant->second.granted));
-  }
+  if (grant->second.granted < planned) cut_family(c, grant->second.granted);
 }
 
 void InFlight::queue(const std::string& worker, proto::Conversation c, int64_t intended_ns,
@@ -54,7 +93,8 @@ void InFlight::on_record(const proto::Record& r) {
   if (auto it = entries_.find(r.conversation_index); it != entries_.end()) {
     it->second.started = true;
   }
-  if (r.phase != proto::Phase::kMeasure) return;
+  // final_marker close_request's extra request is not one of the granted turns.
+  if (r.phase != proto::Phase::kMeasure || r.close_request) return;
   if (auto g = grants_.find(r.conversation_index); g != grants_.end()) ++g->second.sent;
 }
 

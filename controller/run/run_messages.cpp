@@ -161,17 +161,18 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
     }
     if (w) ++w->records;
     in_flight_.on_record(r);
-    if (r.phase == proto::Phase::kMeasure) ++measure_requests_;
+    // final_marker close_request's extra request: written and counted apart (metrics skip it),
+    // but it is not a measured request: not in load.requests, the breaker or the progress line.
+    const bool measured = r.phase == proto::Phase::kMeasure && !r.close_request;
+    if (measured) ++measure_requests_;
     // Load profiles: a settle request is in no metric, the whole run's included.
     std::string_view stage;
     bool settle = false;
     if (route_record(r, stage, settle)) metrics_->add(r);
-    if (breaker_ && r.phase == proto::Phase::kMeasure) {
-      breaker_->add(r.end_ns, r.error.kind != proto::ErrorKind::kNone);
-    }
+    if (breaker_ && measured) breaker_->add(r.end_ns, r.error.kind != proto::ErrorKind::kNone);
     facts_.add(r);
     if (records_) records_->write(r, worker_id, host, stage, settle);
-    progress_.on_record(r);
+    if (!r.close_request) progress_.on_record(r);
   }
 }
 

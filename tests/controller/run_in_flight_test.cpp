@@ -144,3 +144,75 @@ TEST_CASE("in flight: a lost worker's conversations are taken out, re-homed or l
   CHECK(taken.lost == std::vector<uint64_t>{1, 3});
   CHECK(book.indexes() == std::vector<uint64_t>{4});
 }
+
+TEST_CASE("in flight: load.requests counts a family's sub-agent turns and cuts the family to fit") {
+  auto subagent = [](int32_t parent, uint32_t after, size_t turns) {
+    proto::SubAgent s;
+    s.parent = parent;
+    s.spawn_after_turn = after;
+    s.correlation_id = "s" + std::to_string(parent) + "-" + std::to_string(after);
+    s.turns.resize(turns);
+    return s;
+  };
+  // Lead: 3 turns. Sub-agents: #0 (2 turns) after the lead's turn 1, #1 (2) after #0's turn 1,
+  // #2 (2) after the lead's turn 3.
+  auto family = [&](uint64_t index) {
+    proto::Conversation c = conversation(index, 3);
+    c.subagents = {subagent(-1, 1, 2), subagent(0, 1, 2), subagent(-1, 3, 2)};
+    return c;
+  };
+  SUBCASE("a whole family commits all of its turns") {
+    InFlight book(1 << 20);
+    RequestBudget budget(100);
+    proto::Conversation c = family(1);
+    book.apply_grant(c, budget);
+    CHECK(budget.committed() == 9);
+    CHECK(c.subagents.size() == 3);
+  }
+  SUBCASE("a short grant keeps the lead, then sub-agents in order, renumbering parents") {
+    InFlight book(1 << 20);
+    RequestBudget budget(6);
+    proto::Conversation c = family(1);
+    book.apply_grant(c, budget);
+    CHECK(budget.committed() == 6);
+    CHECK(c.turns.size() == 3);
+    REQUIRE(c.subagents.size() == 2);  // #0 whole, #1 cut to one turn, #2 dropped
+    CHECK(c.subagents[0].turns.size() == 2);
+    CHECK(c.subagents[1].parent == 0);
+    CHECK(c.subagents[1].turns.size() == 1);
+  }
+  SUBCASE("a sub-agent whose parent lost the turn it spawns after is dropped") {
+    InFlight book(1 << 20);
+    RequestBudget budget(7);  // lead 3, #0 2, #1 2: #2 spawns after the lead's turn 3, kept
+    proto::Conversation c = family(1);
+    c.subagents[1].spawn_after_turn = 3;  // #0 has only 2 turns
+    book.apply_grant(c, budget);
+    REQUIRE(c.subagents.size() == 2);  // #1 dropped; #2 (after the lead's turn 3) kept
+    CHECK(c.subagents[1].spawn_after_turn == 3);
+    CHECK(c.subagents[1].parent == -1);
+  }
+  SUBCASE("a grant no larger than the lead's turns leaves no sub-agent") {
+    InFlight book(1 << 20);
+    RequestBudget budget(2);
+    proto::Conversation c = family(1);
+    book.apply_grant(c, budget);
+    CHECK(c.turns.size() == 2);
+    CHECK(c.subagents.empty());  // both turns go to the lead: nothing is left for sub-agents
+  }
+  SUBCASE("a close request is not one of the granted turns") {
+    InFlight book(1 << 20);
+    RequestBudget budget(3);
+    proto::Conversation c = conversation(1, 3);
+    book.apply_grant(c, budget);
+    Sent sent;
+    book.queue("w1", c, 100, sent.send());
+    proto::Record r;
+    r.conversation_index = 1;
+    r.phase = proto::Phase::kMeasure;
+    book.on_record(r);  // turn 0
+    r.close_request = true;
+    book.on_record(r);  // the close request: not a turn
+    REQUIRE(book.end("w1", 1, budget));
+    CHECK(budget.remaining() == 2);  // one of the three turns was sent: two come back
+  }
+}

@@ -87,9 +87,10 @@ TEST_CASE("a full output disk exits 3 naming each file, the OS error and the rec
 }
 
 TEST_CASE("report.html that alone does not fit exits 3 and summary.json names it") {
-  // Without records the quickstart's summary.csv takes 4 KiB of tmpfs pages, summary.json 12
-  // and report.html 36: 28 KiB left free by a filler hold the first two, not the page.
-  Tmpfs disk("e2e-htmlfull", "64k");
+  // Without records the quickstart's summary.csv takes 4 KiB of tmpfs pages, the mock's
+  // server_metrics.jsonl about 16 (three scrapes), report.html 36 and summary.json (written
+  // last) 24: 48 KiB left free by a filler hold all but the page, which finds 28 free.
+  Tmpfs disk("e2e-htmlfull", "128k");
   if (!disk.skipped().empty()) {
     MESSAGE("skipped: " << disk.skipped());
     return;
@@ -98,7 +99,7 @@ TEST_CASE("report.html that alone does not fit exits 3 and summary.json names it
   fs::create_directories(out);
   {
     std::ofstream filler(disk.path() / "filler", std::ios::binary);
-    filler << std::string(36 * 1024, 'x');
+    filler << std::string(80 * 1024, 'x');
   }
   Subprocess run(run_args(out, {"--quiet", "--set", "output.records=false"}));
   const auto rc = run.wait(120);
@@ -162,6 +163,6 @@ TEST_CASE("an output folder holding a previous run's files is a warning, not a f
   CHECK(*rc == 0);
   CHECK(contains(second.output(),
                  "already holds a previous run's files (summary.json, "
-                 "summary.csv, records.jsonl, report.html)"));
+                 "summary.csv, records.jsonl, report.html, server_metrics.jsonl)"));
   fs::remove_all(out);
 }
