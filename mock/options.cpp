@@ -85,8 +85,9 @@ ParsedOptions parse(CLI::App& app, Options& opt, const Names& names,
   return result;
 }
 
-void define(CLI::App& app, Options& opt, Names& names) {
-  const auto rate = CLI::Range(0.0, 1.0);
+// The flags in three groups: the server and its simulated engine, routing and the session
+// contracts, and the faults it can inject.
+void define_engine(CLI::App& app, Options& opt, Names& names) {
   app.add_option("--host", opt.host, "Address to listen on")->capture_default_str();
   app.add_option("--port", names.port, "Port to listen on (0 = ephemeral)")
       ->check(CLI::Range(0, 65535))
@@ -116,6 +117,9 @@ void define(CLI::App& app, Options& opt, Names& names) {
   app.add_option("--default-max-tokens", opt.default_max_tokens, "Output tokens when unspecified")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
+}
+
+void define_routing(CLI::App& app, Options& opt, Names& names) {
   app.add_option("--router-mode", names.router, "kv | round-robin | random")
       ->check(CLI::IsMember({"kv", "round-robin", "random"}))
       ->capture_default_str();
@@ -158,6 +162,10 @@ void define(CLI::App& app, Options& opt, Names& names) {
                  "Sessions /mock/stats keeps by id; the least recently seen beyond are dropped")
       ->check(CLI::Range(int64_t{1}, int64_t{1} << 32))
       ->capture_default_str();
+}
+
+void define_faults(CLI::App& app, Options& opt) {
+  const auto rate = CLI::Range(0.0, 1.0);
   app.add_option("--seed", opt.seed, "Seed for routing ties and faults")->capture_default_str();
   app.add_option("--error-rate", opt.error_rate, "Fraction of requests failing with 500")
       ->check(rate);
@@ -170,6 +178,12 @@ void define(CLI::App& app, Options& opt, Names& names) {
       ->check(rate)
       ->capture_default_str();
   app.add_option("--log-requests", opt.log_requests_path, "Append one JSON line per request");
+}
+
+void define(CLI::App& app, Options& opt, Names& names) {
+  define_engine(app, opt, names);
+  define_routing(app, opt, names);
+  define_faults(app, opt);
 }
 
 }  // namespace

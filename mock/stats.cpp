@@ -220,6 +220,45 @@ void Stats::clear() {
   *this = Stats(limit);
 }
 
+template <class W>
+void Stats::write_session_sections(W& w) const {
+  key(w, "sessions");
+  w.StartObject();
+  key(w, "count");
+  w.Int64(sessions_seen_);
+  key(w, "tracked");
+  w.Int64(static_cast<int64_t>(sessions_.size()));
+  key(w, "limit");
+  w.Int64(static_cast<int64_t>(session_limit_));
+  key(w, "evicted");
+  w.Int64(sessions_evicted_);
+  key(w, "worker_switches");
+  w.Int64(worker_switches_);
+  key(w, "sessions_with_switches");
+  w.Int64(sessions_with_switches_);
+  key(w, "by_id");
+  write_sessions(w, sessions_);
+  w.EndObject();
+
+  // Header contract: what the session headers said and what the binding tables did.
+  key(w, "session_headers");
+  w.StartObject();
+  key(w, "with_parent");
+  w.Int64(with_parent_);
+  key(w, "session_final");
+  w.Int64(session_final_true_);
+  key(w, "session_final_false");
+  w.Int64(session_final_false_);
+  w.EndObject();
+  key(w, "affinity");
+  w.StartObject();
+  for (size_t i = 0; i < kAffinityNames.size(); ++i) {
+    key(w, kAffinityNames[i]);
+    w.Int64(affinity_[i]);
+  }
+  w.EndObject();
+}
+
 std::string Stats::json(const std::vector<WorkerView>& workers, int64_t live_pins) const {
   rapidjson::StringBuffer buf;
   Writer w(buf);
@@ -258,41 +297,7 @@ std::string Stats::json(const std::vector<WorkerView>& workers, int64_t live_pin
   key(w, "ttft_by_turn");
   write_turns(w, turns_);
 
-  key(w, "sessions");
-  w.StartObject();
-  key(w, "count");
-  w.Int64(sessions_seen_);
-  key(w, "tracked");
-  w.Int64(static_cast<int64_t>(sessions_.size()));
-  key(w, "limit");
-  w.Int64(static_cast<int64_t>(session_limit_));
-  key(w, "evicted");
-  w.Int64(sessions_evicted_);
-  key(w, "worker_switches");
-  w.Int64(worker_switches_);
-  key(w, "sessions_with_switches");
-  w.Int64(sessions_with_switches_);
-  key(w, "by_id");
-  write_sessions(w, sessions_);
-  w.EndObject();
-
-  // Header contract: what the session headers said and what the binding tables did.
-  key(w, "session_headers");
-  w.StartObject();
-  key(w, "with_parent");
-  w.Int64(with_parent_);
-  key(w, "session_final");
-  w.Int64(session_final_true_);
-  key(w, "session_final_false");
-  w.Int64(session_final_false_);
-  w.EndObject();
-  key(w, "affinity");
-  w.StartObject();
-  for (size_t i = 0; i < kAffinityNames.size(); ++i) {
-    key(w, kAffinityNames[i]);
-    w.Int64(affinity_[i]);
-  }
-  w.EndObject();
+  write_session_sections(w);
 
   key(w, "live_pins");
   w.Int64(live_pins);

@@ -76,6 +76,9 @@ class Stats {
   std::string prometheus(const std::vector<WorkerView>& workers, const std::string& model) const;
 
  private:
+  // json()'s "sessions", "session_headers" and "affinity" objects (W: the rapidjson writer).
+  template <class W>
+  void write_session_sections(W& w) const;
   struct TurnRow {
     int64_t admitted = 0;
     int64_t prompt_tokens = 0;

@@ -211,7 +211,7 @@ void ConversationRunner::assign(proto::Conversation conversation) {
                ", not an earlier one; it is not run");
       continue;
     }
-    m.parent = static_cast<size_t>(sub.parent + 1);
+    m.parent = static_cast<size_t>(sub.parent) + 1;
     Member& parent = f.members[m.parent];
     if (sub.spawn_after_turn < 1 || sub.spawn_after_turn > parent.turns->size() ||
         sub.turns.empty()) {
@@ -354,6 +354,33 @@ void ConversationRunner::send_close_request(Family& f, size_t m, const proto::Tu
   start_request(f, m, body, false);
 }
 
+proto::Record ConversationRunner::response_record(const Family& f, size_t m, uint32_t turn_index,
+                                                  bool final_turn, bool close_request,
+                                                  HttpResponse& response) const {
+  const Member& member = f.members[m];
+  proto::Record r = close_request ? record_of(f, m, turn_index + 1, false)
+                                  : record_of(f, m, turn_index, final_turn);
+  r.close_request = close_request;
+  r.sent_ns = response.sent_ns;
+  r.first_byte_ns = response.first_byte_ns;
+  r.first_token_ns = response.first_token_ns;
+  r.second_token_ns = response.second_token_ns;
+  r.last_token_ns = response.last_token_ns;
+  r.end_ns = response.end_ns;
+  r.chunk_gaps_ns = std::move(response.chunk_gaps_ns);
+  r.usage_from_server = response.has_usage;
+  r.input_tokens =
+      response.has_usage ? response.prompt_tokens : (*member.turns)[turn_index].input_tokens_est;
+  r.output_tokens = response.has_usage ? response.completion_tokens : response.content_events;
+  r.cached_tokens = response.cached_tokens;
+  r.http_status = response.http_status;
+  r.error = response.error;
+  r.session_control = f.members[m].session_control;
+  r.served_by = std::move(response.served_by);
+  r.dp_rank = response.dp_rank;
+  return r;
+}
+
 void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& response) {
   auto it = active_.find(index);
   if (it == active_.end()) return;
@@ -366,25 +393,7 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
   const bool close_request = member.close_request;
   member.close_request = false;
 
-  proto::Record r = close_request ? record_of(f, m, turn_index + 1, false)
-                                  : record_of(f, m, turn_index, final_turn);
-  r.close_request = close_request;
-  r.sent_ns = response.sent_ns;
-  r.first_byte_ns = response.first_byte_ns;
-  r.first_token_ns = response.first_token_ns;
-  r.second_token_ns = response.second_token_ns;
-  r.last_token_ns = response.last_token_ns;
-  r.end_ns = response.end_ns;
-  r.chunk_gaps_ns = std::move(response.chunk_gaps_ns);
-  r.usage_from_server = response.has_usage;
-  r.input_tokens = response.has_usage ? response.prompt_tokens : turn.input_tokens_est;
-  r.output_tokens = response.has_usage ? response.completion_tokens : response.content_events;
-  r.cached_tokens = response.cached_tokens;
-  r.http_status = response.http_status;
-  r.error = response.error;
-  r.session_control = member.session_control;
-  r.served_by = std::move(response.served_by);
-  r.dp_rank = response.dp_rank;
+  proto::Record r = response_record(f, m, turn_index, final_turn, close_request, response);
 
   const bool ok = response.error.kind == proto::ErrorKind::kNone;
   if (!ok && !response.request_reached_server) {

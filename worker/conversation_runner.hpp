@@ -75,6 +75,10 @@ class ConversationRunner {
   void cancel_family(Family& f, proto::EndReason reason);
   void end_if_done(uint64_t index);
   proto::Record record_of(const Family& f, size_t m, uint32_t turn_index, bool final_turn) const;
+  // The record of the request that `response` answers (a close request is numbered one past
+  // the final turn); takes the response's chunk gaps and serving worker.
+  proto::Record response_record(const Family& f, size_t m, uint32_t turn_index, bool final_turn,
+                                bool close_request, HttpResponse& response) const;
   std::string new_request_id();
 
   EventLoop& loop_;

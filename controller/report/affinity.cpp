@@ -93,11 +93,11 @@ AffinitySummary AffinityTracker::summary() const {
 size_t AffinityTracker::memory_bytes() const {
   size_t bytes = sizeof(*this);
   for (const auto& [id, s] : sessions_) {
-    bytes += sizeof(id) + id.capacity() + sizeof(s) + s.workers.capacity() * sizeof(uint32_t) +
-             2 * sizeof(void*);
+    bytes += sizeof(std::string) + id.capacity() + sizeof(s) +
+             s.workers.capacity() * sizeof(uint32_t) + 2 * sizeof(void*);
   }
   for (const auto& [key, index] : worker_ids_) {
-    bytes += sizeof(key) + key.capacity() + sizeof(index) + 2 * sizeof(void*);
+    bytes += sizeof(std::string) + key.capacity() + sizeof(index) + 2 * sizeof(void*);
   }
   bytes += worker_last_end_ns_.capacity() * sizeof(int64_t);
   return bytes;

@@ -118,7 +118,9 @@ void rejection_insights(const InsightInputs& in, std::vector<Insight>* out) {
         "Shorten the dataset's conversation ids."};
     out->push_back(std::move(i));
   }
+}
 
+void table_full_insights(const InsightInputs& in, std::vector<Insight>* out) {
   const bool header_mode = in.session_routing_mode == proto::SessionRoutingMode::kHeader;
   const Found full = find_groups(in, [&](const ErrorGroupView&, const std::string& text) {
     return has(text, "session affinity entry limit reached") ||
@@ -157,6 +159,9 @@ void rejection_insights(const InsightInputs& in, std::vector<Insight>* out) {
   }
 
   // InvalidArgument: 400 (a 500 "is bound to worker N, which is unavailable" is another story).
+}
+
+void pin_conflict_insights(const InsightInputs& in, std::vector<Insight>* out) {
   const Found conflict = find_groups(in, [](const ErrorGroupView& g, const std::string& text) {
     return g.code == 400 && (has(text, "is bound to worker") || has(text, "is bound to dp rank") ||
                              has(text, "has worker-only affinity") ||
@@ -201,32 +206,55 @@ void rejection_insights(const InsightInputs& in, std::vector<Insight>* out) {
 
 // Conversations that moved: the likely causes in the order, those the evidence supports
 // first, each with its evidence.
-void affinity_insights(const InsightInputs& in, std::vector<Insight>* out) {
-  if (!in.verify || !in.affinity) return;
-  const AffinitySummary& a = *in.affinity;
-  if (!a.verified) {
-    if (a.requests_without_worker == 0) return;
-    Insight i;
-    i.id = "affinity_not_verified";
-    i.severity = "warning";
-    i.title = "session_routing.verify: the server did not name the serving worker";
-    i.problem = count(a.requests_without_worker, "successful request", "successful requests") +
-                " asked for nvext.extra_fields [\"worker_id\"] and no reply carried "
-                "nvext.worker_id, so affinity could not be checked.";
-    i.likely_causes = {"The target is not a Dynamo frontend (vLLM, SGLang served directly).",
-                       "A proxy in between drops the nvext member of the reply."};
-    i.fixes = {"Point target.url at the Dynamo frontend, or set session_routing.verify: false."};
-    out->push_back(std::move(i));
-    return;
-  }
-  if (a.moves == 0) return;
+struct Cause {
+  bool supported;
+  std::string text;
+};
 
+Insight not_verified_insight(const AffinitySummary& a) {
+  Insight i;
+  i.id = "affinity_not_verified";
+  i.severity = "warning";
+  i.title = "session_routing.verify: the server did not name the serving worker";
+  i.problem = count(a.requests_without_worker, "successful request", "successful requests") +
+              " asked for nvext.extra_fields [\"worker_id\"] and no reply carried "
+              "nvext.worker_id, so affinity could not be checked.";
+  i.likely_causes = {"The target is not a Dynamo frontend (vLLM, SGLang served directly).",
+                     "A proxy in between drops the nvext member of the reply."};
+  i.fixes = {"Point target.url at the Dynamo frontend, or set session_routing.verify: false."};
+  return i;
+}
+
+Insight moves_insight(const AffinitySummary& a, const std::vector<Cause>& causes) {
+  const double fraction = a.move_fraction();
+  Insight i;
+  i.id = "affinity_moves";
+  i.severity = "warning";
+  i.title = "Conversations moved between workers";
+  i.problem = count(a.conversations_moved, "session", "sessions") + " of " +
+              std::to_string(a.conversations) + " moved between workers (" +
+              count(a.moves, "move", "moves") + " over " + std::to_string(a.transitions) +
+              " consecutive turns, " + percent(fraction) +
+              "): a moved turn loses the KV cache of the turns before it.";
+  for (const auto& c : causes) i.likely_causes.push_back(c.text);
+  i.investigate = {
+      "records.jsonl: served_by and dp_rank of each turn, by x_correlation_id (the examples).",
+      "The frontend's command line: --router-session-affinity-ttl-secs and "
+      "--router-session-affinity-mode."};
+  i.fixes = {
+      "Start the frontend with --router-session-affinity-ttl-secs longer than the think "
+      "time (dataset.think_time_ms), in hard mode.",
+      "With several frontends: hash the ingress on X-Dynamo-Session-ID, or list them in "
+      "target.urls (convoy pins each family to one)."};
+  i.affected_requests = a.moves;
+  i.example_correlation_ids = a.example_moved;
+  return i;
+}
+
+// The likely causes of moves, in the order, those the evidence supports first.
+std::vector<Cause> move_causes(const InsightInputs& in, const AffinitySummary& a) {
   const bool header = in.session_routing_mode == proto::SessionRoutingMode::kHeader;
   const double fraction = a.move_fraction();
-  struct Cause {
-    bool supported;
-    std::string text;
-  };
   std::vector<Cause> causes;
   // 1. No affinity TTL: the router picks a worker per request, so nearly every turn moves.
   causes.push_back(
@@ -296,29 +324,19 @@ void affinity_insights(const InsightInputs& in, std::vector<Insight>* out) {
                                         "served nothing after the move)."
                                   : ".")});
   std::stable_partition(causes.begin(), causes.end(), [](const Cause& c) { return c.supported; });
+  return causes;
+}
 
-  Insight i;
-  i.id = "affinity_moves";
-  i.severity = "warning";
-  i.title = "Conversations moved between workers";
-  i.problem = count(a.conversations_moved, "session", "sessions") + " of " +
-              std::to_string(a.conversations) + " moved between workers (" +
-              count(a.moves, "move", "moves") + " over " + std::to_string(a.transitions) +
-              " consecutive turns, " + percent(fraction) +
-              "): a moved turn loses the KV cache of the turns before it.";
-  for (const auto& c : causes) i.likely_causes.push_back(c.text);
-  i.investigate = {
-      "records.jsonl: served_by and dp_rank of each turn, by x_correlation_id (the examples).",
-      "The frontend's command line: --router-session-affinity-ttl-secs and "
-      "--router-session-affinity-mode."};
-  i.fixes = {
-      "Start the frontend with --router-session-affinity-ttl-secs longer than the think "
-      "time (dataset.think_time_ms), in hard mode.",
-      "With several frontends: hash the ingress on X-Dynamo-Session-ID, or list them in "
-      "target.urls (convoy pins each family to one)."};
-  i.affected_requests = a.moves;
-  i.example_correlation_ids = a.example_moved;
-  out->push_back(std::move(i));
+void affinity_insights(const InsightInputs& in, std::vector<Insight>* out) {
+  if (!in.verify || !in.affinity) return;
+  const AffinitySummary& a = *in.affinity;
+  if (!a.verified) {
+    if (a.requests_without_worker > 0) out->push_back(not_verified_insight(a));
+    return;
+  }
+  if (a.moves == 0) return;
+
+  out->push_back(moves_insight(a, move_causes(in, a)));
 }
 
 void target_insights(const InsightInputs& in, std::vector<Insight>* out) {
@@ -385,6 +403,8 @@ void add_header_era_inputs(const Config& config, const MetricsSnapshot& snapshot
 
 void header_era_insights(const InsightInputs& in, std::vector<Insight>* out) {
   rejection_insights(in, out);
+  table_full_insights(in, out);
+  pin_conflict_insights(in, out);
   affinity_insights(in, out);
   target_insights(in, out);
 }

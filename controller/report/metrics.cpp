@@ -487,30 +487,8 @@ const Histogram* MetricsAggregator::histogram(std::string_view tag) const {
   return nullptr;
 }
 
-MetricsSnapshot MetricsAggregator::snapshot() const {
-  MetricsSnapshot s;
-  s.request_count = request_count_;
-  s.error_request_count = error_count_;
-  s.good_request_count = good_count_;
-  s.has_slo = !slos_.empty();
-  s.warmup_request_count = warmup_count_;
-  s.warmup_error_count = warmup_error_count_;
-  s.total_input_tokens = total_input_tokens_;
-  s.total_output_tokens = total_output_tokens_;
-  s.first_send_ns = first_send_ns_;
-  s.last_end_ns = last_end_ns_;
-  if (first_send_ns_ > 0 && last_end_ns_ > first_send_ns_) {
-    s.duration_s = static_cast<double>(last_end_ns_ - first_send_ns_) / 1e9;
-    s.request_throughput = static_cast<double>(request_count_) / s.duration_s;
-    s.output_token_throughput = static_cast<double>(total_output_tokens_) / s.duration_s;
-    s.goodput = static_cast<double>(good_count_) / s.duration_s;
-  }
-
-  for (size_t i : kSummaryOrder) {
-    // The lead / sub-agent split says something only when the run has sub-agents.
-    if (i == kTtftLead && histograms_[kTtftSubagent].empty()) continue;
-    if (!histograms_[i].empty()) s.metrics.push_back(stats_of(histograms_[i], kDefs[i]));
-  }
+// Family makespan: the lead's first send to the family's last end, families with sub-agents.
+void MetricsAggregator::add_family_makespan(MetricsSnapshot& s) const {
   Histogram makespan;
   for (const auto& [index, f] : families_) {
     if (f.has_subagent && f.lead_first_send_ns > 0 && f.last_end_ns > f.lead_first_send_ns) {
@@ -518,22 +496,10 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
     }
   }
   if (!makespan.empty()) s.metrics.push_back(stats_of(makespan, kFamilyMakespan));
-  s.metrics.push_back(single_value("output_token_throughput", "Output Token Throughput",
-                                   "tokens/sec", s.output_token_throughput));
-  s.metrics.push_back(single_value("request_throughput", "Request Throughput", "requests/sec",
-                                   s.request_throughput));
-  if (s.has_slo) s.metrics.push_back(single_value("goodput", "Goodput", "requests/sec", s.goodput));
-  s.metrics.push_back(single_value("request_count", "Request Count", "requests",
-                                   static_cast<double>(request_count_)));
-  s.metrics.push_back(single_value("error_request_count", "Error Request Count", "requests",
-                                   static_cast<double>(error_count_)));
-  s.metrics.push_back(
-      single_value("benchmark_duration", "Benchmark Duration", "sec", s.duration_s));
+}
 
-  for (const auto& [key, group] : errors_) s.errors.push_back(group);
-  std::stable_sort(s.errors.begin(), s.errors.end(),
-                   [](const ErrorGroup& a, const ErrorGroup& b) { return a.count > b.count; });
-
+// The over-time series, TTFT by turn and the distributions.
+void MetricsAggregator::fill_over_time(MetricsSnapshot& s) const {
   s.series_bucket_s = static_cast<double>(bucket_width_ns_) / 1e9;
   s.series.reserve(series_.size());
   for (size_t i = 0; i < series_.size(); ++i) {
@@ -563,7 +529,10 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
     if (histograms_[i].empty()) continue;
     s.distributions[kDefs[i].tag] = bins_of(histograms_[i], kDefs[i].scale, kDistributionBins);
   }
+}
 
+// Close requests, sessions, per-URL targets and verified affinity.
+void MetricsAggregator::fill_header_era(MetricsSnapshot& s) const {
   s.close_request_count = close_request_count_;
   s.sessions_started = sessions_started_;
   for (size_t i = 0; i < targets_.size(); ++i) {
@@ -578,6 +547,52 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
     s.targets.push_back(std::move(t));
   }
   if (affinity_) s.affinity = affinity_->summary();
+}
+
+MetricsSnapshot MetricsAggregator::snapshot() const {
+  MetricsSnapshot s;
+  s.request_count = request_count_;
+  s.error_request_count = error_count_;
+  s.good_request_count = good_count_;
+  s.has_slo = !slos_.empty();
+  s.warmup_request_count = warmup_count_;
+  s.warmup_error_count = warmup_error_count_;
+  s.total_input_tokens = total_input_tokens_;
+  s.total_output_tokens = total_output_tokens_;
+  s.first_send_ns = first_send_ns_;
+  s.last_end_ns = last_end_ns_;
+  if (first_send_ns_ > 0 && last_end_ns_ > first_send_ns_) {
+    s.duration_s = static_cast<double>(last_end_ns_ - first_send_ns_) / 1e9;
+    s.request_throughput = static_cast<double>(request_count_) / s.duration_s;
+    s.output_token_throughput = static_cast<double>(total_output_tokens_) / s.duration_s;
+    s.goodput = static_cast<double>(good_count_) / s.duration_s;
+  }
+
+  for (size_t i : kSummaryOrder) {
+    // The lead / sub-agent split says something only when the run has sub-agents.
+    if (i == kTtftLead && histograms_[kTtftSubagent].empty()) continue;
+    if (!histograms_[i].empty()) s.metrics.push_back(stats_of(histograms_[i], kDefs[i]));
+  }
+  add_family_makespan(s);
+  s.metrics.push_back(single_value("output_token_throughput", "Output Token Throughput",
+                                   "tokens/sec", s.output_token_throughput));
+  s.metrics.push_back(single_value("request_throughput", "Request Throughput", "requests/sec",
+                                   s.request_throughput));
+  if (s.has_slo) s.metrics.push_back(single_value("goodput", "Goodput", "requests/sec", s.goodput));
+  s.metrics.push_back(single_value("request_count", "Request Count", "requests",
+                                   static_cast<double>(request_count_)));
+  s.metrics.push_back(single_value("error_request_count", "Error Request Count", "requests",
+                                   static_cast<double>(error_count_)));
+  s.metrics.push_back(
+      single_value("benchmark_duration", "Benchmark Duration", "sec", s.duration_s));
+
+  for (const auto& [key, group] : errors_) s.errors.push_back(group);
+  std::stable_sort(s.errors.begin(), s.errors.end(),
+                   [](const ErrorGroup& a, const ErrorGroup& b) { return a.count > b.count; });
+
+  fill_over_time(s);
+
+  fill_header_era(s);
   return s;
 }
 

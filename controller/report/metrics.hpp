@@ -188,6 +188,10 @@ class MetricsAggregator {
   size_t memory_bytes() const;
 
  private:
+  // Parts of snapshot().
+  void add_family_makespan(MetricsSnapshot& s) const;
+  void fill_over_time(MetricsSnapshot& s) const;
+  void fill_header_era(MetricsSnapshot& s) const;
   enum Metric : size_t {
     kTtft,
     kTtftFirstTurn,

@@ -18,7 +18,7 @@ namespace {
 // The names a run writes (run_report.cpp, records_writer.cpp); a previous run's copies are
 // worth a warning, not a failure.
 constexpr const char* kRunFiles[] = {"summary.json", "summary.csv", "records.jsonl", "report.html",
-                                    "server_metrics.jsonl"};
+                                     "server_metrics.jsonl"};
 
 std::filesystem::path tmp_path_of(const std::filesystem::path& path) {
   std::filesystem::path tmp = path;

@@ -48,12 +48,12 @@ class TimeSample {
 // request belongs to the stage in which it was intended to be sent, and requests intended in a
 // stage's settle window are in no stage (and in no metric).
 struct StageFacts {
-  StageConfig config;          // as resolved (name, index, mode, level, end, settle)
-  int64_t start_ns = 0;        // measured window [start_ns, end_ns)
+  StageConfig config;    // as resolved (name, index, mode, level, end, settle)
+  int64_t start_ns = 0;  // measured window [start_ns, end_ns)
   int64_t end_ns = 0;
-  int64_t settle_end_ns = 0;   // end_ns + settle actually spent (== end_ns without settle)
-  double reached_value = 0;    // the level at the stage's end (a ramp's last level)
-  MetricsSnapshot metrics;     // this stage's requests only
+  int64_t settle_end_ns = 0;  // end_ns + settle actually spent (== end_ns without settle)
+  double reached_value = 0;   // the level at the stage's end (a ramp's last level)
+  MetricsSnapshot metrics;    // this stage's requests only
   // Capacity search steps: whether the step met load.search.slo, and why not.
   std::optional<bool> slo_met;
   std::vector<std::string> slo_failures;  // e.g. "time_to_first_token p99 812 ms > 500 ms"
