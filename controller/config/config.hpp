@@ -25,8 +25,8 @@ struct Distribution {
 // The enums and sections a worker also needs are the wire types (proto/messages.hpp): defined
 // once, their defaults written once.
 using proto::Endpoint;
-using proto::HistoryMode;
 using proto::FinalMarker;
+using proto::HistoryMode;
 using proto::SessionRoutingMode;
 enum class DatasetType { kSynthetic, kJsonl, kMooncake };
 enum class LoadMode { kConcurrency, kRate, kTrace };
@@ -123,8 +123,8 @@ struct SearchConfig {
 
 // load.abort_on: the live circuit breaker.
 struct AbortOnConfig {
-  double error_rate = 0.5;  // fraction of the window's ended requests that failed
-  double window_s = 10;     // sliding window
+  double error_rate = 0.5;    // fraction of the window's ended requests that failed
+  double window_s = 10;       // sliding window
   int64_t min_requests = 50;  // no judgement on fewer ended requests in the window
 };
 

@@ -34,7 +34,8 @@ void cut_family(proto::Conversation& c, int64_t granted) {
     const bool parent_kept = lead_parent || new_position[parent] >= 0;
     const size_t parent_turns = lead_parent ? c.first_turn + lead_kept : kept_turns[parent];
     if (left <= 0 || !parent_kept || s.spawn_after_turn > parent_turns) continue;
-    const auto turns = static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(s.turns.size())));
+    const auto turns =
+        static_cast<size_t>(std::min<int64_t>(left, static_cast<int64_t>(s.turns.size())));
     s.turns.resize(turns);
     left -= static_cast<int64_t>(turns);
     kept_turns[i] = turns;
