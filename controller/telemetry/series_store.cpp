@@ -98,7 +98,7 @@ void write_counter(JsonWriter& w, const SeriesStore& store, const Series& s) {
   w.Key("samples");
   w.Int64(s.samples);
   w.Key("delta");
-  w.Double(s.increase);
+  number(w, s.increase);
   w.Key("rate_per_s");
   const double span = span_s(s);
   number(w, span > 0 ? s.increase / span : std::nan(""));
@@ -123,7 +123,7 @@ void write_histogram(JsonWriter& w, const SeriesStore& store, HistogramGroup& g)
   identity(w, store, *g.any, g.any->family, "histogram", "le");
   const double count = g.count ? *g.count : (g.buckets.empty() ? 0 : g.buckets.back().second);
   w.Key("count");
-  w.Double(count);
+  number(w, count);
   w.Key("sum");
   number(w, g.sum.value_or(std::nan("")));
   w.Key("avg");
@@ -142,10 +142,10 @@ void write_histogram(JsonWriter& w, const SeriesStore& store, HistogramGroup& g)
     if (std::isinf(le)) {
       w.String("+Inf");
     } else {
-      w.Double(le);
+      number(w, le);
     }
     w.Key("count");
-    w.Double(n);
+    number(w, n);
     w.EndObject();
   }
   w.EndArray();
