@@ -2,6 +2,8 @@
 // parsing, resolution against the load.* defaults, and each validation rule.
 #include <doctest/doctest.h>
 
+#include "controller/config_test_util.hpp"
+
 #include <string>
 #include <vector>
 
@@ -15,27 +17,8 @@ using convoy::ProfileKind;
 
 namespace {
 
-std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  try {
-    parse_config(text, "c.yaml", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  FAIL("no ConfigError for:\n" << text);
-  return {};
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-#define CHECK_ERROR(text, ...)                                              \
-  do {                                                                      \
-    const std::string message_ = error_of(text);                            \
-    for (const char* part_ : {__VA_ARGS__}) {                               \
-      CHECK_MESSAGE(contains(message_, part_), message_, " lacks ", part_); \
-    }                                                                       \
-  } while (false)
+using convoy::test::contains;
+using convoy::test::error_of;
 
 const char* const kThreeStages = R"(load:
   concurrency: 12

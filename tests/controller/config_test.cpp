@@ -2,6 +2,8 @@
 
 #include <doctest/doctest.h>
 
+#include "controller/config_test_util.hpp"
+
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
@@ -19,28 +21,8 @@ using convoy::parse_config;
 
 namespace {
 
-// The ConfigError message for `text` (parsed as file "c.yaml"); fails the test when none.
-std::string error_of(const std::string& text, const std::vector<std::string>& overrides = {}) {
-  try {
-    parse_config(text, "c.yaml", overrides);
-  } catch (const ConfigError& e) {
-    return e.what();
-  }
-  FAIL("no ConfigError for:\n" << text);
-  return {};
-}
-
-bool contains(const std::string& haystack, const std::string& needle) {
-  return haystack.find(needle) != std::string::npos;
-}
-
-#define CHECK_ERROR(text, ...)                                              \
-  do {                                                                      \
-    const std::string message_ = error_of(text);                            \
-    for (const char* part_ : {__VA_ARGS__}) {                               \
-      CHECK_MESSAGE(contains(message_, part_), message_, " lacks ", part_); \
-    }                                                                       \
-  } while (false)
+using convoy::test::contains;
+using convoy::test::error_of;
 
 // A scratch folder under the build tree, emptied per use.
 fs::path scratch(const std::string& name) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/mock_log.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -20,27 +21,6 @@ namespace fs = std::filesystem;
 using namespace convoy::test;
 
 namespace {
-
-std::string mock_url(Subprocess& mock) {
-  REQUIRE(mock.wait_for_output("listening on ", 30));
-  auto pos = mock.output().find("http://");
-  REQUIRE(pos != std::string::npos);
-  return mock.output().substr(pos, mock.output().find('\n', pos) - pos);
-}
-
-// A header's value in a request-log line, by case-insensitive name ("" when absent).
-std::string header(const rapidjson::Value& line, std::string wanted) {
-  std::transform(wanted.begin(), wanted.end(), wanted.begin(),
-                 [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  if (!line.HasMember("headers") || !line["headers"].IsObject()) return "";
-  for (const auto& h : line["headers"].GetObject()) {
-    std::string name = h.name.GetString();
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (name == wanted && h.value.IsString()) return h.value.GetString();
-  }
-  return "";
-}
 
 struct Seen {
   std::string final_header;  // X-Dynamo-Session-Final as sent ("" when absent)
@@ -96,13 +76,13 @@ TEST_CASE(
     std::map<std::string, std::vector<Seen>> sessions;
     for (const auto& line : read_jsonl(log)) {
       if (!line.HasMember("body") || !line["body"].IsObject()) continue;  // not a generation
-      const std::string id = header(line, "X-Dynamo-Session-ID");
+      const std::string id = logged_header(line, "X-Dynamo-Session-ID");
       REQUIRE_FALSE(id.empty());
-      CHECK(header(line, "X-Correlation-ID") == id);
-      CHECK(header(line, "X-Dynamo-Parent-Session-ID").empty());  // no sub-agents here
+      CHECK(logged_header(line, "X-Correlation-ID") == id);
+      CHECK(logged_header(line, "X-Dynamo-Parent-Session-ID").empty());  // no sub-agents here
       CHECK_FALSE(line["body"].HasMember("nvext"));  // no agent_context, no body control
       Seen s;
-      s.final_header = header(line, "X-Dynamo-Session-Final");
+      s.final_header = logged_header(line, "X-Dynamo-Session-Final");
       if (line["body"].HasMember("max_tokens"))
         s.max_tokens = line["body"]["max_tokens"].GetInt64();
       sessions[id].push_back(s);

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/mock_log.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -20,24 +21,6 @@ namespace fs = std::filesystem;
 using namespace convoy::test;
 
 namespace {
-
-std::string listening_url(Subprocess& mock) {
-  REQUIRE(mock.wait_for_output("listening on ", 30));
-  auto pos = mock.output().find("http://");
-  REQUIRE(pos != std::string::npos);
-  return mock.output().substr(pos, mock.output().find('\n', pos) - pos);
-}
-
-std::string header_value(const rapidjson::Value& line, const std::string& wanted) {
-  if (!line.HasMember("headers") || !line["headers"].IsObject()) return "";
-  for (const auto& h : line["headers"].GetObject()) {
-    std::string name = h.name.GetString();
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (name == wanted && h.value.IsString()) return h.value.GetString();
-  }
-  return "";
-}
 
 // A config for `urls` (YAML flow list), 24 synthetic families with sub-agents half the time.
 std::string multi_url_config(const std::vector<std::string>& urls) {
@@ -72,8 +55,8 @@ TEST_CASE("target.urls: both frontends get traffic and no family is split betwee
                      "header", "--log-requests", log_a.string()});
   Subprocess mock_b({bin("mock/convoy-mock"), "--port", "0", "--speedup", "50", "--contract",
                      "header", "--log-requests", log_b.string()});
-  const std::string url_a = listening_url(mock_a);
-  const std::string url_b = listening_url(mock_b);
+  const std::string url_a = mock_url(mock_a);
+  const std::string url_b = mock_url(mock_b);
   const fs::path cfg = dir / "config.yaml";
   std::ofstream(cfg) << multi_url_config({url_a, url_b});
   Subprocess run(
@@ -93,10 +76,10 @@ TEST_CASE("target.urls: both frontends get traffic and no family is split betwee
   int children = 0;
   for (const auto& [name, log] : {std::pair{'a', log_a}, std::pair{'b', log_b}}) {
     for (const auto& line : read_jsonl(log)) {
-      const std::string session = header_value(line, "x-dynamo-session-id");
+      const std::string session = logged_header(line, "x-dynamo-session-id");
       if (session.empty()) continue;
       ++requests[name];
-      const std::string parent = header_value(line, "x-dynamo-parent-session-id");
+      const std::string parent = logged_header(line, "x-dynamo-parent-session-id");
       if (!parent.empty()) ++children;
       // Synthetic sub-agents are one generation deep: the parent is the root.
       frontends_of_family[parent.empty() ? session : parent].insert(name);
@@ -117,7 +100,7 @@ TEST_CASE("target.urls: an unreachable frontend stops the run at start and is na
   const fs::path dir = fresh_dir("e2e-multi-url-down");
   const fs::path log = dir / "up.jsonl";
   Subprocess mock({bin("mock/convoy-mock"), "--port", "0", "--log-requests", log.string()});
-  const std::string up = listening_url(mock);
+  const std::string up = mock_url(mock);
   const RefusingPort down;
   const fs::path cfg = dir / "config.yaml";
   std::ofstream(cfg) << multi_url_config({up, down.url()});
@@ -134,7 +117,7 @@ TEST_CASE("target.urls: an unreachable frontend stops the run at start and is na
   // Nothing was sent: the healthy frontend saw no generation request.
   int generations = 0;
   for (const auto& line : read_jsonl(log)) {
-    if (!header_value(line, "x-dynamo-session-id").empty()) ++generations;
+    if (!logged_header(line, "x-dynamo-session-id").empty()) ++generations;
   }
   CHECK(generations == 0);
   fs::remove_all(dir);

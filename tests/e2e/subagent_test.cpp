@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/mock_log.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -22,26 +23,6 @@ namespace fs = std::filesystem;
 using namespace convoy::test;
 
 namespace {
-
-// Starts convoy-mock on a free port; returns its url.
-std::string mock_url(Subprocess& mock) {
-  REQUIRE(mock.wait_for_output("listening on ", 30));
-  auto pos = mock.output().find("http://");
-  REQUIRE(pos != std::string::npos);
-  return mock.output().substr(pos, mock.output().find('\n', pos) - pos);
-}
-
-// A header's value in a request-log line, by case-insensitive name ("" when absent).
-std::string header(const rapidjson::Value& line, const std::string& wanted) {
-  if (!line.HasMember("headers") || !line["headers"].IsObject()) return "";
-  for (const auto& h : line["headers"].GetObject()) {
-    std::string name = h.name.GetString();
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    if (name == wanted && h.value.IsString()) return h.value.GetString();
-  }
-  return "";
-}
 
 // Two families: "lead" (3 turns) with c1 after its turn 1 (c1 has a child g1 after its own turn
 // 1) and c2 after its turn 2; "solo" (2 turns) with s1 after its turn 1. Think time 0: a join
@@ -157,9 +138,9 @@ TEST_CASE(
     std::map<std::string, std::string> parent_of;  // session id -> parent header, per request
     std::map<std::string, int> requests;
     for (const auto& line : read_jsonl(log)) {
-      const std::string session = header(line, "x-dynamo-session-id");
+      const std::string session = logged_header(line, "x-dynamo-session-id");
       if (session.empty()) continue;
-      const std::string parent = header(line, "x-dynamo-parent-session-id");
+      const std::string parent = logged_header(line, "x-dynamo-parent-session-id");
       if (requests[session]++ == 0) {
         parent_of[session] = parent;
       } else {
