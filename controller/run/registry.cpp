@@ -94,9 +94,12 @@ void WorkerRegistry::on_heartbeat(const std::string& id, const proto::Heartbeat&
   WorkerInfo* w = find(id);
   if (!w) return;
   on_seen(id, now_ns);
-  w->last_heartbeat = hb;
   w->max_cpu_percent = std::max(w->max_cpu_percent, hb.cpu_percent);
   w->max_rss_bytes = std::max(w->max_rss_bytes, hb.rss_bytes);
+  // The bye travels on the results socket, heartbeats on the control socket: a heartbeat sent
+  // before the bye can be read after it, and the bye's counts are the worker's last word.
+  if (w->state == WorkerState::kDone) return;
+  w->last_heartbeat = hb;
 }
 
 bool WorkerRegistry::on_pong(const std::string& id, const proto::Pong& pong, int64_t now_ns) {

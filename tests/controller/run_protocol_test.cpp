@@ -261,7 +261,7 @@ TEST_CASE("controller protocol: conversations are sharded whole and results land
   REQUIRE(summary["workers"].Size() == 3);
   int64_t records = 0;
   for (const auto& w : summary["workers"].GetArray()) {
-    INFO(w["worker_id"].GetString());
+    INFO(std::string(w["worker_id"].GetString()));
     CHECK(std::string(w["state"].GetString()) == "done");  // its Bye was received
     CHECK(w["legacy_open_sessions"].GetInt64() == 0);
     CHECK(w["clock_rtt_ns"].GetInt64() >= 0);
@@ -523,7 +523,14 @@ TEST_CASE("controller protocol: a hello flood beyond workers.expect registers no
   // Every hello refused is counted (a phantom may say hello again before its Reject arrives).
   CHECK(summary["run"]["rejected_workers"].GetInt64() >= kPhantoms);
   CHECK(summary["run"]["lost_workers"].Size() == 0);
-  CHECK(std::string(summary["verdict"]["status"].GetString()) == "pass");
+  // Refused hellos are no reason for a warning. On a loaded machine the test thread, busy
+  // answering 300 phantoms, can start conversations late: that warning is the only one allowed.
+  for (const auto& reason : summary["verdict"]["reasons"].GetArray()) {
+    const std::string r = reason.GetString();
+    INFO(r);
+    CHECK(r.rfind("schedule_lag", 0) == 0);
+  }
+  CHECK(std::string(summary["verdict"]["status"].GetString()) != "fail");
   // The refusals are logged in moderation, peer bytes escaped.
   CHECK(log.find("refused worker") != std::string::npos);
   CHECK(log.find('\x1b') == std::string::npos);
