@@ -23,7 +23,7 @@ namespace convoy::proto {
 // 4: sub-agent families (Conversation.subagents, Record.subagent), one URL per family
 // (TargetSettings.urls, Conversation.url_index), header-era session settings (final_marker,
 // verify) and the serving worker in each Record (served_by, dp_rank, close_request).
-inline constexpr uint32_t kProtocolVersion = 4;
+inline constexpr uint32_t kProtocolVersion = 5;
 // Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
 // Decoding refuses any one string (or bin) longer than this (the datasets validate against it).

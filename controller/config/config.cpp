@@ -77,7 +77,7 @@ const Keys kRoutingKeys = {"mode", "timeout_s", "header_name", "final_marker", "
 const Keys kFinalMarkerNames(proto::kFinalMarkerNames.begin(), proto::kFinalMarkerNames.end());
 const Keys kWorkersKeys = {"local",  "listen",     "results_listen",
                            "expect", "curve_keys", "ready_timeout_s"};
-const Keys kOutputKeys = {"dir", "records", "html"};
+const Keys kOutputKeys = {"dir", "records", "html", "slice_s", "metrics_listen", "aiperf_export"};
 const Keys kFailOnKeys = {"error_rate"};
 const Keys kTelemetryKeys = {"interval_s", "timeout_s", "max_series", "endpoints"};
 const Keys kTelemetryEndpointKeys = {"name", "url", "headers", "required"};
@@ -485,6 +485,31 @@ std::string bind_problem(std::string_view e) {
          "interface name, not a host name (for example " + hint + ")";
 }
 
+// output.metrics_listen: HOST:PORT with HOST an IPv4 address, [IPv6] or *, PORT 0-65535.
+std::optional<std::string> listen_address_problem(const std::string& e) {
+  const std::string example = " (for example 127.0.0.1:9464)";
+  const std::size_t colon = e.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == e.size()) {
+    return "expected HOST:PORT, got '" + e + "'" + example;
+  }
+  const std::string host = e.substr(0, colon);
+  const std::string port = e.substr(colon + 1);
+  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+      std::stoi(port) > 65535) {
+    return "'" + port + "' is not a port (0-65535; 0 takes a free one)";
+  }
+  unsigned char addr[16];
+  if (host == "*") return std::nullopt;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) == 1) {
+      return std::nullopt;
+    }
+    return "'" + host + "' is not an IPv6 address" + example;
+  }
+  if (::inet_pton(AF_INET, host.c_str(), addr) == 1) return std::nullopt;
+  return "'" + host + "' is not an IP address: listen on an address, not a host name" + example;
+}
+
 void read_workers(const Section& top, WorkersConfig& w) {
   const Section s = top.section("workers", kWorkersKeys);
   s.read("local", w.local);
@@ -540,6 +565,14 @@ void read_output(const Section& top, OutputConfig& o) {
   }
   s.read("records", o.records);
   s.read("html", o.html);
+  s.read("slice_s", o.slice_s);
+  if (o.slice_s) positive(s, "slice_s", *o.slice_s);
+  s.read("metrics_listen", o.metrics_listen);
+  if (o.metrics_listen) {
+    s.check(!listen_address_problem(*o.metrics_listen), "metrics_listen",
+            listen_address_problem(*o.metrics_listen).value_or(""));
+  }
+  s.read("aiperf_export", o.aiperf_export);
 }
 
 void read_telemetry(const Section& top, TelemetryConfig& t) {
@@ -791,7 +824,10 @@ void routing_workers_output_yaml(std::ostream& y, const Config& c) {
   y << "output:\n"
     << "  dir: " << quote(c.output.dir) << "\n"
     << "  records: " << yes_no(c.output.records) << "\n"
-    << "  html: " << yes_no(c.output.html) << "\n";
+    << "  html: " << yes_no(c.output.html) << "\n"
+    << "  slice_s: " << (c.output.slice_s ? num(*c.output.slice_s) : std::string("null")) << "\n"
+    << "  metrics_listen: " << opt_str(c.output.metrics_listen) << "\n"
+    << "  aiperf_export: " << yes_no(c.output.aiperf_export) << "\n";
 
   const auto& t = c.telemetry;
   y << "telemetry:\n"

@@ -192,6 +192,14 @@ struct OutputConfig {
   std::string dir = "artifacts/{name}-{timestamp}";
   bool records = true;
   bool html = true;
+  // output.slice_s: time-sliced metrics (summary.json "timeslices", timeslices.csv); unset: none.
+  std::optional<double> slice_s;
+  // output.metrics_listen: HOST:PORT where the controller serves /metrics (Prometheus text)
+  // during the run, e.g. "127.0.0.1:9464"; port 0 takes a free port (logged). Unset: off.
+  std::optional<std::string> metrics_listen;
+  // output.aiperf_export: also write AIPerf's profile_export_aiperf.json / .csv and
+  // profile_export.jsonl.
+  bool aiperf_export = false;
 };
 
 // telemetry.*: Prometheus text endpoints the controller scrapes during the run.

@@ -42,8 +42,8 @@ bool converts(const char* key, const V& value) {
 
 }  // namespace
 
-TEST_CASE("protocol version 4 carries sub-agent families and the header-era settings") {
-  CHECK(kProtocolVersion == 4);
+TEST_CASE("protocol version 5 carries sub-agent families, the header-era settings and round 3's record fields") {
+  CHECK(kProtocolVersion == 5);
 }
 
 TEST_CASE("final_marker names parse back and every value survives the Welcome") {

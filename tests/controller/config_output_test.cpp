@@ -1,0 +1,41 @@
+// output.slice_s, output.metrics_listen and output.aiperf_export (issue 18): parsed, defaulted,
+// and refused with file:line:key when they cannot be used.
+#include <doctest/doctest.h>
+
+#include "controller/config/config.hpp"
+#include "controller/config_test_util.hpp"
+
+using convoy::parse_config;
+
+TEST_CASE("output: slice_s, metrics_listen and aiperf_export default off and parse") {
+  const auto off = parse_config("name: x\n", "c.yaml", {});
+  CHECK_FALSE(off.output.slice_s.has_value());
+  CHECK_FALSE(off.output.metrics_listen.has_value());
+  CHECK_FALSE(off.output.aiperf_export);
+  const auto on = parse_config(
+      "output: {slice_s: 2.5, metrics_listen: '127.0.0.1:9464', aiperf_export: true}\n", "c.yaml",
+      {});
+  REQUIRE(on.output.slice_s.has_value());
+  CHECK(*on.output.slice_s == 2.5);
+  CHECK(on.output.metrics_listen.value_or("") == "127.0.0.1:9464");
+  CHECK(on.output.aiperf_export);
+  CHECK(parse_config("output: {metrics_listen: '[::1]:0'}\n", "c.yaml", {})
+            .output.metrics_listen.value_or("") == "[::1]:0");
+  CHECK(parse_config("output: {metrics_listen: '*:9464'}\n", "c.yaml", {})
+            .output.metrics_listen.value_or("") == "*:9464");
+}
+
+TEST_CASE(
+    "output: a metrics_listen that cannot be bound and a slice_s that is not positive are errors") {
+  CHECK_ERROR("output:\n  metrics_listen: localhost:9464\n", "c.yaml:2", "output.metrics_listen",
+              "not an IP address");
+  CHECK_ERROR("output:\n  metrics_listen: 127.0.0.1\n", "c.yaml:2", "output.metrics_listen",
+              "HOST:PORT");
+  CHECK_ERROR("output:\n  metrics_listen: 127.0.0.1:99999\n", "output.metrics_listen",
+              "not a port");
+  CHECK_ERROR("output:\n  metrics_listen: '[zz]:9464'\n", "output.metrics_listen",
+              "not an IPv6 address");
+  CHECK_ERROR("output:\n  slice_s: 0\n", "c.yaml:2", "output.slice_s");
+  CHECK_ERROR("output:\n  aiperf_export: maybe\n", "c.yaml:2", "output.aiperf_export");
+  CHECK_ERROR("output:\n  slices_s: 1\n", "output.slices_s", "slice_s");
+}
