@@ -30,12 +30,12 @@ bench_nginx_start() {  # bench_nginx_start PREFIX
   port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
   python3 - "$BENCH_ROOT/bench/nginx/nginx.conf.in" "$prefix/nginx.conf" "$prefix" "$port" \
     "$(bench_sse_body 1)" "$(bench_sse_body 12)" "$(bench_echo_stream "${STREAM_EVENTS:-10}" 0.001)" \
-    "$(bench_echo_stream 5 1)" <<'PY'
+    "$(bench_echo_stream 5 1)" "$(bench_echo_stream 12 0.001)" <<'PY'
 import sys
-src, dst, prefix, port, sse1, sse12, stream, slow = sys.argv[1:]
+src, dst, prefix, port, sse1, sse12, stream, slow, stream12 = sys.argv[1:]
 text = open(src).read()
 for k, v in {"@PREFIX@": prefix, "@PORT@": port, "@SSE1@": sse1, "@SSE12@": sse12,
-             "@STREAM@": stream, "@SLOW@": slow}.items():
+             "@STREAM@": stream, "@SLOW@": slow, "@STREAM12@": stream12}.items():
     text = text.replace(k, v)
 open(dst, "w").write(text)
 PY
@@ -84,4 +84,36 @@ bench_wrk_cpu_us() {
 # Reads one value from a summary.json: bench_json FILE PYTHON_EXPR (the document is `s`).
 bench_json() {
   python3 -c "import json,sys; s=json.load(open(sys.argv[1])); v=($2); print('null' if v is None else v)" "$1"
+}
+
+# Per-request syscall counts of a command (perf's syscalls:sys_enter_* tracepoints, the command
+# and its children): bench_syscalls OUT_TXT REQUESTS_CMD -- CMD...; REQUESTS_CMD prints the
+# number of requests once CMD is done. Prints "recvfrom 13.0, poll 16.1, ..." (the top 8 and
+# the total), or "perf unavailable" when perf cannot count tracepoints here.
+bench_syscalls() {  # bench_syscalls OUT_TXT REQUESTS_CMD -- CMD...
+  local out=$1 requests_cmd=$2
+  shift 3
+  if ! perf stat -x, -e 'syscalls:sys_enter_read' -o /dev/null true >/dev/null 2>&1; then
+    "$@" >/dev/null 2>&1 || true
+    echo "perf unavailable"
+    return 0
+  fi
+  perf stat -x, -e 'syscalls:sys_enter_*' -o "$out" -- "$@" >/dev/null 2>&1 || true
+  python3 - "$out" "$(eval "$requests_cmd")" <<'PY'
+import sys
+counts = {}
+for line in open(sys.argv[1]):
+    f = line.strip().split(",")
+    if len(f) < 3 or not f[2].startswith("syscalls:sys_enter_"):
+        continue
+    try:
+        n = float(f[0])
+    except ValueError:
+        continue
+    if n > 0:
+        counts[f[2][len("syscalls:sys_enter_"):]] = n
+n = max(float(sys.argv[2] or 0), 1)
+top = sorted(counts.items(), key=lambda kv: -kv[1])[:8]
+print(", ".join(f"{k} {v / n:.1f}" for k, v in top) + f"; total {sum(counts.values()) / n:.1f}")
+PY
 }

@@ -54,10 +54,13 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
                                                  Clock::time_point now) {
   auto job = std::make_shared<Job>();
   job->endpoint = request.endpoint;
+  job->stream = request.stream;
   job->prompt_tokens = request.prompt_tokens;
   job->max_tokens = request.max_tokens;
   job->prompt_hashes = block_hashes(request.prompt, options_.block_size);
   job->prompt_blocks = (request.prompt_tokens + options_.block_size - 1) / options_.block_size;
+  job->kv_blocks =
+      (request.prompt_tokens + request.max_tokens + options_.block_size - 1) / options_.block_size;
   job->arrived_at = now;
 
   std::lock_guard lock(mutex_);
@@ -66,6 +69,8 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
   if (options_.error_rate > 0 && unit(fault_rng_) < options_.error_rate) {
     stats_.count_fault(FaultKind::kError);
     stats_.count_response(request.endpoint, 500);
+    server_metrics_.on_end(-1, request.endpoint, request.stream, 0,
+                           ServerMetrics::Outcome::kRejected, 500);
     return internal_error("injected fault: internal server error");
   }
 
@@ -76,11 +81,15 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
                            : apply_session(request, meta, worker, now);
   if (session_error) {
     stats_.count_response(request.endpoint, session_error->status);
+    server_metrics_.on_end(-1, request.endpoint, request.stream, 0,
+                           ServerMetrics::Outcome::kRejected, session_error->status);
     return *session_error;
   }
   if (worker < 0) worker = route(*job, meta);
   if (worker < 0) {
     stats_.count_response(request.endpoint, 503);
+    server_metrics_.on_end(-1, request.endpoint, request.stream, 0,
+                           ServerMetrics::Outcome::kRejected, 503);
     return ApiError{503, "no workers available for model " + options_.model};
   }
   if (passed_over && *passed_over != worker) stats_.count_affinity(AffinityEvent::kSoftMove);
@@ -291,6 +300,8 @@ void Engine::admit(Worker& w, const JobPtr& job, Clock::time_point now) {
   job->state = Job::State::kActive;
   job->in_prefill = true;
   ++w.active;
+  ++w.prefilling;
+  w.running_blocks += job->kv_blocks;
   // Like vLLM, at least the last prompt token is always computed.
   const int64_t usable_blocks = std::max<int64_t>(job->prompt_tokens - 1, 0) / options_.block_size;
   const int64_t cached_blocks = std::min(w.cache.match(job->prompt_hashes), usable_blocks);
@@ -299,6 +310,7 @@ void Engine::admit(Worker& w, const JobPtr& job, Clock::time_point now) {
   job->prefill = scaled_ms(prefill_ms(job->prompt_tokens - job->cached_tokens));
   job->itl = scaled_ms(options_.itl_ms);
   stats_.record_admission(job->turn_index, job->prompt_tokens, job->cached_tokens);
+  server_metrics_.on_admit(job->worker, job->prompt_tokens, job->cached_tokens);
 }
 
 std::vector<std::function<void()>> Engine::fill_slots(Worker& w, Clock::time_point now) {
@@ -317,7 +329,9 @@ void Engine::release(const JobPtr& job) {
   Worker& w = workers_[static_cast<size_t>(job->worker)];
   job->state = Job::State::kDone;
   --w.active;
+  w.running_blocks -= job->kv_blocks;
   if (job->in_prefill) {
+    --w.prefilling;
     w.prefill_blocks -= job->prompt_blocks;
   } else {
     w.decode_blocks -= job->prompt_blocks;
@@ -329,8 +343,10 @@ void Engine::first_token(const JobPtr& job, Clock::time_point now) {
   if (job->state != Job::State::kActive || !job->in_prefill) return;
   job->ttft_ms = to_ms(now - job->arrived_at);
   stats_.record_ttft(job->turn_index, job->ttft_ms);
+  server_metrics_.on_first_token(job->worker, job->prompt_tokens, job->ttft_ms / 1000.0);
   Worker& w = workers_[static_cast<size_t>(job->worker)];
   job->in_prefill = false;
+  --w.prefilling;
   w.prefill_blocks -= job->prompt_blocks;
   w.decode_blocks += job->prompt_blocks;
 }
@@ -350,18 +366,24 @@ void Engine::complete(const JobPtr& job, double lateness_ms) {
     Worker& w = workers_[static_cast<size_t>(job->worker)];
     w.cache.insert(hashes);
     stats_.record_completion(job->max_tokens, lateness_ms);
+    server_metrics_.on_end(job->worker, job->endpoint, job->stream, job->max_tokens,
+                           ServerMetrics::Outcome::kSuccess);
     release(job);
     callbacks = fill_slots(w, Clock::now());
   }
   run(callbacks);
 }
 
-void Engine::abandon(const JobPtr& job) {
+void Engine::abandon(const JobPtr& job, int64_t generated_tokens) {
   std::vector<std::function<void()>> callbacks;
   {
     std::lock_guard lock(mutex_);
     if (job->state == Job::State::kDone || job->worker < 0) return;
     Worker& w = workers_[static_cast<size_t>(job->worker)];
+    const bool decoding = job->state == Job::State::kActive && !job->in_prefill;
+    server_metrics_.on_end(job->worker, job->endpoint, job->stream,
+                           decoding ? std::clamp<int64_t>(generated_tokens, 0, job->max_tokens) : 0,
+                           ServerMetrics::Outcome::kCancelled);
     if (job->state == Job::State::kQueued) {
       const auto it = std::find(w.queue.begin(), w.queue.end(), job);
       if (it != w.queue.end()) w.queue.erase(it);
@@ -405,6 +427,7 @@ void Engine::reset() {
   for (auto& table : pins_) table.clear();
   frontend_cursor_ = 0;
   stats_.clear();
+  server_metrics_.clear();
   router_.reseed(options_.seed);
   fault_rng_.seed(options_.seed);
 }
@@ -487,7 +510,14 @@ std::string Engine::stats_json() {
 
 std::string Engine::metrics_text() {
   std::lock_guard lock(mutex_);
-  return stats_.prometheus(views(workers_, options_), options_.model);
+  std::vector<EngineGauges> gauges;
+  gauges.reserve(workers_.size());
+  for (const auto& w : workers_) {
+    gauges.push_back(EngineGauges{w.active, static_cast<int64_t>(w.queue.size()), w.prefilling,
+                                  w.running_blocks, w.cache.capacity_blocks()});
+  }
+  return stats_.prometheus(views(workers_, options_), options_.model) +
+         server_metrics_.prometheus(gauges, options_.model);
 }
 
 }  // namespace convoy::mock

@@ -28,6 +28,7 @@
 #include "mock/pin_table.hpp"
 #include "mock/prefix_cache.hpp"
 #include "mock/router.hpp"
+#include "mock/server_metrics.hpp"
 #include "mock/stats.hpp"
 
 namespace convoy::mock {
@@ -59,11 +60,13 @@ struct Job {
   enum class State { kQueued, kActive, kDone };
 
   Endpoint endpoint = Endpoint::kChat;
+  bool stream = false;
   std::string prompt;  // flattened prompt bytes
   std::vector<uint64_t> prompt_hashes;
   int64_t prompt_tokens = 0;
   int64_t max_tokens = 0;
   int64_t prompt_blocks = 0;  // ceil(prompt_tokens / block_size): the router's load unit
+  int64_t kv_blocks = 0;      // ceil((prompt + max tokens) / block_size): held while running
   int worker = -1;
   int frontend = 0;
   int64_t turn_index = 0;
@@ -105,7 +108,8 @@ class Engine {
   // `lateness_ms`: how far behind schedule its latest token went out (event-loop health).
   void complete(const JobPtr& job, double lateness_ms);
   // The client went away (or a fault cut the stream): free the slot, cache nothing.
-  void abandon(const JobPtr& job);
+  // `generated_tokens`: output tokens produced so far (the server counts them).
+  void abandon(const JobPtr& job, int64_t generated_tokens = 0);
 
   // Errors answered before a job existed (bad JSON, wrong model, contract rejections).
   void count_rejection(Endpoint endpoint, int status);
@@ -126,7 +130,9 @@ class Engine {
     explicit Worker(int64_t capacity) : cache(capacity) {}
     PrefixCache cache;
     bool up = true;
-    int active = 0;  // admitted sequences
+    int active = 0;              // admitted sequences
+    int prefilling = 0;          // admitted, first token not out yet
+    int64_t running_blocks = 0;  // Job::kv_blocks of the admitted sequences
     std::deque<JobPtr> queue;
     int64_t prefill_blocks = 0;  // queued + prefilling
     int64_t decode_blocks = 0;
@@ -163,6 +169,7 @@ class Engine {
   uint64_t frontend_cursor_ = 0;
   std::mt19937_64 fault_rng_;
   Stats stats_;
+  ServerMetrics server_metrics_;  // /metrics as vLLM and Dynamo's frontend name them
   bool shut_down_ = false;
 };
 

@@ -71,7 +71,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   HttpSession(tcp::socket socket, ServerContext& context)
       : socket_(std::move(socket)), timer_(socket_.get_executor()), ctx_(context) {}
   ~HttpSession() {
-    if (job_) ctx_.engine.abandon(job_);
+    if (job_) ctx_.engine.abandon(job_, generated_tokens());
   }
 
   void start() { read_request(); }
@@ -307,6 +307,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     log_request(body_json, routing_note(meta, 200, job_->worker));
     info_.prompt_tokens = job_->prompt_tokens;
     info_.completion_tokens = job_->max_tokens;
+    info_.reasoning_tokens = endpoint_ == Endpoint::kChat
+                                 ? std::min(ctx_.options.reasoning_tokens, job_->max_tokens)
+                                 : 0;
     info_.instance_id = instance_id(ctx_.options, job_->worker);
     info_.dp_rank = dp_rank(ctx_.options, job_->worker);
     next_token_ = 0;
@@ -337,6 +340,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
   Clock::time_point token_time(int64_t index) const {
     return job_->admitted_at + job_->prefill + job_->itl * index + stall_shift_;
+  }
+
+  // The output tokens generated so far, for a request cut short: streamed, the ones written;
+  // otherwise the decode steps that came due (the first token's step has run).
+  int64_t generated_tokens() const {
+    if (!job_ || next_token_ == 0) return 0;
+    if (stream_) return next_token_;
+    const auto since_first = Clock::now() - token_time(0);
+    if (job_->itl <= Clock::duration::zero()) return job_->max_tokens;
+    return std::min<int64_t>(job_->max_tokens, 1 + since_first / job_->itl);
   }
 
   void schedule(Clock::time_point at) {
@@ -511,7 +524,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     closed_ = true;
     ++generation_;
     if (job_) {
-      ctx_.engine.abandon(job_);
+      ctx_.engine.abandon(job_, generated_tokens());
       job_.reset();
     }
     error_code ignored;

@@ -117,6 +117,10 @@ void define_engine(CLI::App& app, Options& opt, Names& names) {
   app.add_option("--default-max-tokens", opt.default_max_tokens, "Output tokens when unspecified")
       ->check(CLI::Range(1, 1 << 24))
       ->capture_default_str();
+  app.add_option("--reasoning-tokens", opt.reasoning_tokens,
+                 "Chat: the first N output tokens are reasoning_content (a reasoning model)")
+      ->check(CLI::Range(int64_t{0}, int64_t{1} << 24))
+      ->capture_default_str();
 }
 
 void define_routing(CLI::App& app, Options& opt, Names& names) {

@@ -34,6 +34,10 @@ struct Options {
   double itl_ms = 5;            // decode step per output token
   double speedup = 1;           // divides prefill, decode and session TTLs
   int default_max_tokens = 16;  // when a request names no max_tokens
+  // A reasoning model: the first N output tokens of a chat reply are reasoning, streamed as
+  // delta.reasoning_content (message.reasoning_content when not streamed) before the content, and
+  // counted in usage.completion_tokens_details.reasoning_tokens. 0 = off.
+  int64_t reasoning_tokens = 0;
   RouterMode router_mode = RouterMode::kKv;
 
   // Session routing.

@@ -3,6 +3,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
+
 #include "mock/tokens.hpp"
 
 namespace convoy::mock {
@@ -40,7 +42,21 @@ void usage(Writer& w, const ResponseInfo& info) {
   w.Key("cached_tokens");
   w.Int64(info.cached_tokens);
   w.EndObject();
+  if (info.reasoning_tokens > 0) {  // OpenAI's usage: reasoning is part of completion_tokens
+    w.Key("completion_tokens_details");
+    w.StartObject();
+    w.Key("reasoning_tokens");
+    w.Int64(info.reasoning_tokens);
+    w.EndObject();
+  }
   w.EndObject();
+}
+
+// Output tokens [from, to) concatenated.
+std::string output_range(int64_t from, int64_t to) {
+  std::string text;
+  for (int64_t i = from; i < to; ++i) text.append(output_token(static_cast<uint64_t>(i)));
+  return text;
 }
 
 // Dynamo's NvExtResponse (lib/llm/src/protocols/openai/nvext.rs): worker_id is a WorkerIdInfo;
@@ -119,7 +135,7 @@ std::string token_event(Endpoint endpoint, const ResponseInfo& info, int64_t ind
       w.Key("role");
       w.String("assistant");
     }
-    w.Key("content");
+    w.Key(index < info.reasoning_tokens ? "reasoning_content" : "content");
     str(w, text);
     w.EndObject();
   } else {
@@ -168,8 +184,13 @@ std::string chat_response(const ResponseInfo& info) {
   w.StartObject();
   w.Key("role");
   w.String("assistant");
+  const int64_t reasoning = std::min(info.reasoning_tokens, info.completion_tokens);
   w.Key("content");
-  str(w, output_text(info.completion_tokens));
+  str(w, output_range(reasoning, info.completion_tokens));
+  if (reasoning > 0) {
+    w.Key("reasoning_content");
+    str(w, output_text(reasoning));
+  }
   w.EndObject();
   w.Key("logprobs");
   w.Null();

@@ -17,6 +17,8 @@ struct ResponseInfo {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
+  // Chat: the first this many of completion_tokens are reasoning (Options::reasoning_tokens).
+  int64_t reasoning_tokens = 0;
   // nvext observability (nvext.extra_fields)
   bool with_worker_id = false;
   bool with_timing = false;
@@ -27,7 +29,8 @@ struct ResponseInfo {
   double prefill_ms = 0;
 };
 
-// One SSE event ("data: {...}\n\n") carrying output token `index` of `info.completion_tokens`.
+// One SSE event ("data: {...}\n\n") carrying output token `index` of `info.completion_tokens`
+// (in delta.reasoning_content while index < info.reasoning_tokens, as SGLang streams reasoning).
 // The first chat chunk carries the role; the last carries finish_reason "length". As Dynamo's
 // delta generators do (lib/llm/src/protocols/openai/chat_completions/delta.rs,
 // NvExtResponseFieldSelection::build_response_nvext in .../openai/nvext.rs), every token chunk

@@ -338,29 +338,37 @@ std::string Stats::prometheus(const std::vector<WorkerView>& workers,
      << '\n'
      << "convoy_mock_time_to_first_token_seconds_sum{" << m << "} " << ttft_sum_s_ << '\n'
      << "convoy_mock_time_to_first_token_seconds_count{" << m << "} " << ttft_count_ << '\n';
-  os << "# TYPE convoy_mock_prompt_tokens_total counter\n"
+  os << "# HELP convoy_mock_prompt_tokens_total Prompt tokens admitted.\n"
+     << "# TYPE convoy_mock_prompt_tokens_total counter\n"
      << "convoy_mock_prompt_tokens_total{" << m << "} " << prompt_tokens_ << '\n'
+     << "# HELP convoy_mock_cached_tokens_total Prompt tokens served from the prefix cache.\n"
      << "# TYPE convoy_mock_cached_tokens_total counter\n"
      << "convoy_mock_cached_tokens_total{" << m << "} " << cached_tokens_ << '\n'
+     << "# HELP convoy_mock_completion_tokens_total Output tokens of completed requests.\n"
      << "# TYPE convoy_mock_completion_tokens_total counter\n"
      << "convoy_mock_completion_tokens_total{" << m << "} " << completion_tokens_ << '\n';
-  os << "# TYPE convoy_mock_worker_active_sequences gauge\n";
+  os << "# HELP convoy_mock_worker_active_sequences Admitted sequences per worker.\n"
+     << "# TYPE convoy_mock_worker_active_sequences gauge\n";
   for (const auto& v : workers) {
     os << "convoy_mock_worker_active_sequences{worker=\"" << v.id << "\"} " << v.active << '\n';
   }
-  os << "# TYPE convoy_mock_worker_queued_requests gauge\n";
+  os << "# HELP convoy_mock_worker_queued_requests Requests waiting for a slot per worker.\n"
+     << "# TYPE convoy_mock_worker_queued_requests gauge\n";
   for (const auto& v : workers) {
     os << "convoy_mock_worker_queued_requests{worker=\"" << v.id << "\"} " << v.queued << '\n';
   }
-  os << "# TYPE convoy_mock_worker_kv_blocks gauge\n";
+  os << "# HELP convoy_mock_worker_kv_blocks Blocks in the worker's prefix cache.\n"
+     << "# TYPE convoy_mock_worker_kv_blocks gauge\n";
   for (const auto& v : workers) {
     os << "convoy_mock_worker_kv_blocks{worker=\"" << v.id << "\"} " << v.cached_blocks << '\n';
   }
-  os << "# TYPE convoy_mock_worker_up gauge\n";
+  os << "# HELP convoy_mock_worker_up Whether the worker takes requests (1) or is down (0).\n"
+     << "# TYPE convoy_mock_worker_up gauge\n";
   for (const auto& v : workers) {
     os << "convoy_mock_worker_up{worker=\"" << v.id << "\"} " << (v.up ? 1 : 0) << '\n';
   }
-  os << "# TYPE convoy_mock_faults_total counter\n";
+  os << "# HELP convoy_mock_faults_total Injected faults by kind.\n"
+     << "# TYPE convoy_mock_faults_total counter\n";
   for (size_t i = 0; i < kFaultNames.size(); ++i) {
     os << "convoy_mock_faults_total{kind=\"" << kFaultNames[i] << "\"} " << faults_[i] << '\n';
   }

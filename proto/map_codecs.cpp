@@ -84,6 +84,10 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
         val.convert(v.dp_rank);
       else if (key == "close_request")
         val.convert(v.close_request);
+      else if (key == "reasoning_tokens")
+        val.convert(v.reasoning_tokens);
+      else if (key == "first_output_token_ns")
+        val.convert(v.first_output_token_ns);
     });
     return o;
   }

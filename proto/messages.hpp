@@ -234,12 +234,25 @@ struct Conversation {
                      system_prompt, turns, subagents, url_index)
 };
 
+// A window conversation to start now, at `start_ns` (the receiving worker's steady clock: when
+// the controller's slot freed).
+struct WindowStart {
+  uint64_t conversation_index = 0;
+  int64_t start_ns = 0;
+  MSGPACK_DEFINE_MAP(conversation_index, start_ns)
+};
+
 struct Assign {
   // Numbers this worker's batches from 1. Packed first, so a worker that cannot decode the
   // conversations can still say which batch it lost (see UndecodableAssign).
   uint64_t batch = 0;
   std::vector<Conversation> conversations;
-  MSGPACK_DEFINE_MAP(batch, conversations)
+  // Concurrency-mode refill (issue 19): `window` conversations are held by the worker, not
+  // started; each starts in a concurrency slot this worker frees (ConversationEnd::refilled_by)
+  // or when named in a later Assign's `start` (a slot the controller got back).
+  bool window = false;
+  std::vector<WindowStart> start;
+  MSGPACK_DEFINE_MAP(batch, conversations, window, start)
 };
 
 struct Stop {
@@ -313,11 +326,18 @@ struct Record {
   int64_t dp_rank = -1;
   // final_marker close_request's extra request: counted apart, in no metric.
   bool close_request = false;
+  // Reasoning models (delta.reasoning_content / delta.reasoning): reasoning tokens in the reply
+  // (usage.completion_tokens_details.reasoning_tokens when the server reports it, else one per
+  // reasoning chunk) and the first chunk with non-reasoning content (0: none). first_token_ns
+  // stays the first token of any kind.
+  int64_t reasoning_tokens = 0;
+  int64_t first_output_token_ns = 0;
   MSGPACK_DEFINE_MAP(x_request_id, x_correlation_id, conversation_id, conversation_index,
                      turn_index, final_turn, phase, intended_ns, sent_ns, first_byte_ns,
                      first_token_ns, second_token_ns, last_token_ns, end_ns, chunk_gaps_ns,
                      input_tokens, output_tokens, cached_tokens, usage_from_server, http_status,
-                     error, session_control, subagent, url_index, served_by, dp_rank, close_request)
+                     error, session_control, subagent, url_index, served_by, dp_rank, close_request,
+                     reasoning_tokens, first_output_token_ns)
 };
 
 enum class EndReason : uint8_t { kCompleted = 0, kAborted, kCancelled };
@@ -326,7 +346,10 @@ enum class EndReason : uint8_t { kCompleted = 0, kAborted, kCancelled };
 struct ConversationEnd {
   uint64_t conversation_index = 0;
   EndReason reason = EndReason::kCompleted;
-  MSGPACK_DEFINE_MAP(conversation_index, reason)
+  // The window conversation the worker started in the slot this end freed (-1: none; the slot
+  // goes back to the controller).
+  int64_t refilled_by = -1;
+  MSGPACK_DEFINE_MAP(conversation_index, reason, refilled_by)
 };
 
 // A conversation the worker could not run at all: its part of an Assign did not decode. It
@@ -354,7 +377,9 @@ struct Results {
   std::vector<ConversationEnd> ended;
   std::vector<FailedConversation> failed;
   std::vector<UndecodableAssign> undecodable;
-  MSGPACK_DEFINE_MAP(worker_id, token, records, ended, failed, undecodable)
+  // Window conversations given back unstarted (the worker stopped starting): not run here.
+  std::vector<uint64_t> returned;
+  MSGPACK_DEFINE_MAP(worker_id, token, records, ended, failed, undecodable, returned)
 };
 
 }  // namespace convoy::proto

@@ -373,6 +373,11 @@ proto::Record ConversationRunner::response_record(const Family& f, size_t m, uin
       response.has_usage ? response.prompt_tokens : (*member.turns)[turn_index].input_tokens_est;
   r.output_tokens = response.has_usage ? response.completion_tokens : response.content_events;
   r.cached_tokens = response.cached_tokens;
+  r.first_output_token_ns = response.first_output_token_ns;
+  // The server's count when it gives one (part of completion_tokens), else one per reasoning
+  // event, as output_tokens falls back to content events.
+  r.reasoning_tokens =
+      response.reasoning_tokens >= 0 ? response.reasoning_tokens : response.reasoning_events;
   r.http_status = response.http_status;
   r.error = response.error;
   r.session_control = f.members[m].session_control;

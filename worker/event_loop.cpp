@@ -60,12 +60,21 @@ struct EventLoop::Impl {
   };
   struct HeapItem {
     int64_t deadline_ns;
+    uint64_t seq;  // the order timers were added in
     TimerId id;
-    // std::push_heap builds a max-heap: invert so the earliest deadline (then the lowest id, so
+    // std::push_heap builds a max-heap: invert so the earliest deadline (then the lowest seq, so
     // equal deadlines fire in the order they were added) is on top.
     bool operator<(const HeapItem& other) const {
-      return deadline_ns != other.deadline_ns ? deadline_ns > other.deadline_ns : id > other.id;
+      return deadline_ns != other.deadline_ns ? deadline_ns > other.deadline_ns : seq > other.seq;
     }
+  };
+  // Timers live in reused slots (a timer per request and more: no allocation per timer). An id
+  // is the slot in its low half and the slot's generation in its high half, so the id of a
+  // fired or cancelled timer never names the slot's next timer.
+  struct TimerSlot {
+    uint32_t generation = 1;
+    bool live = false;
+    TimerCallback cb;
   };
 
   UniqueFd epoll_fd;
@@ -77,9 +86,30 @@ struct EventLoop::Impl {
   std::unordered_map<int, std::shared_ptr<FdEntry>> fds;
   uint32_t next_generation = 1;
 
-  std::vector<HeapItem> heap;                         // may hold cancelled ids (lazy)
-  std::unordered_map<TimerId, TimerCallback> timers;  // live timers only
-  TimerId next_timer_id = 1;
+  std::vector<HeapItem> heap;  // may hold cancelled ids (lazy)
+  std::vector<TimerSlot> slots;
+  std::vector<uint32_t> free_slots;
+  size_t live_timers = 0;
+  uint64_t next_seq = 1;
+
+  static TimerId make_id(uint32_t slot, uint32_t generation) {
+    return (static_cast<TimerId>(generation) << 32) | slot;
+  }
+  // The live slot `id` names; null for a fired, cancelled or unknown id.
+  TimerSlot* live_slot(TimerId id) {
+    const auto slot = static_cast<uint32_t>(id);
+    if (slot >= slots.size()) return nullptr;
+    TimerSlot& t = slots[slot];
+    return t.live && t.generation == static_cast<uint32_t>(id >> 32) ? &t : nullptr;
+  }
+  void free_slot(TimerId id) {
+    TimerSlot& t = slots[static_cast<uint32_t>(id)];
+    t.live = false;
+    t.cb = nullptr;
+    if (++t.generation == 0) t.generation = 1;  // id 0 stays invalid
+    free_slots.push_back(static_cast<uint32_t>(id));
+    --live_timers;
+  }
 
   std::array<epoll_event, kMaxEventsPerWait> events{};
 
@@ -100,12 +130,12 @@ struct EventLoop::Impl {
   // Drops cancelled timers off the top of the heap, and rebuilds the heap when most of it is
   // cancelled entries so that memory follows the live timer count.
   void prune_heap() {
-    while (!heap.empty() && timers.find(heap.front().id) == timers.end()) {
+    while (!heap.empty() && live_slot(heap.front().id) == nullptr) {
       std::pop_heap(heap.begin(), heap.end());
       heap.pop_back();
     }
-    if (heap.size() > 64 && heap.size() > 4 * timers.size()) {
-      std::erase_if(heap, [&](const HeapItem& item) { return timers.count(item.id) == 0; });
+    if (heap.size() > 64 && heap.size() > 4 * live_timers) {
+      std::erase_if(heap, [&](const HeapItem& item) { return live_slot(item.id) == nullptr; });
       std::make_heap(heap.begin(), heap.end());
     }
   }
@@ -164,17 +194,16 @@ struct EventLoop::Impl {
     const int64_t now = steady_now_ns();
     // Timers added by callbacks in this pass wait for the next iteration, so a callback that
     // re-arms itself at `now` cannot starve file descriptors.
-    const TimerId limit = next_timer_id;
+    const uint64_t limit = next_seq;
     for (;;) {
       prune_heap();
       if (heap.empty()) return;
       const HeapItem top = heap.front();
-      if (top.deadline_ns > now || top.id >= limit) return;
+      if (top.deadline_ns > now || top.seq >= limit) return;
       std::pop_heap(heap.begin(), heap.end());
       heap.pop_back();
-      auto it = timers.find(top.id);
-      TimerCallback cb = std::move(it->second);
-      timers.erase(it);
+      TimerCallback cb = std::move(live_slot(top.id)->cb);
+      free_slot(top.id);
       cb();
     }
   }
@@ -224,14 +253,28 @@ uint32_t EventLoop::fd_events(int fd) const {
 }
 
 EventLoop::TimerId EventLoop::add_timer(int64_t deadline_ns, TimerCallback cb) {
-  const TimerId id = impl_->next_timer_id++;
-  impl_->timers.emplace(id, std::move(cb));
-  impl_->heap.push_back({deadline_ns, id});
-  std::push_heap(impl_->heap.begin(), impl_->heap.end());
+  Impl& s = *impl_;
+  uint32_t slot = 0;
+  if (s.free_slots.empty()) {
+    slot = static_cast<uint32_t>(s.slots.size());
+    s.slots.emplace_back();
+  } else {
+    slot = s.free_slots.back();
+    s.free_slots.pop_back();
+  }
+  Impl::TimerSlot& t = s.slots[slot];
+  t.live = true;
+  t.cb = std::move(cb);
+  ++s.live_timers;
+  const TimerId id = Impl::make_id(slot, t.generation);
+  s.heap.push_back({deadline_ns, s.next_seq++, id});
+  std::push_heap(s.heap.begin(), s.heap.end());
   return id;
 }
 
-void EventLoop::cancel_timer(TimerId id) { impl_->timers.erase(id); }
+void EventLoop::cancel_timer(TimerId id) {
+  if (impl_->live_slot(id) != nullptr) impl_->free_slot(id);
+}
 
 void EventLoop::run() {
   while (!stopped()) run_once(-1);
@@ -266,6 +309,6 @@ void EventLoop::restart() { impl_->stopped.store(false); }
 
 bool EventLoop::stopped() const { return impl_->stopped.load(std::memory_order_relaxed); }
 
-size_t EventLoop::timer_count() const { return impl_->timers.size(); }
+size_t EventLoop::timer_count() const { return impl_->live_timers; }
 
 }  // namespace convoy::worker

@@ -105,6 +105,7 @@ void apply_usage(HttpResponse& r, const Usage& usage) {
   r.prompt_tokens = usage.prompt_tokens;
   r.completion_tokens = usage.completion_tokens;
   if (usage.cached_tokens >= 0) r.cached_tokens = usage.cached_tokens;
+  if (usage.reasoning_tokens >= 0) r.reasoning_tokens = usage.reasoning_tokens;
 }
 
 // One SSE event of a streamed reply. Returns false to abort the transfer.
@@ -133,6 +134,8 @@ bool on_sse_event(Transfer& t, const SseEvent& event) {
   apply_usage(r, chunk.usage);
   apply_served_by(r, chunk.served_by);
   if (chunk.has_content) record_content(r, event.recv_ns);
+  if (chunk.has_reasoning) ++r.reasoning_events;
+  if (chunk.has_output && r.first_output_token_ns == 0) r.first_output_token_ns = event.recv_ns;
   if (r.reply_text.size() > t.request.max_response_bytes) {  // live history holds it all
     set_error(r, ErrorKind::kResponseTooLarge,
               "streamed reply text larger than target.max_response_bytes (" +
@@ -191,7 +194,8 @@ struct HttpClient::Impl {
   EventLoop& loop;
   CurlMulti multi = CurlMulti::create();
   std::unordered_map<RequestId, std::unique_ptr<Transfer>> transfers;  // attached to curl
-  std::vector<std::unique_ptr<Transfer>> finished;  // waiting for deferred delivery
+  std::vector<std::unique_ptr<Transfer>> finished;      // waiting for deferred delivery
+  std::vector<std::unique_ptr<Transfer>> done_scratch;  // collect_done()'s list, kept
   std::vector<CurlEasy> easy_pool;
   // Sockets registered in the loop. `parked` ones are idle connections in curl's cache that
   // curl asked us to stop watching: they stay registered (for EPOLLIN only), so a keep-alive
@@ -504,8 +508,8 @@ void HttpClient::Impl::complete(Transfer& t, CURLcode code) {
     } else {
       apply_usage(r, chunk.usage);
       apply_served_by(r, chunk.served_by);
-      // A whole body arrives at once: every token is "first" at the end.
-      r.first_token_ns = r.last_token_ns = r.end_ns;
+      // A whole body arrives at once: it has no first token, so no TTFT, TTST or ITL (as in
+      // AIPerf, whose streaming metrics need SSE); latency ends at end_ns.
       r.content_events = chunk.items > 0 ? chunk.items : (chunk.has_content ? 1 : 0);
     }
   }
@@ -513,7 +517,10 @@ void HttpClient::Impl::complete(Transfer& t, CURLcode code) {
 }
 
 void HttpClient::Impl::collect_done() {
-  std::vector<std::unique_ptr<Transfer>> done;
+  // The list is reused from call to call (one per socket read); a callback that re-enters
+  // collect_done() gets an empty one of its own.
+  std::vector<std::unique_ptr<Transfer>> done = std::move(done_scratch);
+  done.clear();
   int left = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi.get(), &left)) {
     if (msg->msg != CURLMSG_DONE) continue;
@@ -529,6 +536,8 @@ void HttpClient::Impl::collect_done() {
   }
   // Callbacks run after curl is left alone: they may start or cancel transfers.
   for (auto& t : done) t->done(std::move(t->response));
+  done.clear();
+  if (done.capacity() > done_scratch.capacity()) done_scratch = std::move(done);
 }
 
 void HttpClient::Impl::defer(std::unique_ptr<Transfer> t) {

@@ -76,6 +76,9 @@ Usage usage_of(const Value& root) {
   if (const Value* details = member(*u, "prompt_tokens_details")) {
     usage.cached_tokens = int_of(member(*details, "cached_tokens"), -1);
   }
+  if (const Value* details = member(*u, "completion_tokens_details")) {
+    usage.reasoning_tokens = int_of(member(*details, "reasoning_tokens"), -1);
+  }
   return usage;
 }
 
@@ -152,10 +155,9 @@ ServerError error_of(const Value& root) {
 
 // Visits content in each choice; appends choice 0's to `text`. `field` is where content lives
 // inside a choice (chat: "delta"/"message"; completions: the choice itself).
-bool collect_choices(const Value& root, const char* field, std::string& text) {
+void collect_choices(const Value& root, const char* field, std::string& text, ReplyChunk& chunk) {
   const Value* choices = member(root, "choices");
-  if (choices == nullptr || !choices->IsArray()) return false;
-  bool has_content = false;
+  if (choices == nullptr || !choices->IsArray()) return;
   for (const Value& choice : choices->GetArray()) {
     const Value* holder = field == nullptr ? &choice : member(choice, field);
     if (holder == nullptr || !holder->IsObject()) continue;
@@ -163,15 +165,15 @@ bool collect_choices(const Value& root, const char* field, std::string& text) {
         string_of(member(*holder, field == nullptr ? "text" : "content"));
     const bool first_choice = int_of(member(choice, "index"), 0) == 0;
     if (!content.empty()) {
-      has_content = true;
+      chunk.has_output = true;
       if (first_choice) text.append(content);
     }
     if (field != nullptr && (!string_of(member(*holder, "reasoning_content")).empty() ||
                              !string_of(member(*holder, "reasoning")).empty())) {
-      has_content = true;
+      chunk.has_reasoning = true;
     }
   }
-  return has_content;
+  chunk.has_content = chunk.has_output || chunk.has_reasoning;
 }
 
 ReplyChunk parse_reply(std::string_view json, Endpoint endpoint, bool streaming,
@@ -187,10 +189,10 @@ ReplyChunk parse_reply(std::string_view json, Endpoint endpoint, bool streaming,
   chunk.served_by = served_by_of(root);
   switch (endpoint) {
     case Endpoint::kChat:
-      chunk.has_content = collect_choices(root, streaming ? "delta" : "message", text);
+      collect_choices(root, streaming ? "delta" : "message", text, chunk);
       break;
     case Endpoint::kCompletions:
-      chunk.has_content = collect_choices(root, nullptr, text);
+      collect_choices(root, nullptr, text, chunk);
       break;
     case Endpoint::kEmbeddings: {
       const Value* data = member(root, "data");

@@ -19,6 +19,9 @@ struct Usage {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = -1;  // prompt_tokens_details.cached_tokens; -1: not reported
+  // completion_tokens_details.reasoning_tokens (OpenAI's usage; part of completion_tokens);
+  // -1: not reported.
+  int64_t reasoning_tokens = -1;
 };
 
 struct ServerError {
@@ -44,10 +47,21 @@ struct ServedBy {
   int64_t dp_rank = -1;  // the same worker's DP rank; -1: not reported
 };
 
+// Reasoning models stream their thinking beside the content, in the chat delta (or message):
+// `reasoning_content` (SGLang: sgl-project/sglang python/sglang/srt/entrypoints/openai/
+// protocol.py, DeltaMessage and ChatMessage; older vLLM) or `reasoning` (newer vLLM:
+// vllm-project/vllm vllm/entrypoints/openai/protocol.py DeltaMessage, and
+// docs/features/reasoning_outputs.md: "`reasoning` used to be called `reasoning_content`").
+// Both names are read; the first member of each name counts.
 struct ReplyChunk {
   bool valid_json = false;  // false: the payload is not JSON (a malformed event or body)
   // Non-empty content or reasoning content in any choice: a token event for timing.
   bool has_content = false;
+  // Non-empty non-reasoning content (chat content, completions text) in any choice: what
+  // time_to_first_output_token waits for.
+  bool has_output = false;
+  // Non-empty reasoning_content or reasoning in any choice (chat only).
+  bool has_reasoning = false;
   int64_t items = 0;  // embeddings: entries in data[]
   Usage usage;
   ServerError error;   // {"error": ...} or {"object": "error", ...}

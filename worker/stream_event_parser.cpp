@@ -24,12 +24,13 @@ class StreamEventHandler
   StreamEventHandler(bool completions, std::string& text)
       : completions_(completions), text_(text) {}
 
-  bool has_content() const { return has_content_; }
+  bool has_output() const { return has_output_; }
+  bool has_reasoning() const { return has_reasoning_; }
   // The next value is a number whose value matters (an index or a token count).
   bool wants_number_value() const {
-    return skip_depth_ == 0 &&
-           (slot_ == Slot::kIndex || slot_ == Slot::kPromptTokens ||
-            slot_ == Slot::kCompletionTokens || slot_ == Slot::kCachedTokens || worker_slot(slot_));
+    return skip_depth_ == 0 && (slot_ == Slot::kIndex || slot_ == Slot::kPromptTokens ||
+                                slot_ == Slot::kCompletionTokens || slot_ == Slot::kCachedTokens ||
+                                slot_ == Slot::kReasoningTokens || worker_slot(slot_));
   }
   const Usage& usage() const { return usage_; }
   // nvext.worker_id, resolved as the DOM path does (reply_parser.cpp, served_by_of).
@@ -96,6 +97,7 @@ class StreamEventHandler
     kHolder,
     kUsage,
     kDetails,
+    kCompletionDetails,
     kNvext,
     kWorkerId,
   };
@@ -114,6 +116,8 @@ class StreamEventHandler
     kCompletionTokens,
     kDetails,
     kCachedTokens,
+    kCompletionDetails,
+    kReasoningTokens,
     kNvext,
     kWorkerId,
     kDecodeWorker,
@@ -151,6 +155,8 @@ class StreamEventHandler
     kSeenDecodeRank = 1u << 16,
     kSeenPrefillWorker = 1u << 17,
     kSeenPrefillRank = 1u << 18,
+    kSeenCompletionDetails = 1u << 19,
+    kSeenReasoningTokens = 1u << 20,
   };
   struct Frame {
     Ctx ctx = Ctx::kSkip;
@@ -214,9 +220,15 @@ class StreamEventHandler
         if (key == "prompt_tokens_details") {
           return first(kSeenDetails) ? Slot::kDetails : Slot::kNone;
         }
+        if (key == "completion_tokens_details") {
+          return first(kSeenCompletionDetails) ? Slot::kCompletionDetails : Slot::kNone;
+        }
         return Slot::kNone;
       case Ctx::kDetails:
         return key == "cached_tokens" && first(kSeenCached) ? Slot::kCachedTokens : Slot::kNone;
+      case Ctx::kCompletionDetails:
+        return key == "reasoning_tokens" && first(kSeenReasoningTokens) ? Slot::kReasoningTokens
+                                                                        : Slot::kNone;
       case Ctx::kChoices:
       case Ctx::kSkip:
         return Slot::kNone;
@@ -240,12 +252,12 @@ class StreamEventHandler
         return true;
       case Slot::kContent:
         if (kind == Scalar::kString && length > 0) {
-          choice_has_content_ = true;
+          choice_has_output_ = true;
           text_.append(str, length);
         }
         return true;
       case Slot::kReasoning:
-        if (kind == Scalar::kString && length > 0) choice_has_content_ = true;
+        if (kind == Scalar::kString && length > 0) choice_has_reasoning_ = true;
         return true;
       case Slot::kPromptTokens:
         if (kind == Scalar::kNumber) usage_.prompt_tokens = value;
@@ -255,6 +267,9 @@ class StreamEventHandler
         return true;
       case Slot::kCachedTokens:
         if (kind == Scalar::kNumber) usage_.cached_tokens = value;
+        return true;
+      case Slot::kReasoningTokens:
+        if (kind == Scalar::kNumber) usage_.reasoning_tokens = value;
         return true;
       case Slot::kDecodeWorker:
       case Slot::kPrefillWorker:
@@ -292,6 +307,8 @@ class StreamEventHandler
       usage_.present = true;
     } else if (slot == Slot::kDetails && object) {
       next = Ctx::kDetails;
+    } else if (slot == Slot::kCompletionDetails && object) {
+      next = Ctx::kCompletionDetails;
     } else if (slot == Slot::kDelta && object) {
       next = Ctx::kHolder;
     } else if (slot == Slot::kNvext && object) {
@@ -301,7 +318,8 @@ class StreamEventHandler
     } else if (slot == Slot::kNone && ctx() == Ctx::kChoices && object) {
       next = Ctx::kChoice;
       choice_index_ = 0;
-      choice_has_content_ = false;
+      choice_has_output_ = false;
+      choice_has_reasoning_ = false;
       choice_text_start_ = text_.size();
     }
     if (next == Ctx::kSkip || depth_ == frames_.size()) {
@@ -322,7 +340,8 @@ class StreamEventHandler
     if (closing == Ctx::kChoice) {
       // Only choice 0 goes into the text; its index may come after its content.
       if (choice_index_ != 0) text_.resize(choice_text_start_);
-      has_content_ = has_content_ || choice_has_content_;
+      has_output_ = has_output_ || choice_has_output_;
+      has_reasoning_ = has_reasoning_ || choice_has_reasoning_;
     }
     return true;
   }
@@ -333,12 +352,14 @@ class StreamEventHandler
   size_t depth_ = 0;
   size_t skip_depth_ = 0;  // inside containers that do not matter
   Slot slot_ = Slot::kNone;
-  bool has_content_ = false;
+  bool has_output_ = false;
+  bool has_reasoning_ = false;
   Usage usage_;
   std::array<std::string, 2> worker_;  // nvext.worker_id: [kDecode], [kPrefill]
   std::array<int64_t, 2> rank_ = {-1, -1};
   int64_t choice_index_ = 0;
-  bool choice_has_content_ = false;
+  bool choice_has_output_ = false;
+  bool choice_has_reasoning_ = false;
   size_t choice_text_start_ = 0;
 };
 
@@ -571,6 +592,15 @@ class Scanner {
   std::string& scratch_;
 };
 
+void fill(ReplyChunk& chunk, const StreamEventHandler& handler) {
+  chunk.valid_json = true;
+  chunk.has_output = handler.has_output();
+  chunk.has_reasoning = handler.has_reasoning();
+  chunk.has_content = chunk.has_output || chunk.has_reasoning;
+  chunk.usage = handler.usage();
+  chunk.served_by = handler.served_by();
+}
+
 }  // namespace
 
 std::optional<ReplyChunk> parse_stream_event_fast(std::string_view data, Endpoint endpoint,
@@ -583,10 +613,7 @@ std::optional<ReplyChunk> parse_stream_event_fast(std::string_view data, Endpoin
     std::string scratch;  // only escaped strings use it
     StreamEventHandler handler(completions, text);
     if (Scanner(data, handler, scratch).run()) {
-      chunk.valid_json = true;
-      chunk.has_content = handler.has_content();
-      chunk.usage = handler.usage();
-      chunk.served_by = handler.served_by();
+      fill(chunk, handler);
       return chunk;
     }
     text.resize(text_size);
@@ -604,10 +631,7 @@ std::optional<ReplyChunk> parse_stream_event_fast(std::string_view data, Endpoin
     if (result.Code() == rapidjson::kParseErrorTermination) return std::nullopt;
     return chunk;  // not JSON
   }
-  chunk.valid_json = true;
-  chunk.has_content = handler.has_content();
-  chunk.usage = handler.usage();
-  chunk.served_by = handler.served_by();
+  fill(chunk, handler);
   return chunk;
 }
 

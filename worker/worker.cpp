@@ -6,7 +6,9 @@
 #include <sys/eventfd.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
+#include <deque>
 #include <optional>
 #include <zmq.hpp>
 
@@ -81,6 +83,11 @@ struct Worker::Impl {
   bool controller_lost = false;
   std::string token;        // from Welcome: proves our Results and Bye are ours
   uint64_t last_batch = 0;  // the last Assign batch number read
+  // Concurrency refill (issue 19): conversations sharded here that wait for a slot this worker
+  // frees (or the controller's start). Closed, and given back, once the run stops starting.
+  std::deque<proto::Conversation> window;
+  size_t window_high = 0;  // the most it has held: an end that leaves half of it is sent now
+  bool window_closed = false;
 
   proto::Results batch;
   EventLoop::TimerId flush_timer = 0;
@@ -170,8 +177,7 @@ struct Worker::Impl {
       case proto::MsgType::kAssign:
         if (!runner) break;
         if (auto a = d->as<proto::Assign>()) {
-          if (a->batch != 0) last_batch = a->batch;
-          for (auto& c : a->conversations) runner->assign(std::move(c));
+          on_assign(*a);
         } else {
           salvage_assign(msg);
         }
@@ -182,6 +188,42 @@ struct Worker::Impl {
       default:
         log_warn("dropped an unexpected ", proto::to_string(d->type), " message");
     }
+  }
+
+  void on_assign(proto::Assign& a) {
+    if (a.batch != 0) last_batch = a.batch;
+    for (auto& c : a.conversations) {
+      if (!a.window) {
+        runner->assign(std::move(c));
+      } else if (window_closed) {
+        batch.returned.push_back(c.index);
+        arm_flush(/*this_iteration=*/true);
+      } else {
+        window.push_back(std::move(c));
+      }
+    }
+    window_high = std::max(window_high, window.size());
+    // Starts name window conversations; one already started here (a refill crossed the start)
+    // or given back is not there any more.
+    for (const proto::WindowStart& s : a.start) {
+      auto it = std::find_if(window.begin(), window.end(), [&](const proto::Conversation& c) {
+        return c.index == s.conversation_index;
+      });
+      if (it == window.end()) continue;
+      proto::Conversation c = std::move(*it);
+      window.erase(it);
+      c.start_ns = s.start_ns;
+      runner->assign(std::move(c));
+    }
+  }
+
+  // The run stops starting: every window conversation goes back unstarted.
+  void close_window() {
+    window_closed = true;
+    if (window.empty()) return;
+    for (const auto& c : window) batch.returned.push_back(c.index);
+    window.clear();
+    arm_flush(/*this_iteration=*/true);
   }
 
   // An Assign that did not decode as a whole: run the conversations that decode on their own
@@ -258,6 +300,7 @@ struct Worker::Impl {
       begin_shutdown();
       return;
     }
+    close_window();
     if (cancel) {
       begin_shutdown();
     } else {
@@ -272,6 +315,7 @@ struct Worker::Impl {
   void begin_shutdown() {
     if (shutting_down) return;
     shutting_down = true;
+    close_window();
     arm_shutdown_deadline(shutdown_drain_ns);
     if (runner) runner->cancel_all();
     maybe_finish();
@@ -329,6 +373,18 @@ struct Worker::Impl {
 
   void on_end(const proto::ConversationEnd& e) {
     batch.ended.push_back(e);
+    if (!window_closed && !window.empty() && runner) {
+      // The freed slot stays here: the window's next conversation starts in it now, intended
+      // at this end. The end can wait for the batch (the slot is not the controller's to give)
+      // until half the window is used, so the controller tops it up before it runs dry.
+      proto::Conversation next = std::move(window.front());
+      window.pop_front();
+      batch.ended.back().refilled_by = static_cast<int64_t>(next.index);
+      next.start_ns = steady_now_ns();
+      runner->assign(std::move(next));
+      arm_flush(/*this_iteration=*/2 * window.size() <= window_high);
+      return;
+    }
     // An end frees a concurrency slot at the controller: send it with whatever else this loop
     // iteration produced, not up to flush_interval_s later (that delay idled the slot).
     arm_flush(/*this_iteration=*/true);
@@ -353,7 +409,7 @@ struct Worker::Impl {
     }
     if (bye_queued) return;  // nothing follows the Bye (late records are lost either way)
     if (batch.records.empty() && batch.ended.empty() && batch.failed.empty() &&
-        batch.undecodable.empty()) {
+        batch.undecodable.empty() && batch.returned.empty()) {
       return;
     }
     unsent.push_back(proto::encode(batch));
@@ -361,6 +417,7 @@ struct Worker::Impl {
     batch.ended.clear();
     batch.failed.clear();
     batch.undecodable.clear();
+    batch.returned.clear();
     send_unsent();
   }
 

@@ -8,6 +8,7 @@
 #include "common/log.hpp"
 #include "controller/cli/cli_aliases.hpp"
 #include "controller/cli/keygen.hpp"
+#include "controller/compare/compare.hpp"
 #include "controller/config/config.hpp"
 #include "controller/dataset/dataset.hpp"
 #include "controller/run/run.hpp"
@@ -97,6 +98,17 @@ int cli_main(int argc, char** argv) {
   keygen->add_option("--workers", keygen_workers, "Worker key pairs to create")
       ->check(CLI::Range(1, 10000));
 
+  std::vector<std::string> compare_dirs;
+  std::string compare_out;
+  auto* cmp = app.add_subcommand(
+      "compare", "Compare runs side by side: a table, compare.json and compare.html");
+  cmp->add_option("runs", compare_dirs,
+                  "Run folders (the first is the baseline), or one run with stages")
+      ->required();
+  cmp->add_option("-o,--output", compare_out,
+                  "Folder for compare.json and compare.html (default: the current directory)");
+  cmp->footer(compare::kCompareHelpFooter);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -119,6 +131,7 @@ int cli_main(int argc, char** argv) {
       return kExitOk;
     }
     if (*keygen) return write_curve_keys(keygen_dir, keygen_workers);
+    if (*cmp) return compare::compare_main(compare_dirs, compare_out, std::cout, std::cerr);
   } catch (const ConfigError& e) {
     std::cerr << "convoy: error: " << e.what() << "\n";
     return kExitBadInput;

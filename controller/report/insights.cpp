@@ -10,6 +10,8 @@
 #include <sstream>
 #include <string_view>
 
+#include "controller/report/server_insights.hpp"
+
 namespace convoy::controller {
 
 namespace {
@@ -413,6 +415,7 @@ std::vector<Insight> detect_insights(const InsightInputs& in) {
   rate_limit_insight(groups, &out);
   cache_insights(in, &out);
   header_era_insights(in, &out);
+  server_insights(in, &out);  // issue 17 item 7 (server_insights.cpp)
   std::stable_sort(out.begin(), out.end(), [](const Insight& a, const Insight& b) {
     return severity_rank(a.severity) < severity_rank(b.severity);
   });

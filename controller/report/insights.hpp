@@ -7,6 +7,7 @@
 #include <optional>
 #include <ostream>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "controller/report/affinity.hpp"
@@ -66,6 +67,13 @@ struct InsightInputs {
   int64_t sessions_started = 0;  // sessions (leads and sub-agents) that sent their first turn
   // target.headers names Dynamo reads as session identity (its own or an agent's).
   std::vector<std::string> session_headers_in_target;
+
+  // Server telemetry (issue 17 item 7); add_server_inputs (server_insights.hpp) fills these.
+  std::string server_metrics_json;           // summary.json "server_metrics"; "" = no telemetry
+  std::optional<double> client_ttft_p50_ms;  // the run's time_to_first_token p50
+  // The client's TTFT p50 per time bucket (by first-token time): (bucket middle in seconds
+  // since the measure start, ms), buckets with a TTFT only.
+  std::vector<std::pair<double, double>> client_ttft_p50_over_time;
 };
 
 struct Insight {

@@ -6,6 +6,8 @@
 #include <limits>
 #include <utility>
 
+#include "controller/report/timeslice.hpp"
+
 namespace convoy::controller {
 
 namespace {
@@ -40,11 +42,16 @@ constexpr MetricDef kDefs[] = {
     {"prefix_cache_hit_rate", "Prefix Cache Hit Rate", "%", kHitRateScale},
     {"time_to_first_token_lead", "Time to First Token (lead)", "ms", kNsPerMs},
     {"time_to_first_token_subagent", "Time to First Token (sub-agents)", "ms", kNsPerMs},
+    // AIPerf's names (ai-dynamo/aiperf aiperf/metrics/types/time_to_first_output_token_metric.py,
+    // reasoning_token_count.py): first non-reasoning content - request start; reasoning tokens
+    // of one request.
+    {"time_to_first_output_token", "Time to First Output Token", "ms", kNsPerMs},
+    {"reasoning_token_count", "Reasoning Token Count", "tokens", 1},
 };
 constexpr MetricDef kFamilyMakespan = {"family_makespan", "Family Makespan", "ms", kNsPerMs};
 
 // The order metrics appear in the summary: AIPerf's first, then convoy's own.
-constexpr size_t kSummaryOrder[] = {0, 1, 2, 14, 15, 3, 6, 4, 5, 11, 9, 10, 12, 13, 8, 7};
+constexpr size_t kSummaryOrder[] = {0, 1, 2, 14, 15, 16, 3, 6, 4, 5, 11, 9, 10, 17, 12, 13, 8, 7};
 
 MetricStats stats_of(const Histogram& h, const MetricDef& def) {
   MetricStats s;
@@ -63,6 +70,25 @@ MetricStats stats_of(const Histogram& h, const MetricDef& def) {
   return s;
 }
 
+MetricStats single_value(const char* tag, const char* header, const char* unit, double value);
+
+// AIPerf's token totals (ai-dynamo/aiperf: aiperf/metrics/types/input_sequence_length_metric.py
+// total_isl, output_token_count.py total_output_tokens, reasoning_token_count.py
+// total_reasoning_tokens; src/aiperf/metrics/types/total_token_throughput.py). As there,
+// total_output_tokens leaves reasoning tokens out, while output_sequence_length,
+// output_token_throughput and total_token_throughput count them.
+void add_token_totals(MetricsSnapshot& s, bool reasoned) {
+  s.metrics.push_back(single_value("total_input_tokens", "Total Input Tokens", "tokens",
+                                   static_cast<double>(s.total_input_tokens)));
+  s.metrics.push_back(
+      single_value("total_output_tokens", "Total Output Tokens", "tokens",
+                   static_cast<double>(s.total_output_tokens - s.total_reasoning_tokens)));
+  if (reasoned) {
+    s.metrics.push_back(single_value("total_reasoning_tokens", "Total Reasoning Tokens", "tokens",
+                                     static_cast<double>(s.total_reasoning_tokens)));
+  }
+}
+
 MetricStats single_value(const char* tag, const char* header, const char* unit, double value) {
   MetricStats s;
   s.tag = tag;
@@ -71,6 +97,7 @@ MetricStats single_value(const char* tag, const char* header, const char* unit, 
   s.avg = s.min = s.max = s.sum = value;
   s.count = 1;
   s.percentiles.fill(value);
+  s.aggregate = true;
   return s;
 }
 
@@ -137,7 +164,9 @@ RequestMetrics compute_request_metrics(const proto::Record& r) {
   RequestMetrics m;
   m.ok = r.error.kind == proto::ErrorKind::kNone;
   const bool sent = r.sent_ns > 0;
+  // A non-streamed reply has no first token (the worker leaves it 0): no TTFT, TTST or ITL.
   if (sent && r.first_token_ns > 0) m.ttft_ns = r.first_token_ns - r.sent_ns;
+  if (sent && r.first_output_token_ns > 0) m.ttfo_ns = r.first_output_token_ns - r.sent_ns;
   if (r.first_token_ns > 0 && r.second_token_ns > 0) {
     m.ttst_ns = r.second_token_ns - r.first_token_ns;
   }
@@ -149,6 +178,11 @@ RequestMetrics compute_request_metrics(const proto::Record& r) {
   if (r.intended_ns > 0 && sent) m.schedule_lag_ns = r.sent_ns - r.intended_ns;
   m.isl = r.input_tokens;
   m.osl = r.output_tokens;
+  // OSL counts reasoning and output tokens (usage.completion_tokens, or content events): the
+  // reasoning part never exceeds it, whichever way each was counted.
+  if (r.reasoning_tokens > 0) {
+    m.reasoning_tokens = std::min(r.reasoning_tokens, std::max<int64_t>(m.osl, 0));
+  }
   // ITL needs two content chunks: with one, latency - TTFT says nothing about token pacing.
   if (m.ttft_ns && m.request_latency_ns && m.osl > 1 && r.second_token_ns > 0) {
     m.itl_ns =
@@ -201,12 +235,21 @@ double MetricsSnapshot::error_rate() const {
 }
 
 MetricsAggregator::MetricsAggregator(const Config& config)
-    : target_urls_(config.target.urls), targets_(config.target.urls.size()) {
+    : produces_tokens_(config.target.endpoint != Endpoint::kEmbeddings),
+      target_urls_(config.target.urls),
+      targets_(config.target.urls.size()) {
   for (const auto& [tag, threshold] : config.slo) {
     if (is_slo_metric(tag)) slos_.push_back({tag, threshold});
   }
   if (config.session_routing.verify) affinity_.emplace(config.session_routing.timeout_s);
+  if (config.output.slice_s) {
+    timeslices_ = std::make_unique<TimeSliceAggregator>(*config.output.slice_s, !slos_.empty());
+  }
 }
+
+MetricsAggregator::~MetricsAggregator() = default;
+MetricsAggregator::MetricsAggregator(MetricsAggregator&&) noexcept = default;
+MetricsAggregator& MetricsAggregator::operator=(MetricsAggregator&&) noexcept = default;
 
 double TargetStats::error_rate() const {
   const int64_t total = requests + errors;
@@ -243,7 +286,17 @@ void MetricsAggregator::add(const proto::Record& record) {
   } else {
     add_error(record);
   }
+  if (record.sent_ns > 0 && record.end_ns > record.sent_ns) {
+    client_timeline_.add_in_flight(origin_ns_.value_or(record.sent_ns), record.sent_ns,
+                                   record.end_ns);
+  }
   add_header_era(record, m);
+  if (timeslices_) {
+    // AIPerf's rule: the slice of the request start (the intended time when never sent).
+    const int64_t at_ns = record.sent_ns > 0 ? record.sent_ns : record.intended_ns;
+    const bool good = m.ok && !slos_.empty() && meets_slos(m);
+    timeslices_->add(at_ns - origin_ns_.value_or(at_ns), record, m, good);
+  }
 }
 
 void MetricsAggregator::add_header_era(const proto::Record& record, const RequestMetrics& m) {
@@ -309,8 +362,15 @@ void MetricsAggregator::add_success(const proto::Record& record, const RequestMe
   if (m.corrected_request_latency_ns) {
     histograms_[kCorrectedLatency].record(*m.corrected_request_latency_ns);
   }
+  // Embeddings produce no tokens: no output_sequence_length (AIPerf's PRODUCES_TOKENS_ONLY).
+  const int64_t osl = produces_tokens_ ? m.osl : 0;
   histograms_[kIsl].record(m.isl);
-  histograms_[kOsl].record(m.osl);
+  if (produces_tokens_) histograms_[kOsl].record(osl);
+  if (m.ttfo_ns) histograms_[kTtfo].record(*m.ttfo_ns);
+  if (m.reasoning_tokens) {
+    histograms_[kReasoningTokens].record(*m.reasoning_tokens);
+    total_reasoning_tokens_ += *m.reasoning_tokens;
+  }
   if (m.output_tokens_per_s_per_user) {
     histograms_[kPerUser].record(std::llround(*m.output_tokens_per_s_per_user * kPerUserScale));
   }
@@ -319,15 +379,18 @@ void MetricsAggregator::add_success(const proto::Record& record, const RequestMe
     histograms_[kHitRate].record(std::llround(*m.prefix_cache_hit_pct * kHitRateScale));
   }
   total_input_tokens_ += m.isl;
-  total_output_tokens_ += m.osl;
+  total_output_tokens_ += osl;
   if (!slos_.empty() && meets_slos(m)) ++good_count_;
 
   Bucket& bucket = series_bucket(record.end_ns > 0 ? record.end_ns : record.sent_ns);
   ++bucket.requests;
-  bucket.output_tokens += m.osl;
+  bucket.output_tokens += osl;
   if (m.ttft_ns) {
     bucket.ttft_sum_ns += *m.ttft_ns;
     ++bucket.ttft_count;
+    // By first-token time: when the client saw the wait the server's queue shows.
+    client_timeline_.add_ttft(origin_ns_.value_or(record.sent_ns), record.sent_ns + *m.ttft_ns,
+                              *m.ttft_ns);
   }
 }
 
@@ -501,6 +564,8 @@ void MetricsAggregator::add_family_makespan(MetricsSnapshot& s) const {
 // The over-time series, TTFT by turn and the distributions.
 void MetricsAggregator::fill_over_time(MetricsSnapshot& s) const {
   s.series_bucket_s = static_cast<double>(bucket_width_ns_) / 1e9;
+  s.client_timeline_bucket_s = client_timeline_.bucket_s();
+  s.client_timeline = client_timeline_.points();
   s.series.reserve(series_.size());
   for (size_t i = 0; i < series_.size(); ++i) {
     const Bucket& b = series_[i];
@@ -559,12 +624,15 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
   s.warmup_error_count = warmup_error_count_;
   s.total_input_tokens = total_input_tokens_;
   s.total_output_tokens = total_output_tokens_;
+  s.total_reasoning_tokens = total_reasoning_tokens_;
   s.first_send_ns = first_send_ns_;
   s.last_end_ns = last_end_ns_;
   if (first_send_ns_ > 0 && last_end_ns_ > first_send_ns_) {
     s.duration_s = static_cast<double>(last_end_ns_ - first_send_ns_) / 1e9;
     s.request_throughput = static_cast<double>(request_count_) / s.duration_s;
     s.output_token_throughput = static_cast<double>(total_output_tokens_) / s.duration_s;
+    s.total_token_throughput =
+        static_cast<double>(total_input_tokens_ + total_output_tokens_) / s.duration_s;
     s.goodput = static_cast<double>(good_count_) / s.duration_s;
   }
 
@@ -576,13 +644,20 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
   add_family_makespan(s);
   s.metrics.push_back(single_value("output_token_throughput", "Output Token Throughput",
                                    "tokens/sec", s.output_token_throughput));
+  s.metrics.push_back(single_value("total_token_throughput", "Total Token Throughput", "tokens/sec",
+                                   s.total_token_throughput));
   s.metrics.push_back(single_value("request_throughput", "Request Throughput", "requests/sec",
                                    s.request_throughput));
-  if (s.has_slo) s.metrics.push_back(single_value("goodput", "Goodput", "requests/sec", s.goodput));
+  if (s.has_slo) {
+    s.metrics.push_back(single_value("goodput", "Goodput", "requests/sec", s.goodput));
+    s.metrics.push_back(single_value("good_request_count", "Good Request Count", "requests",
+                                     static_cast<double>(good_count_)));
+  }
   s.metrics.push_back(single_value("request_count", "Request Count", "requests",
                                    static_cast<double>(request_count_)));
   s.metrics.push_back(single_value("error_request_count", "Error Request Count", "requests",
                                    static_cast<double>(error_count_)));
+  add_token_totals(s, !histograms_[kReasoningTokens].empty());
   s.metrics.push_back(
       single_value("benchmark_duration", "Benchmark Duration", "sec", s.duration_s));
 
@@ -593,6 +668,10 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
   fill_over_time(s);
 
   fill_header_era(s);
+  if (timeslices_) {
+    s.timeslices = timeslices_->snapshot();
+    s.timeslice_s = timeslices_->slice_s();
+  }
   return s;
 }
 
@@ -615,6 +694,8 @@ size_t MetricsAggregator::memory_bytes() const {
            (families_.bucket_count() + recent_leads_.bucket_count()) * sizeof(void*) +
            recent_order_.size() * sizeof(uint64_t);
   if (affinity_) bytes += affinity_->memory_bytes();
+  bytes += client_timeline_.memory_bytes();
+  if (timeslices_) bytes += timeslices_->memory_bytes();
   return bytes;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -17,6 +18,7 @@
 #include "common/histogram.hpp"
 #include "controller/config/config.hpp"
 #include "controller/report/affinity.hpp"
+#include "controller/report/client_timeline.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
@@ -26,6 +28,7 @@ namespace convoy::controller {
 struct RequestMetrics {
   bool ok = false;                                      // no error of any kind
   std::optional<int64_t> ttft_ns;                       // first non-empty content - sent
+  std::optional<int64_t> ttfo_ns;                       // first non-reasoning content - sent
   std::optional<int64_t> ttst_ns;                       // second content chunk - first
   std::optional<int64_t> request_latency_ns;            // last content chunk (else end) - sent
   std::optional<int64_t> corrected_request_latency_ns;  // end - intended
@@ -35,6 +38,7 @@ struct RequestMetrics {
   int64_t isl = 0;                                      // input tokens
   int64_t osl = 0;                                      // output tokens (usage when reported)
   std::optional<int64_t> cached_tokens;                 // from usage
+  std::optional<int64_t> reasoning_tokens;              // when > 0; at most osl (part of it)
   std::optional<double> prefix_cache_hit_pct;           // cached / isl * 100
 };
 RequestMetrics compute_request_metrics(const proto::Record& record);
@@ -66,7 +70,22 @@ struct MetricStats {
   double sum = 0;
   int64_t count = 0;
   std::array<double, kReportedPercentiles.size()> percentiles{};  // kReportedPercentiles order
+  // A run-level scalar (a throughput, count, total or duration: AIPerf's AGGREGATE / DERIVED
+  // metric types), not a distribution: summary.json writes only {unit, avg}, avg = the value.
+  // single_value() sets it; the other statistics repeat the value for the console and the csv.
+  bool aggregate = false;
   double p(double q) const;  // one of kReportedPercentiles; NaN otherwise
+};
+
+// One time slice of output.slice_s (summary.json "timeslices", timeslices.csv): the measured
+// requests *sent* in [start_s, end_s) since the origin (AIPerf's rule: a record's slice is its
+// request start; a request never sent counts at its intended time). Built by
+// TimeSliceAggregator (controller/report/timeslice.hpp).
+struct TimeSliceStats {
+  int64_t index = 0;  // 0, 1, ...: every slice from the first to the last, empty ones included
+  double start_s = 0;
+  double end_s = 0;
+  std::vector<MetricStats> metrics;  // distributions present in it, then its aggregates
 };
 
 // An error group: (code, type, message). code is the HTTP status for http_status errors and 0
@@ -116,8 +135,9 @@ struct TargetStats {
 
 struct MetricsSnapshot {
   // Summary order. Distribution metrics appear once they have a value; request_count,
-  // error_request_count, request_throughput, output_token_throughput and benchmark_duration
-  // always; goodput when slo is set.
+  // error_request_count, request_throughput, output_token_throughput, total_token_throughput,
+  // total_input_tokens, total_output_tokens and benchmark_duration always; goodput and
+  // good_request_count when slo is set; total_reasoning_tokens when some request reasoned.
   std::vector<MetricStats> metrics;
   const MetricStats* find(std::string_view tag) const;
 
@@ -128,12 +148,14 @@ struct MetricsSnapshot {
   int64_t warmup_request_count = 0;  // excluded from every metric
   int64_t warmup_error_count = 0;
   int64_t total_input_tokens = 0;      // successful requests
-  int64_t total_output_tokens = 0;     // successful requests
+  int64_t total_output_tokens = 0;     // successful requests: OSL, reasoning included
+  int64_t total_reasoning_tokens = 0;  // successful requests: the reasoning part of OSL
   int64_t first_send_ns = 0;           // earliest send of a measured request; 0 = none
   int64_t last_end_ns = 0;             // latest end of a measured request
   double duration_s = 0;               // last_end - first_send
   double request_throughput = 0;       // requests/sec
   double output_token_throughput = 0;  // tokens/sec
+  double total_token_throughput = 0;   // (input + output tokens) / duration, tokens/sec
   double goodput = 0;                  // requests/sec
   double error_rate() const;           // errors / (requests + errors); 0 when none
 
@@ -141,6 +163,10 @@ struct MetricsSnapshot {
 
   double series_bucket_s = 1;  // grows (doubling) when a run outlasts kMaxSeriesPoints
   std::vector<SeriesPoint> series;
+  // report.html's Server section (issue 17): client TTFT p50/p99 by first-token time and
+  // requests in flight, in buckets of client_timeline_bucket_s from the same origin.
+  double client_timeline_bucket_s = 1;
+  std::vector<ClientTimePoint> client_timeline;
   std::vector<TurnTtft> ttft_by_turn;
   // Plot bins for time_to_first_token, inter_token_latency, request_latency (when present).
   std::map<std::string, std::vector<Bin>> distributions;
@@ -152,7 +178,14 @@ struct MetricsSnapshot {
   int64_t sessions_started = 0;      // requests at turn 0 of a lead or sub-agent (measured+warmup)
   std::vector<TargetStats> targets;  // per target.urls entry; empty without target.urls
   std::optional<AffinitySummary> affinity;  // with session_routing.verify
+
+  // output.slice_s (issue 18): the slices, and their width (slice_s, or a multiple of it once a
+  // run outlasts TimeSliceAggregator::kMaxSlices of them); empty / 0 without slice_s.
+  std::vector<TimeSliceStats> timeslices;
+  double timeslice_s = 0;
 };
+
+class TimeSliceAggregator;
 
 class MetricsAggregator {
  public:
@@ -164,6 +197,9 @@ class MetricsAggregator {
   static constexpr int kDistributionBins = 40;
 
   explicit MetricsAggregator(const Config& config);
+  ~MetricsAggregator();
+  MetricsAggregator(MetricsAggregator&&) noexcept;
+  MetricsAggregator& operator=(MetricsAggregator&&) noexcept;
 
   // Time zero of the over-time series (controller steady clock). Default: the first measured
   // record's send time. Call before the first add().
@@ -209,6 +245,8 @@ class MetricsAggregator {
     kHitRate,
     kTtftLead,  // reported only when some sub-agent has a TTFT
     kTtftSubagent,
+    kTtfo,             // time_to_first_output_token (reasoning models)
+    kReasoningTokens,  // reasoning_token_count, per request that had reasoning
     kMetricCount,
   };
   struct Slo {
@@ -261,6 +299,9 @@ class MetricsAggregator {
   int64_t warmup_error_count_ = 0;
   int64_t total_input_tokens_ = 0;
   int64_t total_output_tokens_ = 0;
+  int64_t total_reasoning_tokens_ = 0;
+  // false for target.endpoint embeddings: no output_sequence_length.
+  bool produces_tokens_ = true;
   int64_t first_send_ns_ = 0;  // 0 = none yet
   int64_t last_end_ns_ = 0;
   std::optional<int64_t> origin_ns_;
@@ -273,8 +314,10 @@ class MetricsAggregator {
   std::unordered_map<uint64_t, FamilySpan> recent_leads_;  // finished, no sub-agent yet
   std::deque<uint64_t> recent_order_;                      // oldest first
   std::optional<AffinityTracker> affinity_;
+  ClientTimeline client_timeline_;  // issue 17: the Server section's client lines
   int64_t close_request_count_ = 0;
   int64_t sessions_started_ = 0;
+  std::unique_ptr<TimeSliceAggregator> timeslices_;  // output.slice_s; null without it
 };
 
 }  // namespace convoy::controller

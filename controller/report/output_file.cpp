@@ -17,8 +17,15 @@ namespace {
 
 // The names a run writes (run_report.cpp, records_writer.cpp); a previous run's copies are
 // worth a warning, not a failure.
-constexpr const char* kRunFiles[] = {"summary.json", "summary.csv", "records.jsonl", "report.html",
-                                     "server_metrics.jsonl"};
+constexpr const char* kRunFiles[] = {"summary.json",
+                                     "summary.csv",
+                                     "records.jsonl",
+                                     "report.html",
+                                     "server_metrics.jsonl",
+                                     "timeslices.csv",
+                                     "profile_export_aiperf.json",
+                                     "profile_export_aiperf.csv",
+                                     "profile_export.jsonl"};
 
 std::filesystem::path tmp_path_of(const std::filesystem::path& path) {
   std::filesystem::path tmp = path;

@@ -270,6 +270,16 @@ void RecordsWriter::write(const proto::Record& record, std::string_view worker_i
   if (buffer_.GetSize() >= kFlushBytes) flush();
 }
 
+void RecordsWriter::write_line(std::string_view line) {
+  if (!fd_) return;
+  ++lines_;
+  if (failed()) return;  // counted as lost
+  std::copy(line.begin(), line.end(), buffer_.Push(line.size()));
+  buffer_.Put('\n');
+  ++buffered_lines_;
+  if (buffer_.GetSize() >= kFlushBytes) flush();
+}
+
 void RecordsWriter::flush() {
   if (!fd_ || failed() || buffer_.GetSize() == 0) return;
   const std::string_view pending(buffer_.GetString(), buffer_.GetSize());

@@ -51,6 +51,9 @@ class RecordsWriter {
   // `stage` and `settle` as for record_json_line.
   void write(const proto::Record& record, std::string_view worker_id, std::string_view host = {},
              std::string_view stage = {}, bool settle = false);
+  // Buffers one line the caller formatted (another layout of the same records: AIPerf's
+  // profile_export.jsonl, aiperf_export.hpp); `line` is valid UTF-8 and holds no newline.
+  void write_line(std::string_view line);
   // Writes the buffer out; the run loop calls this periodically (e.g. every second).
   void flush();
   // Flushes, fsyncs and closes, then checks that `path` still names the file written (a folder

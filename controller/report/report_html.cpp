@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/utf8.hpp"
+#include "controller/report/server_section.hpp"
 #include "controller/report/svg_chart.hpp"
 #include "controller/report/verdict.hpp"
 
@@ -74,7 +75,7 @@ constexpr size_t kMaxLinePoints = 600;  // longer series are averaged down to th
 
 constexpr const char* kStyle = R"css(
 :root{--fg:#1d2330;--muted:#5b6475;--bg:#f6f7f9;--card:#fff;--line:#dde1e8;
---pass:#1a7f37;--warn:#b26b00;--fail:#c62828;--c1:#2f6fde;--c2:#e0663a;--c3:#7b57c8}
+--pass:#1a7f37;--warn:#b26b00;--fail:#c62828;--c1:#2f6fde;--c2:#e0663a;--c3:#7b57c8;--c4:#2a9d5c}
 *{box-sizing:border-box}
 body{margin:0;background:var(--bg);color:var(--fg);
 font:14px/1.45 system-ui,-apple-system,"Segoe UI",Roboto,"Helvetica Neue",Arial,sans-serif}
@@ -114,13 +115,15 @@ svg.chart{width:100%;height:auto;display:block}
 .tick{fill:var(--muted);font-size:11px}.axis-label{fill:var(--muted);font-size:12px}
 .legend{fill:var(--fg);font-size:11px}
 .bar,.swatch.s1{fill:var(--c1)}.bar.s2,.swatch.s2{fill:var(--c2)}
-.swatch.s3{fill:var(--c3)}
+.swatch.s3{fill:var(--c3)}.swatch.s4{fill:var(--c4)}
 .line{fill:none;stroke-width:1.8;stroke-linejoin:round}
 .line.s1{stroke:var(--c1)}.line.s2{stroke:var(--c2)}.line.s3{stroke:var(--c3)}
-.dot.s1{fill:var(--c1)}.dot.s2{fill:var(--c2)}.dot.s3{fill:var(--c3)}
+.line.s4{stroke:var(--c4)}
+.dot.s1{fill:var(--c1)}.dot.s2{fill:var(--c2)}.dot.s3{fill:var(--c3)}.dot.s4{fill:var(--c4)}
 .empty{color:var(--muted);font-style:italic}
 .stage-mark line{stroke:#8a93a6;stroke-width:1;stroke-dasharray:4 3}
 .stage-mark text{fill:var(--muted);font-size:10px}
+#server h3{margin:18px 0 8px}
 .badge.small{padding:0 8px;font-size:11px}
 .insight{border:1px solid var(--line);border-left:4px solid var(--warn);border-radius:6px;
 padding:12px 16px;margin-bottom:12px}
@@ -205,7 +208,9 @@ void header_section(std::ostringstream& out, const rapidjson::Value& run,
   if (!extras.stages.empty()) out << "<a href=\"#stages\">Stages</a>";
   if (has_curve(extras)) out << "<a href=\"#curve\">Throughput-latency</a>";
   out << "<a href=\"#distributions\">Distributions</a>"
-         "<a href=\"#over-time\">Over time</a><a href=\"#ttft-by-turn\">TTFT by turn</a>"
+         "<a href=\"#over-time\">Over time</a>";
+  if (!extras.server_metrics_json.empty()) out << "<a href=\"#server\">Server</a>";
+  out << "<a href=\"#ttft-by-turn\">TTFT by turn</a>"
          "<a href=\"#errors\">Errors</a><a href=\"#insights\">Insights</a>"
          "<a href=\"#workers\">Workers</a></nav></header>";
 }
@@ -490,6 +495,7 @@ void over_time_section(std::ostringstream& out, const MetricsSnapshot& s,
   }
   LineOptions marks;
   marks.markers = stage_markers(extras);
+  marks.x_max = server_axis_end_s(s, extras);  // the Server section's time axis (0: none)
   out << "<p class=\"muted\">Buckets of " << number(width_s)
       << " s by completion time, from the first measured send.";
   if (!marks.markers.empty()) {
@@ -649,6 +655,7 @@ std::string report_html(const MetricsSnapshot& snapshot, const SummaryExtras& ex
   curve_section(out, extras);
   distributions_section(out, snapshot);
   over_time_section(out, snapshot, extras);
+  out << server_section_html(snapshot, extras);  // issue 17: "" without server telemetry
   ttft_by_turn_section(out, snapshot);
   errors_section(out, snapshot);
   insights_section(out, insights);

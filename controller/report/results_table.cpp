@@ -12,6 +12,7 @@ namespace convoy::controller {
 namespace {
 
 constexpr std::string_view kRows[] = {"time_to_first_token",
+                                      "time_to_first_output_token",
                                       "time_to_first_token_first_turn",
                                       "time_to_first_token_later_turns",
                                       "time_to_second_token",
@@ -21,6 +22,7 @@ constexpr std::string_view kRows[] = {"time_to_first_token",
                                       "schedule_lag",
                                       "input_sequence_length",
                                       "output_sequence_length",
+                                      "reasoning_token_count",
                                       "cached_tokens"};
 
 constexpr int kNumberWidth = 12;
@@ -66,6 +68,8 @@ void print_results_table(std::ostream& out, const MetricsSnapshot& s) {
   for (std::string_view tag : kRows) {
     const MetricStats* m = s.find(tag);
     if (m == nullptr || m->count == 0) continue;
+    // Without reasoning the time to first output token is the TTFT: one row says it.
+    if (tag == "time_to_first_output_token" && s.total_reasoning_tokens == 0) continue;
     rows.push_back(m);
     labels.push_back(m->header + " (" + m->unit + ")");
   }

@@ -13,10 +13,14 @@
 #include "common/build_info.hpp"
 #include "common/exit_codes.hpp"
 #include "common/log.hpp"
+#include "controller/report/aiperf_export.hpp"
 #include "controller/report/insights.hpp"
 #include "controller/report/report_html.hpp"
 #include "controller/report/results_table.hpp"
+#include "controller/report/server_insights.hpp"
+#include "controller/report/server_section.hpp"
 #include "controller/report/summary_writer.hpp"
+#include "controller/report/timeslice.hpp"
 
 namespace convoy::controller {
 
@@ -163,14 +167,12 @@ InsightInputs insight_inputs(const ReportInputs& in) {
   ii.later_turn_cached_tokens = in.facts.later_turn_cached_tokens;
   ii.later_turn_requests_reporting_cached = in.facts.later_turn_requests_reporting_cached;
   add_header_era_inputs(in.config, in.snapshot, &ii);  // issue 20: affinity, targets, rejections
+  add_server_inputs(in.snapshot, in.facts.server_metrics_json, &ii);  // issue 17: telemetry
   return ii;
 }
 
-}  // namespace
-
-int write_run_report(const ReportInputs& in) {
-  const Verdict judged = judge_run(in);  // with in.output_errors
-  std::vector<Insight> insights = detect_insights(insight_inputs(in));
+// summary.json's sections but the verdict and output errors (rendered per pass).
+SummaryExtras summary_extras(const ReportInputs& in, const std::vector<Insight>& insights) {
   SummaryExtras extras;
   extras.run_json = run_json(in);
   extras.workers_json = workers_json(in.workers);
@@ -180,6 +182,37 @@ int write_run_report(const ReportInputs& in) {
   extras.search = in.facts.search ? &*in.facts.search : nullptr;
   extras.measure_start_ns = in.facts.measure_start_ns;
   extras.server_metrics_json = in.facts.server_metrics_json;  // issue 17 (telemetry room)
+  // Issue 18: the top-level provenance (the same in AIPerf's export).
+  extras.benchmark_id = make_benchmark_id();
+  extras.start_time = iso_time_ms(in.facts.start_wall);
+  extras.end_time = iso_time_ms(in.facts.end_wall);
+  extras.was_cancelled = in.interrupted;  // Ctrl-C; load.abort_on is verdict.aborted_reason
+  return extras;
+}
+
+// Issue 18: timeslices.csv (output.slice_s) and AIPerf's profile_export_aiperf.json / .csv
+// (output.aiperf_export; its profile_export.jsonl is streamed by the run). Each a file of the
+// run's outputs, so a failure to write one is exit 3 naming it.
+void add_issue18_files(const ReportInputs& in, const SummaryExtras& extras,
+                       std::vector<OutputFile>& files) {
+  if (in.config.output.slice_s) {
+    files.push_back(
+        {"timeslices.csv", [&](const auto&) { return timeslices_csv(in.snapshot.timeslices); }});
+  }
+  if (!in.config.output.aiperf_export) return;
+  AiperfProvenance p{extras.benchmark_id, extras.start_time, extras.end_time, extras.was_cancelled};
+  files.push_back({kAiperfJsonFile, [&in, p](const auto&) {
+                     return aiperf_profile_json(in.snapshot, in.config, p, in.url);
+                   }});
+  files.push_back({kAiperfCsvFile, [&](const auto&) { return aiperf_profile_csv(in.snapshot); }});
+}
+
+}  // namespace
+
+int write_run_report(const ReportInputs& in) {
+  const Verdict judged = judge_run(in);  // with in.output_errors
+  std::vector<Insight> insights = detect_insights(insight_inputs(in));
+  const SummaryExtras extras = summary_extras(in, insights);
   // The files that carry the verdict are rendered from the failures known so far: a file that
   // cannot be written fails the verdict in the others (write_output_files re-renders them).
   auto verdict_for = [&](const std::vector<OutputError>& errors) {
@@ -198,6 +231,7 @@ int write_run_report(const ReportInputs& in) {
   std::vector<OutputFile> files;
   files.push_back(
       {"summary.csv", [&](const auto&) { return summary_csv(in.snapshot, in.facts.stages); }});
+  add_issue18_files(in, extras, files);  // timeslices.csv, AIPerf's export
   if (in.config.output.html) {
     files.push_back({"report.html", [&](const std::vector<OutputError>& errors) {
                        return report_html(in.snapshot, extras_for(errors));
@@ -222,6 +256,10 @@ int write_run_report(const ReportInputs& in) {
   if (in.facts.search) {
     out << "\n";
     print_search_result(out, *in.facts.search);
+  }
+  if (!in.facts.server_metrics_json.empty()) {
+    out << "\n";
+    print_server_table(out, in.facts.server_metrics_json);  // issue 17: server telemetry
   }
   if (!in.snapshot.errors.empty()) {
     out << "\n";

@@ -6,13 +6,18 @@
 #include <rapidjson/stringbuffer.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
+#include <cstdint>
 #include <cstdio>
+#include <ctime>
 #include <optional>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
 
+#include "common/build_info.hpp"
 #include "common/utf8.hpp"
 #include "controller/report/header_era_json.hpp"
 #include "controller/report/verdict.hpp"
@@ -36,7 +41,27 @@ void write_number(JsonWriter& w, double v) {
   }
 }
 
+// An aggregate metric (a throughput, count, total or duration): `tag: {unit, avg}` only, as
+// AIPerf writes its AGGREGATE and DERIVED metric types, so that a run-level scalar is not misread
+// as a distribution (a `count: 1`, percentiles equal to the value). AIPerf's rule:
+// ai-dynamo/aiperf src/aiperf/common/models/record_models.py MetricResult.to_json_result
+// (count omitted for MetricType.AGGREGATE / DERIVED) and docs/reference/json-export-schema.md
+// ("request_throughput (derived) and request_count (aggregate) carry only unit + avg").
+void put_aggregate(JsonWriter& w, std::string_view tag, std::string_view unit, double value) {
+  w.Key(tag.data(), static_cast<rapidjson::SizeType>(tag.size()));
+  w.StartObject();
+  w.Key("unit");
+  w.String(unit.data(), static_cast<rapidjson::SizeType>(unit.size()));
+  w.Key("avg");
+  write_number(w, value);
+  w.EndObject();
+}
+
 void write_metric(JsonWriter& w, const MetricStats& m) {
+  if (m.aggregate) {
+    put_aggregate(w, m.tag, m.unit, m.avg);
+    return;
+  }
   w.Key(m.tag.c_str());
   w.StartObject();
   w.Key("unit");
@@ -260,6 +285,45 @@ void write_search(JsonWriter& w, const SearchFacts& search, std::span<const Stag
   w.EndObject();
 }
 
+// ---- issue 18: provenance and time slices ----------------------------------------------------
+
+void put_time_or_null(JsonWriter& w, const char* key, const std::string& iso) {
+  w.Key(key);
+  if (iso.empty()) {
+    w.Null();
+  } else {
+    w.String(iso.c_str(), static_cast<rapidjson::SizeType>(iso.size()));
+  }
+}
+
+// AIPerf's top-level provenance (ai-dynamo/aiperf src/aiperf/common/models/export_models.py
+// JsonExportData: schema_version, aiperf_version, benchmark_id, was_cancelled, start_time,
+// end_time), with convoy_version for aiperf_version.
+void write_provenance(JsonWriter& w, const SummaryExtras& e) {
+  put_string(w, "schema_version", kSummarySchemaVersion);
+  put_string(w, "convoy_version", build_info::version());
+  put_string(w, "benchmark_id", e.benchmark_id);
+  put_time_or_null(w, "start_time", e.start_time);
+  put_time_or_null(w, "end_time", e.end_time);
+  w.Key("was_cancelled");
+  w.Bool(e.was_cancelled);
+}
+
+void write_timeslices(JsonWriter& w, const std::vector<TimeSliceStats>& slices) {
+  w.Key("timeslices");
+  w.StartArray();
+  for (const TimeSliceStats& t : slices) {
+    w.StartObject();
+    w.Key("index");
+    w.Int64(t.index);
+    put_number(w, "start_s", t.start_s);
+    put_number(w, "end_s", t.end_s);
+    for (const MetricStats& m : t.metrics) write_metric(w, m);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 // RFC 4180: a field holding a comma, a quote or a line break is quoted, its quotes doubled.
 std::string csv_field(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
@@ -288,6 +352,7 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   JsonWriter w(buffer);
   w.SetIndent(' ', 2);
   w.StartObject();
+  write_provenance(w, extras);
   for (const MetricStats& m : snapshot.metrics) write_metric(w, m);
   write_error_summary(w, snapshot);
   write_extra(w, "insights", extras.insights_json, false);
@@ -304,6 +369,7 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   if (!extras.server_metrics_json.empty()) {
     write_extra(w, "server_metrics", extras.server_metrics_json, true);
   }
+  if (!snapshot.timeslices.empty()) write_timeslices(w, snapshot.timeslices);
   w.EndObject();
   std::string out(buffer.GetString(), buffer.GetSize());
   out += '\n';
@@ -331,6 +397,39 @@ std::string summary_csv(const MetricsSnapshot& snapshot, std::span<const StageFa
   std::string text = out.str();
   sanitize_utf8_in_place(text);
   return text;
+}
+
+std::string make_benchmark_id() {
+  std::random_device device;
+  std::mt19937_64 random((static_cast<uint64_t>(device()) << 32) ^ device());
+  std::array<uint8_t, 16> bytes{};
+  for (size_t i = 0; i < bytes.size(); i += 8) {
+    const uint64_t v = random();
+    for (size_t k = 0; k < 8; ++k) bytes[i + k] = static_cast<uint8_t>(v >> (8 * k));
+  }
+  bytes[6] = static_cast<uint8_t>((bytes[6] & 0x0F) | 0x40);  // version 4
+  bytes[8] = static_cast<uint8_t>((bytes[8] & 0x3F) | 0x80);  // variant 10xx (RFC 4122)
+  std::string out;
+  static constexpr char kHex[] = "0123456789abcdef";
+  for (size_t i = 0; i < bytes.size(); ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) out += '-';
+    out += kHex[bytes[i] >> 4];
+    out += kHex[bytes[i] & 0x0F];
+  }
+  return out;
+}
+
+std::string iso_time_ms(std::chrono::system_clock::time_point t) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(t.time_since_epoch());
+  const std::time_t seconds = static_cast<std::time_t>(ms.count() / 1000);
+  const auto millis = static_cast<int>(ms.count() % 1000);
+  std::tm tm{};
+  ::gmtime_r(&seconds, &tm);
+  char date[32];
+  std::strftime(date, sizeof date, "%Y-%m-%dT%H:%M:%S", &tm);
+  char out[48];
+  std::snprintf(out, sizeof out, "%s.%03dZ", date, millis < 0 ? millis + 1000 : millis);
+  return out;
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view content) {

@@ -2,6 +2,7 @@
 // summary.csv, and (through the headers included below) records.jsonl and console tables.
 #pragma once
 
+#include <chrono>
 #include <filesystem>
 #include <span>
 #include <string>
@@ -15,8 +16,20 @@
 
 namespace convoy::controller {
 
+// summary.json's own schema version (its top-level "schema_version"): bumped when the layout
+// changes. "1.0": aggregates carry {unit, avg} only, the top-level provenance fields, timeslices
+// (issue 18). The aiperf_export file profile_export_aiperf.json carries AIPerf's version instead.
+inline constexpr const char* kSummarySchemaVersion = "1.0";
+
 // Sections the caller builds, as JSON text; each must parse (object or array as named).
 struct SummaryExtras {
+  // Top level (issue 18), written first, as AIPerf's profile_export_aiperf.json has them:
+  // schema_version, convoy_version (this build), benchmark_id (a uuid4 per run), start_time /
+  // end_time (ISO 8601 UTC with milliseconds; "" is written null), was_cancelled (Ctrl-C).
+  std::string benchmark_id;
+  std::string start_time;
+  std::string end_time;
+  bool was_cancelled = false;
   std::string run_json = "{}";
   std::string workers_json = "[]";
   std::string insights_json = "[]";
@@ -34,8 +47,11 @@ struct SummaryExtras {
   std::string server_metrics_json;
 };
 
-// One object per metric tag {unit, avg, min, max, p1, p5, p10, p25, p50, p75, p90, p95, p99,
-// std, count, sum}, then error_summary, insights, run, workers, verdict, output_errors. Valid
+// schema_version, convoy_version, benchmark_id, start_time, end_time, was_cancelled; then one
+// object per metric tag: a distribution {unit, avg, min, max, p1, p5, p10, p25, p50, p75, p90,
+// p95, p99, std, count, sum}, an aggregate (MetricStats::aggregate: throughputs, counts, totals,
+// duration) {unit, avg} only; then error_summary, insights, run, workers, verdict, output_errors
+// (and with output.slice_s "timeslices": [{index, start_s, end_s, <metric tags>}]). Valid
 // UTF-8 whatever the text in it (a server's error messages): ill-formed bytes become U+FFFD.
 // Throws std::invalid_argument when an extras section is not valid JSON.
 //
@@ -51,6 +67,11 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
 // of the whole run (stage ""), then one block of rows per stage (stage = its name, quoted when it
 // holds a comma, a quote or a line break).
 std::string summary_csv(const MetricsSnapshot& snapshot, std::span<const StageFacts> stages = {});
+
+// A fresh uuid4 (random_device seeded) for summary.json's benchmark_id: one per run.
+std::string make_benchmark_id();
+// "2026-12-02T00:01:28.123Z": ISO 8601, UTC, milliseconds.
+std::string iso_time_ms(std::chrono::system_clock::time_point t);
 
 // Write atomically (a temporary beside the file, fsync, then rename; see output_file.hpp). Throw
 // std::runtime_error naming the file and the OS error when it cannot be written, leaving no

@@ -209,6 +209,7 @@ std::string line_svg(const std::vector<Line>& lines, const std::string& title,
     }
   }
   for (const auto& m : options.markers) x_max = std::max(x_max, m.x);
+  if (std::isfinite(options.x_max)) x_max = std::max(x_max, options.x_max);
   if (!(x_max > 0)) x_max = 1;
   const Axes axes = y_axis(out, y_max, y_label);
   auto px = [&](double x) { return kLeft + x / x_max * kPlotWidth; };

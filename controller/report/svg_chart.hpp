@@ -35,6 +35,7 @@ struct Marker {
 struct LineOptions {
   std::vector<Marker> markers;  // drawn behind the lines, dashed (class "stage-mark")
   bool dots = false;            // a dot on every point (curves of few, measured points)
+  double x_max = 0;  // > 0: the x axis reaches at least this (charts that share a time axis)
 };
 // Lines over x from 0 to the largest x (of the points and the markers).
 std::string line_svg(const std::vector<Line>& lines, const std::string& title,

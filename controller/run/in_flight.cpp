@@ -58,19 +58,67 @@ void InFlight::apply_grant(proto::Conversation& c, RequestBudget& budget) {
 }
 
 void InFlight::queue(const std::string& worker, proto::Conversation c, int64_t intended_ns,
-                     const Send& send) {
+                     const Send& send, bool window) {
   // Each conversation fits one wire message (the dataset checks it at load), but a batch of
   // heavy ones may not: such a batch goes out in several Assigns.
   const uint64_t bytes = wire_bytes_bound(c);
-  proto::Assign& batch = pending_[worker];
-  if (pending_bytes_[worker] + bytes > batch_bytes_) send_batch(worker, batch, send);
-  pending_bytes_[worker] += bytes;
-  entries_[c.index] = Entry{worker, intended_ns, c.phase, false};
+  const auto key = std::make_pair(worker, window);
+  proto::Assign& batch = pending_[key];
+  batch.window = window;
+  if (pending_bytes_[key] + bytes > batch_bytes_) send_batch(worker, batch, send);
+  pending_bytes_[key] += bytes;
+  Entry e{worker, intended_ns, c.phase, false};
+  e.window = window;
+  if (window) windows_[c.index] = worker;
+  entries_[c.index] = e;
   batch.conversations.push_back(std::move(c));
 }
 
+bool InFlight::refilled(const std::string& worker, uint64_t index) {
+  auto w = windows_.find(index);
+  if (w == windows_.end() || w->second != worker) return false;
+  windows_.erase(w);
+  if (auto it = entries_.find(index); it != entries_.end()) it->second.window = false;
+  return true;
+}
+
+bool InFlight::start_oldest_window(
+    int64_t intended_ns, const std::function<int64_t(const std::string&)>& worker_offset_ns) {
+  if (windows_.empty()) return false;
+  auto w = windows_.begin();
+  const uint64_t index = w->first;
+  const std::string worker = w->second;
+  windows_.erase(w);
+  if (auto it = entries_.find(index); it != entries_.end()) {
+    it->second.window = false;
+    it->second.intended_ns = intended_ns;
+  }
+  // With the window batch: a start queued behind a still-pending window conversation follows it.
+  proto::Assign& batch = pending_[{worker, true}];
+  batch.window = true;
+  batch.start.push_back({index, intended_ns + worker_offset_ns(worker)});
+  return true;
+}
+
+InFlight::Returned InFlight::returned(const std::string& worker, uint64_t index) {
+  auto it = entries_.find(index);
+  if (it == entries_.end() || it->second.worker != worker || it->second.started) {
+    return Returned::kNotHeld;
+  }
+  const bool window = windows_.erase(index) > 0;
+  entries_.erase(it);
+  grants_.erase(index);  // never started: nothing sent, nothing to give back
+  return window ? Returned::kWindow : Returned::kSlot;
+}
+
+size_t InFlight::window_of(const std::string& worker) const {
+  size_t n = 0;
+  for (const auto& [index, w] : windows_) n += w == worker ? 1 : 0;
+  return n;
+}
+
 void InFlight::send_batch(const std::string& worker, proto::Assign& msg, const Send& send) {
-  if (msg.conversations.empty()) return;
+  if (msg.conversations.empty() && msg.start.empty()) return;
   send(worker, msg);
   // Positions remembered: a worker that cannot decode part of a batch names it by number and
   // position (undecodable()).
@@ -81,11 +129,13 @@ void InFlight::send_batch(const std::string& worker, proto::Assign& msg, const S
     it->second.batch_pos = static_cast<uint32_t>(pos);
   }
   msg.conversations.clear();
-  pending_bytes_[worker] = 0;
+  msg.start.clear();
+  pending_bytes_[{worker, msg.window}] = 0;
 }
 
 void InFlight::flush(const Send& send) {
-  for (auto& [worker, msg] : pending_) send_batch(worker, msg, send);
+  // Direct batches (false) before window ones (true) of the same worker: std::map order.
+  for (auto& [key, msg] : pending_) send_batch(key.first, msg, send);
   pending_.clear();
   pending_bytes_.clear();
 }
@@ -103,6 +153,7 @@ bool InFlight::end(const std::string& worker, uint64_t index, RequestBudget& bud
   auto it = entries_.find(index);
   if (it == entries_.end() || it->second.worker != worker) return false;
   entries_.erase(it);
+  windows_.erase(index);
   if (auto g = grants_.find(index); g != grants_.end()) {
     // Ended early (aborted, cancelled): the turns it did not send go back to load.requests.
     // Not when it sent nothing at all (a worker that could not take it): were every
@@ -135,6 +186,7 @@ InFlight::Taken InFlight::take_worker(const std::string& worker,
       ++it;
       continue;
     }
+    windows_.erase(it->first);
     if (rehome(it->second)) {
       taken.rehome.emplace_back(it->first, it->second);
     } else {

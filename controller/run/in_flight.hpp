@@ -25,6 +25,7 @@ class InFlight {
     bool started = false;  // a record arrived for it
     uint64_t batch = 0;    // the Assign batch it went out in (numbered per worker)
     uint32_t batch_pos = 0;
+    bool window = false;  // waits in its worker's window: holds no concurrency slot yet
   };
   // Sends one batch; sets msg.batch to the worker's next batch number first.
   using Send = std::function<void(const std::string& worker, proto::Assign& msg)>;
@@ -37,8 +38,9 @@ class InFlight {
   // then its final one).
   void apply_grant(proto::Conversation& c, RequestBudget& budget);
   // Queues `c` for `worker`'s next batch (sending the pending one first when `c` would not fit).
+  // `window`: it waits in the worker's window (concurrency refill, issue 19).
   void queue(const std::string& worker, proto::Conversation c, int64_t intended_ns,
-             const Send& send);
+             const Send& send, bool window = false);
   void flush(const Send& send);  // every pending batch
 
   // A record of a conversation: it has started, and one more of its granted turns was sent.
@@ -58,6 +60,24 @@ class InFlight {
   };
   Taken take_worker(const std::string& worker, const std::function<bool(const Entry&)>& rehome);
 
+  // Concurrency refill (issue 19). The worker started window conversation `index` in a slot
+  // it freed: it now holds that slot. False when it is not a window conversation of `worker`
+  // (already started by the controller's start, returned, or taken).
+  bool refilled(const std::string& worker, uint64_t index);
+  // The oldest window conversation (any worker) starts in a slot the controller got back: it
+  // is queued as a start in its worker's next batch. False when no window holds one.
+  bool start_oldest_window(int64_t intended_ns,
+                           const std::function<int64_t(const std::string&)>& worker_offset_ns);
+  // A window conversation its worker gave back unstarted: out of the book (with its grant).
+  // kSlot: the controller had already started it in a slot (its start crossed the return), so
+  // that slot frees; kWindow: it held none; kNotHeld: not `worker`'s, or already started.
+  enum class Returned { kNotHeld, kWindow, kSlot };
+  Returned returned(const std::string& worker, uint64_t index);
+  size_t windows() const { return windows_.size(); }
+  bool in_window(uint64_t index) const { return windows_.count(index) != 0; }
+  size_t window_of(const std::string& worker) const;
+  size_t running() const { return entries_.size() - windows_.size(); }
+
   bool empty() const { return entries_.empty(); }
   size_t size() const { return entries_.size(); }
   std::vector<uint64_t> indexes() const;
@@ -74,8 +94,10 @@ class InFlight {
   // Kept apart from entries_ so a re-homed conversation keeps its grant; a lost one keeps it
   // too (it may have sent requests whose records never came back).
   std::unordered_map<uint64_t, Grant> grants_;
-  std::map<std::string, proto::Assign> pending_;
-  std::map<std::string, uint64_t> pending_bytes_;  // wire_bytes_bound of each pending batch
+  // Pending batches by (worker, window): window conversations travel in batches of their own.
+  std::map<std::pair<std::string, bool>, proto::Assign> pending_;
+  std::map<std::pair<std::string, bool>, uint64_t> pending_bytes_;  // wire_bytes_bound of each
+  std::map<uint64_t, std::string> windows_;  // window conversations by index: their worker
 };
 
 }  // namespace convoy::controller

@@ -4,11 +4,14 @@
 #include "controller/run/run.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <cmath>
 
 #include "common/log.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/dataset/ids.hpp"
+#include "controller/live/listen_exposure.hpp"
 #include "controller/report/results_table.hpp"
 #include "controller/report/run_report.hpp"
 #include "controller/report/slo_check.hpp"
@@ -42,6 +45,14 @@ RunPhaseSettings phase_settings(const Config& c) {
   if (c.load.duration_s) s.measure_duration_ns = static_cast<int64_t>(*c.load.duration_s * 1e9);
   s.grace_ns = static_cast<int64_t>(c.load.grace_s * 1e9);
   return s;
+}
+
+// The live metrics' target level of a run without stages: its concurrency or its rate; a trace
+// has none.
+double measure_target(const LoadConfig& load) {
+  if (load.mode == LoadMode::kRate) return load.rate;
+  if (load.mode == LoadMode::kTrace) return std::nan("");
+  return static_cast<double>(load.concurrency);
 }
 
 }  // namespace
@@ -118,6 +129,9 @@ void Run::start_warmup(int64_t now) {
   std::optional<uint64_t> total = static_cast<uint64_t>(config_.load.warmup_sessions);
   if (config_.load.warmup_s) total.reset();  // by time: until load.warmup_s passes
   scheduler_.emplace(config_.load, LoadMode::kConcurrency, config_.seed, total, now);
+  if (live_) {
+    live_->set_stage("warmup", "concurrency", static_cast<double>(config_.load.concurrency));
+  }
   if (config_.load.warmup_s) {
     log_info("warmup: ", *config_.load.warmup_s, " s");
   } else {
@@ -147,6 +161,7 @@ void Run::start_measure(int64_t now) {
   };
   scheduler_.emplace(load, profile ? LoadMode::kConcurrency : load.mode, config_.seed, total, now,
                      trace_offset);
+  window_per_worker_ = refill_window(load, sharder_.size());
   budget_ = RequestBudget(load.requests);
   if (load.abort_on) breaker_.emplace(*load.abort_on);
   facts_.measure_start_ns = now;
@@ -158,6 +173,7 @@ void Run::start_measure(int64_t now) {
     start_profile(now);
   } else {
     log_info("measuring: ", to_string(load.mode), " mode, ", registry_.live_count(), " worker(s)");
+    if (live_) live_->set_stage("measure", to_string(load.mode), measure_target(load));
   }
   dispatch(now);  // the measured conversations start now, not at the next wake-up
 }
@@ -215,11 +231,17 @@ void Run::on_stage_events(const std::vector<StageEvent>& events, int64_t now) {
         facts_.stages.push_back(std::move(facts));
         stage_counters_ = StageCounters{};
         scheduler_->set_stage(stage, config_.seed, e.at_ns);
+        if (telemetry_) telemetry_->mark_stage(stage.name, e.at_ns);  // server_metrics stages[]
         log_info("stage ", stage.index, " ", stage.name, " (", stage_level_text(stage), ")");
+        if (live_) {
+          const LoadLevel& level = stage.mode == LoadMode::kRate ? stage.rate : stage.concurrency;
+          live_->set_stage(stage.name, to_string(stage.mode), level.at(0));
+        }
         break;
       }
       case StageEventKind::kEnded: {
         scheduler_->pause();  // nothing new until the next stage (its settle)
+        if (telemetry_) telemetry_->mark_settle(e.at_ns);  // settle is in no stage's window
         StageFacts& facts = facts_.stages[i];
         facts.end_ns = e.at_ns;
         const StageConfig& c = facts.config;
@@ -328,6 +350,7 @@ void Run::dispatch(int64_t now) {
   const bool staged = p == proto::Phase::kMeasure && plan_;
   const bool budgeted = (p == proto::Phase::kMeasure && budget_.limited()) ||
                         (staged && plan_->running() && plan_->windows().back().config.requests);
+  start_windows(now);
   while (!budgeted || budget_.remaining() > 0) {
     if (staged && !plan_->wants_more(stage_counters_)) break;  // settling, or the stage is full
     const auto due = scheduler_->due(now, kLookaheadNs, budgeted ? 1 : SIZE_MAX);
@@ -345,6 +368,7 @@ void Run::dispatch(int64_t now) {
     }
     if (!budgeted || due.empty()) break;
   }
+  top_up_windows(p);
   in_flight_.flush(send_assign_);
 }
 
@@ -415,11 +439,19 @@ void Run::on_worker_lost(const std::string& worker_id, int64_t t) {
   // Re-home only what never started, and only while a survivor can take it.
   const bool can_rehome = machine_->phase() < RunPhase::kDrain && !sharder_.empty();
   auto taken = in_flight_.take_worker(worker_id, [&](const InFlight::Entry& e) {
-    return can_rehome && !e.started && e.intended_ns > t;
+    return e.window || (can_rehome && !e.started && e.intended_ns > t);
   });
-  for (const auto& [index, e] : taken.rehome) assign(index, e.intended_ns, e.phase);
+  for (const auto& [index, e] : taken.rehome) {
+    // A window conversation held no slot: it goes out again, to its new worker, in order.
+    if (!e.window) {
+      assign(index, e.intended_ns, e.phase);
+    } else if (scheduler_ && index >= seq_base_) {
+      scheduler_->give_back(index - seq_base_);
+    }
+  }
   for (uint64_t index : taken.lost) {
     facts_.lost_conversations.push_back(correlation_id(config_.seed, index));
+    if (live_) live_->on_conversation_finished("lost");
     if (scheduler_ && index >= seq_base_) scheduler_->on_end(t);
   }
   facts_.lost_workers.push_back(worker_id);
@@ -448,11 +480,13 @@ void Run::tick(int64_t t) {
   // Each live worker's clock offset is measured again on its own deadline.
   for (const auto& id : registry_.due_clock_checks(t)) send_to(id, proto::Ping{++ping_seq_, now()});
   for (const auto& id : registry_.expire(t)) on_worker_lost(id, t);
-  if (!options_.quiet) progress_.print(t, in_flight_.size());
+  if (!options_.quiet) progress_.print(t, in_flight_.running());
   if (records_) records_->flush();
+  if (aiperf_records_) aiperf_records_->flush();
+  if (live_) update_live(t);
 }
 
-void Run::assign(uint64_t seq, int64_t intended_ns, proto::Phase phase) {
+void Run::assign(uint64_t seq, int64_t intended_ns, proto::Phase phase, bool window) {
   proto::Conversation c;
   try {
     c = dataset_->conversation(seq % dataset_->size());
@@ -482,7 +516,7 @@ void Run::assign(uint64_t seq, int64_t intended_ns, proto::Phase phase) {
   in_flight_.apply_grant(c, budget_);
   last_planned_turns_ =
       c.turns.size() > c.first_turn ? static_cast<int64_t>(c.turns.size() - c.first_turn) : 0;
-  in_flight_.queue(worker, std::move(c), intended_ns, send_assign_);
+  in_flight_.queue(worker, std::move(c), intended_ns, send_assign_, window);
 }
 
 void Run::send_assign(const std::string& worker, proto::Assign& msg) {
@@ -512,6 +546,37 @@ bool Run::start_telemetry() {
   return false;
 }
 
+void Run::start_live() {
+  if (!config_.output.metrics_listen) return;
+  const std::string& listen = *config_.output.metrics_listen;
+  live::warn_unless_loopback("output.metrics_listen", listen, listen.substr(0, listen.rfind(':')),
+                             ": any host that reaches it can read the run's live metrics");
+  live_.emplace(listen, run_id_);  // throws live::ListenError: exit 3, nothing started
+  log_info("serving live metrics on ", live_->url());
+}
+
+void Run::update_live(int64_t now) {
+  std::array<size_t, static_cast<size_t>(WorkerState::kDone) + 1> by_state{};
+  for (const auto& [id, w] : registry_.workers()) {
+    ++by_state[static_cast<size_t>(w.state)];
+    const bool gone = w.state == WorkerState::kLost || w.state == WorkerState::kDone;
+    const int64_t requests = gone ? 0 : w.last_heartbeat.in_flight_requests;
+    live_->set_requests_in_flight(live_->worker(id), requests);
+  }
+  for (size_t i = 0; i < by_state.size(); ++i) {
+    live_->set_workers(to_string(static_cast<WorkerState>(i)), by_state[i]);
+  }
+  live_->set_conversations_in_flight(in_flight_.running());
+  if (!plan_ || facts_.stages.empty() || facts_.stages.back().end_ns != 0) return;
+  // A ramp's level moves during its stage.
+  const StageFacts& stage = facts_.stages.back();
+  const StageConfig& c = stage.config;
+  const LoadLevel& level = c.mode == LoadMode::kRate ? c.rate : c.concurrency;
+  if (!level.ramp || !c.duration_s || *c.duration_s <= 0) return;
+  const double fraction = static_cast<double>(now - stage.start_ns) / (*c.duration_s * 1e9);
+  live_->set_stage_target(level.at(std::clamp(fraction, 0.0, 1.0)));
+}
+
 int Run::execute() {
   run_id_ = config_.name + "-" + timestamp_text();
   // Validated before anything starts: a bad dataset starts no mock and sends nothing.
@@ -521,6 +586,7 @@ int Run::execute() {
       !options_.controller_only && config_.workers.listen == WorkersConfig{}.listen &&
       !config_.workers.results_listen && config_.expected_workers() <= config_.workers.local;
   sockets_.emplace(*ctx_, config_, own_workers_only);
+  start_live();  // output.metrics_listen: bound before the mock, the workers and any traffic
   if (!config_.target.urls.empty()) {
     // Several frontends: every one is probed, and each unreachable one is named.
     url_ = config_.target.urls.front();
@@ -547,6 +613,7 @@ int Run::execute() {
   out_dir_ = make_output_dir(config_, options_.output_dir);
   metrics_.emplace(config_);
   if (config_.output.records) records_.emplace(out_dir_ / "records.jsonl");
+  if (config_.output.aiperf_export) aiperf_records_.emplace(out_dir_ / kAiperfRecordsFile);
   if (!start_telemetry()) return kExitIncomplete;
   if (!options_.controller_only) local_.start_workers(config_, sockets_->control_endpoint());
   facts_.start_wall = std::chrono::system_clock::now();
@@ -558,6 +625,7 @@ int Run::finish() {
   // Stop everything we started, in order: workers first (they may still flush), then the mock.
   local_.stop_workers(3000);
   poll(0);  // late batches that arrived while workers exited
+  if (live_) update_live(now());
   if (telemetry_) {
     telemetry_->stop();  // one last scrape (within telemetry.timeout_s) while the mock still runs
     facts_.server_metrics_json = telemetry_->summary_json();
@@ -565,6 +633,7 @@ int Run::finish() {
   local_.stop_mock(3000);
   facts_.end_wall = std::chrono::system_clock::now();
   if (records_) records_->close();
+  if (aiperf_records_) aiperf_records_->close();
 
   bool sent_traffic = metrics_ && (metrics_->request_count() + metrics_->error_request_count() +
                                        metrics_->warmup_request_count() >
@@ -588,6 +657,9 @@ int Run::finish() {
   std::vector<OutputError> output_errors;
   if (records_) {
     if (auto e = records_->failure()) output_errors.push_back(std::move(*e));
+  }
+  if (aiperf_records_) {
+    if (auto e = aiperf_records_->failure()) output_errors.push_back(std::move(*e));
   }
   if (telemetry_) {
     if (auto e = telemetry_->output_failure()) output_errors.push_back(std::move(*e));

@@ -14,6 +14,8 @@
 #include <zmq.hpp>
 
 #include "controller/dataset/dataset.hpp"
+#include "controller/live/live_metrics.hpp"
+#include "controller/report/aiperf_export.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/records_writer.hpp"
 #include "controller/report/run_facts.hpp"
@@ -35,6 +37,9 @@ namespace convoy::controller {
 
 // What the workers are told in their Welcome (run.cpp).
 proto::WorkerSettings worker_settings(const Config& c, const std::string& url);
+// Window conversations per worker for the measure of `load` on `workers` workers (run_window.cpp);
+// 0 where the controller must start every conversation itself.
+size_t refill_window(const LoadConfig& load, size_t workers);
 
 class Run {
  public:
@@ -86,7 +91,11 @@ class Run {
   void on_undecodable(const std::string& worker_id, const proto::UndecodableAssign& u);
   void tick(int64_t now);
   void on_worker_lost(const std::string& worker_id, int64_t now);
-  void assign(uint64_t seq, int64_t intended_ns, proto::Phase phase);
+  void assign(uint64_t seq, int64_t intended_ns, proto::Phase phase, bool window = false);
+  // Concurrency refill (issue 19, run_window.cpp): slots that came back here go to the oldest
+  // window conversations first; then every worker's window is topped up.
+  void start_windows(int64_t now);
+  void top_up_windows(proto::Phase phase);
   void send_assign(const std::string& worker, proto::Assign& msg);
   void incomplete(const std::string& reason);
 
@@ -96,6 +105,10 @@ class Run {
   }
 
   bool start_telemetry();  // false: a required endpoint is down (exit 3, nothing sent)
+  // output.metrics_listen (controller/live/): bound before anything starts; a failure throws
+  // live::ListenError (exit 3). update_live(): the series the run loop only knows each tick.
+  void start_live();
+  void update_live(int64_t now);
   int finish();
 
   const RunOptions& options_;
@@ -115,15 +128,19 @@ class Run {
   std::unique_ptr<Dataset> dataset_;  // generated or read back per conversation, never held
   std::optional<MetricsAggregator> metrics_;
   std::optional<RecordsWriter> records_;
+  std::optional<AiperfRecordsWriter> aiperf_records_;  // output.aiperf_export: profile_export.jsonl
   // Server telemetry (controller/telemetry/): scraped on its own thread from the moment the
   // target is known until finish(); none when no endpoint is configured and no mock runs.
   std::optional<telemetry::Telemetry> telemetry_;
+  // Live metrics on output.metrics_listen, served from civetweb's threads until the Run ends.
+  std::optional<live::LiveMetrics> live_;
   RunFacts facts_;
 
   std::optional<RunPhaseMachine> machine_;
   std::optional<Scheduler> scheduler_;
   uint64_t seq_base_ = 0;  // first seq of the current scheduler
   InFlight in_flight_{kAssignBatchBytes};
+  size_t window_per_worker_ = 0;  // 0: no windows (warmup, rate, trace, stages, load.requests)
   InFlight::Send send_assign_ = [this](const std::string& w, proto::Assign& m) {
     send_assign(w, m);
   };

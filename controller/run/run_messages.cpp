@@ -114,6 +114,12 @@ void Run::on_result(zmq::message_t& payload) {
     on_failed(results->worker_id, f.conversation_index, f.error);
   }
   for (const auto& u : results->undecodable) on_undecodable(results->worker_id, u);
+  for (uint64_t index : results->returned) {
+    const auto r = in_flight_.returned(results->worker_id, index);
+    if (r == InFlight::Returned::kSlot && scheduler_ && index >= seq_base_) {
+      scheduler_->on_end(now());
+    }
+  }
 }
 
 WorkerInfo* Run::authentic(const std::string& worker_id, const std::string& token,
@@ -131,6 +137,7 @@ WorkerInfo* Run::authentic(const std::string& worker_id, const std::string& toke
 }
 
 void Run::on_failed(const std::string& worker_id, uint64_t index, const std::string& error) {
+  const bool held_no_slot = in_flight_.in_window(index);
   if (!in_flight_.end(worker_id, index, budget_)) return;
   const std::string id = correlation_id(config_.seed, index);  // = the conversation's
   facts_.failed_conversations.push_back(id);
@@ -139,6 +146,8 @@ void Run::on_failed(const std::string& worker_id, uint64_t index, const std::str
               " without being sent: ", log_escape(error, 512));
   }
   progress_.on_conversation_end(proto::EndReason::kAborted);
+  if (live_) live_->on_conversation_finished("failed");
+  if (held_no_slot) return;  // a window conversation: it never held a slot
   if (scheduler_ && index >= seq_base_) scheduler_->on_end(now());
 }
 
@@ -153,10 +162,11 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
   WorkerInfo* w = registry_.find(worker_id);
   const int64_t offset = w ? w->offset_ns() : 0;
   const std::string& host = w ? w->host : worker_id;
+  live::WorkerSeries* live_worker = live_ ? &live_->worker(worker_id) : nullptr;  // per batch
   for (auto& r : records) {
     // Onto the controller's clock: every timestamp, so records of all workers share one axis.
     for (int64_t* t : {&r.intended_ns, &r.sent_ns, &r.first_byte_ns, &r.first_token_ns,
-                       &r.second_token_ns, &r.last_token_ns, &r.end_ns}) {
+                       &r.second_token_ns, &r.last_token_ns, &r.end_ns, &r.first_output_token_ns}) {
       if (*t != 0) *t -= offset;
     }
     if (w) ++w->records;
@@ -172,14 +182,31 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
     if (breaker_ && measured) breaker_->add(r.end_ns, r.error.kind != proto::ErrorKind::kNone);
     facts_.add(r);
     if (records_) records_->write(r, worker_id, host, stage, settle);
+    if (aiperf_records_) aiperf_records_->write(r, worker_id);
+    if (live_worker) {
+      live_->on_record(*live_worker, stage, r);
+      // Started: its first request ended (summary.json counts sessions the same way).
+      if (r.turn_index == 0 && r.subagent < 0 && !r.close_request) {
+        live_->on_conversation_started();
+      }
+    }
     if (!r.close_request) progress_.on_record(r);
   }
 }
 
 void Run::on_end(const std::string& worker_id, const proto::ConversationEnd& end) {
+  // A window conversation that ends unannounced ran outside the slots (a salvaged batch).
+  const bool held_no_slot = in_flight_.in_window(end.conversation_index);
   // Not the sender's (re-homed or lost): nothing to do.
   if (!in_flight_.end(worker_id, end.conversation_index, budget_)) return;
   progress_.on_conversation_end(end.reason);
+  if (live_) live_->on_conversation_finished(end.reason);
+  // Concurrency refill: the worker started a window conversation in the slot: still in use.
+  if (end.refilled_by >= 0 &&
+      in_flight_.refilled(worker_id, static_cast<uint64_t>(end.refilled_by))) {
+    return;
+  }
+  if (held_no_slot) return;
   if (scheduler_ && end.conversation_index >= seq_base_) scheduler_->on_end(now());
 }
 

@@ -5,17 +5,9 @@
 #include <filesystem>
 
 #include "common/log.hpp"
+#include "controller/live/listen_exposure.hpp"
 
 namespace convoy::controller {
-
-namespace {
-
-bool loopback(const std::string& endpoint) {
-  return endpoint.rfind("tcp://127.", 0) == 0 || endpoint.rfind("tcp://localhost:", 0) == 0 ||
-         endpoint.rfind("tcp://[::1]", 0) == 0;
-}
-
-}  // namespace
 
 RunSockets::RunSockets(zmq::context_t& ctx, const Config& config, bool own_workers_only)
     : router_(ctx, zmq::socket_type::router), pull_(ctx, zmq::socket_type::pull) {
@@ -29,10 +21,11 @@ RunSockets::RunSockets(zmq::context_t& ctx, const Config& config, bool own_worke
     zap_.emplace(ctx, read_authorized_keys((dir / "authorized_workers").string()));
     make_curve_server(router_, server);
     make_curve_server(pull_, server);
-  } else if (listen.rfind("tcp://", 0) == 0 && !loopback(listen)) {
-    log_warn("workers.listen ", listen,
-             " is not a loopback address and workers.curve_keys is not set: any host that "
-             "reaches it can join the run (see `convoy keygen`)");
+  } else if (listen.rfind("tcp://", 0) == 0) {
+    const std::string host = listen.substr(6, listen.rfind(':') - 6);
+    live::warn_unless_loopback("workers.listen", listen, host,
+                               " and workers.curve_keys is not set: any host that reaches it can "
+                               "join the run (see `convoy keygen`)");
   }
   router_.set(zmq::sockopt::router_mandatory, 0);
   std::string control_at = listen;

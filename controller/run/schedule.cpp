@@ -162,7 +162,9 @@ Scheduler::Scheduler(const LoadConfig& load, LoadMode mode, uint64_t seed,
   }
 }
 
-bool Scheduler::exhausted() const { return stopped_ || (total_ && next_seq_ >= *total_); }
+bool Scheduler::exhausted() const {
+  return stopped_ || (total_ && next_seq_ >= *total_ && returned_.empty());
+}
 
 int64_t Scheduler::intended_for_next(int64_t now_ns) {
   (void)now_ns;
@@ -218,11 +220,39 @@ std::vector<Dispatch> Scheduler::due(int64_t now_ns, int64_t lookahead_ns, size_
       if (stage_end_ns_ && intended >= *stage_end_ns_) break;
       next_intended_.reset();
     }
-    out.push_back({seq_at(next_seq_++), intended});
+    out.push_back({next_seq(), intended});
     ++in_flight_;
     ++stage_dispatched_;
   }
   return out;
+}
+
+uint64_t Scheduler::next_seq() {
+  if (returned_.empty()) return seq_at(next_seq_++);
+  const uint64_t seq = returned_.front();
+  returned_.pop_front();
+  return seq;
+}
+
+std::optional<uint64_t> Scheduler::take_ahead() {
+  if (paused_ || exhausted() || mode_ != LoadMode::kConcurrency) return std::nullopt;
+  if (stage_ && stage_->sessions && stage_dispatched_ >= static_cast<uint64_t>(*stage_->sessions)) {
+    return std::nullopt;
+  }
+  ++stage_dispatched_;
+  return next_seq();
+}
+
+std::optional<int64_t> Scheduler::take_free_slot(int64_t now_ns) {
+  if (paused_ || mode_ != LoadMode::kConcurrency) return std::nullopt;
+  apply_stage_level(now_ns);
+  if (in_flight_ >= limit_ || freed_at_ns_.empty()) return std::nullopt;
+  if (stage_end_ns_ && now_ns >= *stage_end_ns_) return std::nullopt;
+  auto it = std::min_element(freed_at_ns_.begin(), freed_at_ns_.end());
+  const int64_t freed = *it;
+  freed_at_ns_.erase(it);
+  ++in_flight_;
+  return freed;
 }
 
 void Scheduler::on_end(int64_t now_ns) {

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <optional>
 #include <random>
@@ -84,6 +85,16 @@ class Scheduler {
   // when its slot freed.
   std::vector<Dispatch> due(int64_t now_ns, int64_t lookahead_ns, size_t max = SIZE_MAX);
   void on_end(int64_t now_ns);  // one dispatched conversation ended: its slot frees
+
+  // Concurrency refill (issue 19): conversations taken ahead of a slot wait in a worker's
+  // window and hold no slot until one starts (in a slot its worker freed, which stays in use:
+  // no on_end; or in a slot that came back here: take_free_slot()). In mode concurrency only.
+  // The next conversation taken ahead, in order; nullopt when none may be taken now.
+  std::optional<uint64_t> take_ahead();
+  // A free slot for a waiting window conversation: now in use; returns when it freed.
+  std::optional<int64_t> take_free_slot(int64_t now_ns);
+  // A conversation taken but never started (its worker was lost): handed out again first.
+  void give_back(uint64_t seq) { returned_.push_back(seq); }
   void stop() { stopped_ = true; }
 
   // Load profiles (issue 16). From `start_ns` the level follows `stage`: its mode, its slot count
@@ -109,6 +120,7 @@ class Scheduler {
   int64_t intended_for_next(int64_t now_ns);
   void apply_stage_level(int64_t now_ns);  // ramp steps up to now_ns
   void set_limit(int64_t limit, int64_t at_ns);
+  uint64_t next_seq();  // a given-back one first, else the next in order
   uint64_t seq_at(uint64_t position) const {
     return position < trace_order_.size() ? trace_order_[position] : position;
   }
@@ -126,6 +138,7 @@ class Scheduler {
   std::optional<int64_t> next_intended_;  // rate/trace: computed once per seq
   int64_t rate_clock_ns_;                 // the running sum of gaps
   std::vector<int64_t> freed_at_ns_;      // concurrency: when each free slot freed
+  std::deque<uint64_t> returned_;         // given back (give_back): out again before new ones
   // Load profile state (set_stage); absent for a single-level run.
   std::optional<StageConfig> stage_;
   std::optional<StageArrivals> stage_arrivals_;

@@ -13,10 +13,18 @@ struct KnownMetric {
   std::string_view title;   // e.g. "requests waiting (vLLM)"
   std::string_view unit;    // e.g. "requests", "fraction", "s", "W", "MiB", "%"
   std::string_view source;  // "vllm" | "sglang" | "trtllm" | "dynamo" | "dcgm" | "convoy-mock"
+  // What it measures, the same word whichever server says it, so the report can pair client and
+  // server figures without knowing each project's names: "requests_running",
+  // "requests_waiting", "kv_usage" (a fraction 0..1), "preemptions", "prompt_tokens",
+  // "generation_tokens", "prefix_cache_hits", "prefix_cache_queries", "ttft", "itl",
+  // "e2e_latency", "queue_time", "inflight", "queued", "requests", "gpu_util" (%), "fb_used",
+  // "power", "sm_active", "gpu_temp", "cache_hit_rate", "generation_throughput",
+  // "gr_engine_active". Values are added, never renamed (docs/telemetry.md).
+  std::string_view role;
 };
 
-// The known family `family` belongs to (also matched with a trailing `_total` removed), or
-// nullptr.
+// The known family `family` belongs to (also matched with a trailing `_total` removed, as
+// prometheus_client names counters in the 0.0.4 text format), or nullptr.
 const KnownMetric* known_metric(std::string_view family);
 
 }  // namespace convoy::telemetry

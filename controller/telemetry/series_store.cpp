@@ -38,6 +38,10 @@ void labels_object(JsonWriter& w, const std::vector<Label>& labels, const char* 
   w.EndObject();
 }
 
+void view(JsonWriter& w, std::string_view s) {
+  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
+}
+
 void append_key(std::string& key, std::string_view part) {
   key.append(part);
   key += '\0';  // cannot appear in a name; label values with NUL are still told apart by length
@@ -54,89 +58,160 @@ void identity(JsonWriter& w, const SeriesStore& store, const Series& s, const st
   w.Key("type");
   w.String(type);
   labels_object(w, s.labels, skip_label);
-  if (const KnownMetric* k = known_metric(s.family)) {
+  if (const KnownMetric* k = s.known) {
     w.Key("headline");
     w.Bool(true);
     w.Key("title");
-    w.String(k->title.data(), static_cast<rapidjson::SizeType>(k->title.size()));
+    view(w, k->title);
     w.Key("unit");
-    w.String(k->unit.data(), static_cast<rapidjson::SizeType>(k->unit.size()));
+    view(w, k->unit);
+    w.Key("role");
+    view(w, k->role);
   }
 }
 
-double span_s(const Series& s) {
-  const int64_t from = s.base ? s.base_ns : s.first_ns;
-  return static_cast<double>(s.last_ns - from) / 1e9;
+double average(double x, double y) {
+  if (std::isnan(x)) return y;
+  if (std::isnan(y)) return x;
+  return (x + y) / 2;
 }
 
-void write_gauge(JsonWriter& w, const SeriesStore& store, const Series& s) {
-  w.StartObject();
-  const bool quantile = s.role == SampleRole::kQuantile;
-  identity(w, store, s, s.name, quantile ? "summary_quantile" : to_string(s.type));
+WindowSummary summarize(const WindowStats& w, bool cumulative) {
+  const double nan = std::nan("");
+  WindowSummary out;
+  out.samples = w.samples;
+  const bool any = w.finite_samples > 0;
+  out.min = any ? w.min : nan;
+  out.avg = any ? w.sum / static_cast<double>(w.finite_samples) : nan;
+  out.max = any ? w.max : nan;
+  out.p50 = w.values.percentile(0.50);
+  out.p99 = w.values.percentile(0.99);
+  out.last = w.samples > 0 && w.last ? *w.last : nan;
+  out.delta = nan;
+  out.rate_per_s = nan;
+  out.resets = w.resets;
+  if (cumulative && w.samples > 0) {
+    out.delta = w.increase;
+    const int64_t from = w.base ? w.base_ns : w.first_ns;
+    const double span_s = static_cast<double>(w.last_ns - from) / 1e9;
+    out.rate_per_s = span_s > 0 ? w.increase / span_s : nan;
+  }
+  return out;
+}
+
+void gauge_stats(JsonWriter& w, const WindowSummary& s) {
   w.Key("samples");
   w.Int64(s.samples);
-  const bool any = s.finite_samples > 0;
-  const double nan = std::nan("");
   w.Key("min");
-  number(w, any ? s.min : nan);
+  number(w, s.min);
   w.Key("avg");
-  number(w, any ? s.sum / static_cast<double>(s.finite_samples) : nan);
+  number(w, s.avg);
   w.Key("p50");
-  number(w, s.values.percentile(0.50));
+  number(w, s.p50);
   w.Key("p99");
-  number(w, s.values.percentile(0.99));
+  number(w, s.p99);
   w.Key("max");
-  number(w, any ? s.max : nan);
+  number(w, s.max);
   w.Key("last");
-  number(w, s.last.value_or(nan));
-  w.EndObject();
+  number(w, s.last);
 }
 
-void write_counter(JsonWriter& w, const SeriesStore& store, const Series& s) {
-  w.StartObject();
-  identity(w, store, s, s.name, s.type == MetricType::kCounter ? "counter" : "counter_like");
+void counter_stats(JsonWriter& w, const WindowSummary& s) {
   w.Key("samples");
   w.Int64(s.samples);
   w.Key("delta");
-  number(w, s.increase);
+  number(w, s.delta);
   w.Key("rate_per_s");
-  const double span = span_s(s);
-  number(w, span > 0 ? s.increase / span : std::nan(""));
+  number(w, s.rate_per_s);
   w.Key("resets");
   w.Int64(s.resets);
   w.Key("last");
-  number(w, s.last.value_or(std::nan("")));
+  number(w, s.last);
+}
+
+// "timeline": [[t_s, v], ...], or [[t_s, p50, p99], ...] for a histogram.
+void write_timeline(JsonWriter& w, const Timeline* timeline, bool histogram) {
+  w.Key("timeline");
+  w.StartArray();
+  if (timeline) {
+    for (const Timeline::Point& p : timeline->points()) {
+      w.StartArray();
+      w.Double(p.t_s);
+      number(w, p.a);
+      if (histogram) number(w, p.b);
+      w.EndArray();
+    }
+  }
+  w.EndArray();
+}
+
+// "stages": [{name, <the entry's statistics over that stage's window>}], when there are stages.
+template <typename Stats>
+void write_stages(JsonWriter& w, const SeriesStore& store, const Stats& stats) {
+  if (store.stages().empty()) return;
+  w.Key("stages");
+  w.StartArray();
+  for (size_t i = 0; i < store.stages().size(); ++i) {
+    w.StartObject();
+    w.Key("name");
+    string(w, store.stages()[i].name);
+    stats(i);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void write_series(JsonWriter& w, const SeriesStore& store, const Series& s) {
+  const bool counter = s.cumulative();
+  const char* type = to_string(s.type);
+  if (s.role == SampleRole::kQuantile) type = "summary_quantile";
+  if (counter) type = s.type == MetricType::kCounter ? "counter" : "counter_like";
+  auto stats = [&w, counter](const WindowSummary& summary) {
+    if (counter) {
+      counter_stats(w, summary);
+    } else {
+      gauge_stats(w, summary);
+    }
+  };
+  w.StartObject();
+  identity(w, store, s, s.name, type);
+  stats(summarize(s.window, counter));
+  if (s.known) write_timeline(w, &s.timeline, false);
+  write_stages(w, store, [&](size_t i) { stats(store.stage_summary(s, i)); });
   w.EndObject();
 }
 
 // One histogram: the series of one family and label set (less `le`) on one endpoint.
 struct HistogramGroup {
-  const Series* any = nullptr;                     // for the identity
-  std::vector<std::pair<double, double>> buckets;  // le -> increase
-  std::optional<double> sum;
-  std::optional<double> count;
+  const Series* any = nullptr;                            // for the identity
+  std::vector<std::pair<double, const Series*>> buckets;  // by le
+  const Series* sum = nullptr;
+  const Series* count = nullptr;
 };
 
-void write_histogram(JsonWriter& w, const SeriesStore& store, HistogramGroup& g) {
-  std::sort(g.buckets.begin(), g.buckets.end());
-  w.StartObject();
-  identity(w, store, *g.any, g.any->family, "histogram", "le");
-  const double count = g.count ? *g.count : (g.buckets.empty() ? 0 : g.buckets.back().second);
+// count, sum, avg, p50..p99 and buckets from each member's increase as `delta` gives it.
+template <typename Delta>
+void histogram_stats(JsonWriter& w, const HistogramGroup& g, const Delta& delta) {
+  std::vector<std::pair<double, double>> buckets;
+  buckets.reserve(g.buckets.size());
+  for (const auto& [le, series] : g.buckets) buckets.emplace_back(le, delta(*series));
+  const double count = g.count ? delta(*g.count) : (buckets.empty() ? 0 : buckets.back().second);
+  const double sum = g.sum ? delta(*g.sum) : std::nan("");
   w.Key("count");
   number(w, count);
   w.Key("sum");
-  number(w, g.sum.value_or(std::nan("")));
+  number(w, sum);
   w.Key("avg");
-  number(w, g.sum && count > 0 ? *g.sum / count : std::nan(""));
+  number(w, count > 0 ? sum / count : std::nan(""));
   constexpr std::pair<const char*, double> kQuantiles[] = {
       {"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}};
   for (const auto& [key, q] : kQuantiles) {
     w.Key(key);
-    number(w, bucket_percentile(g.buckets, q));
+    number(w, bucket_percentile(buckets, q));
   }
   w.Key("buckets");
   w.StartArray();
-  for (const auto& [le, n] : g.buckets) {
+  for (const auto& [le, n] : buckets) {
     w.StartObject();
     w.Key("le");
     if (std::isinf(le)) {
@@ -149,6 +224,25 @@ void write_histogram(JsonWriter& w, const SeriesStore& store, HistogramGroup& g)
     w.EndObject();
   }
   w.EndArray();
+}
+
+void write_histogram(JsonWriter& w, const SeriesStore& store, HistogramGroup& g) {
+  std::sort(g.buckets.begin(), g.buckets.end(),
+            [](const auto& x, const auto& y) { return x.first < y.first; });
+  w.StartObject();
+  identity(w, store, *g.any, g.any->family, "histogram", "le");
+  histogram_stats(w, g, [](const Series& s) { return s.window.increase; });
+  if (g.any->known) {
+    const Timeline* t =
+        g.buckets.empty() ? nullptr : store.histogram_timeline(*g.buckets[0].second);
+    write_timeline(w, t, true);
+  }
+  write_stages(w, store, [&](size_t i) {
+    histogram_stats(w, g, [&](const Series& s) {
+      const double d = store.stage_summary(s, i).delta;
+      return std::isnan(d) ? 0 : d;  // not seen in the stage: nothing observed
+    });
+  });
   w.EndObject();
 }
 
@@ -201,7 +295,7 @@ void write_metrics(JsonWriter& w, const SeriesStore& store) {
   std::vector<std::pair<bool, size_t>> order;  // (a histogram group?, index)
   for (size_t i = 0; i < series.size(); ++i) {
     const Series& s = series[i];
-    if (s.samples == 0) continue;  // not seen in the window
+    if (s.window.samples == 0) continue;  // not seen in the window
     if (s.type != MetricType::kHistogram || s.role == SampleRole::kCreated) {
       order.emplace_back(false, i);
       continue;
@@ -217,11 +311,11 @@ void write_metrics(JsonWriter& w, const SeriesStore& store) {
     }
     HistogramGroup& g = groups[it->second];
     if (s.role == SampleRole::kBucket) {
-      if (auto le = le_of(s)) g.buckets.emplace_back(*le, s.increase);
+      if (auto le = le_of(s)) g.buckets.emplace_back(*le, &s);
     } else if (s.role == SampleRole::kSum) {
-      g.sum = s.increase;
+      g.sum = &s;
     } else if (s.role == SampleRole::kCount) {
-      g.count = s.increase;
+      g.count = &s;
     }
   }
   w.Key("metrics");
@@ -229,10 +323,8 @@ void write_metrics(JsonWriter& w, const SeriesStore& store) {
   for (const auto& [histogram, i] : order) {
     if (histogram) {
       write_histogram(w, store, groups[i]);
-    } else if (series[i].cumulative()) {
-      write_counter(w, store, series[i]);
     } else {
-      write_gauge(w, store, series[i]);
+      write_series(w, store, series[i]);
     }
   }
   w.EndArray();
@@ -259,6 +351,45 @@ double ValueSample::percentile(double q) const {
   const double rank = std::ceil(q * static_cast<double>(sorted.size()));
   const size_t i = rank < 1 ? 0 : std::min(sorted.size() - 1, static_cast<size_t>(rank) - 1);
   return sorted[i];
+}
+
+void Timeline::add(double t_s, double a, double b) {
+  sum_t_ += t_s;
+  ++n_;
+  if (!std::isnan(a)) {
+    sum_a_ += a;
+    ++n_a_;
+  }
+  if (!std::isnan(b)) {
+    sum_b_ += b;
+    ++n_b_;
+  }
+  if (n_ < stride_) return;
+  points_.push_back(pending());
+  sum_t_ = sum_a_ = sum_b_ = 0;
+  n_ = n_a_ = n_b_ = 0;
+  if (points_.size() < kCapacity) return;
+  // Full: every two neighbours become one, and each later point averages twice the scrapes.
+  for (size_t i = 0; i < kCapacity / 2; ++i) {
+    const Point& x = points_[2 * i];
+    const Point& y = points_[2 * i + 1];
+    points_[i] = {(x.t_s + y.t_s) / 2, average(x.a, y.a), average(x.b, y.b)};
+  }
+  points_.resize(kCapacity / 2);
+  stride_ *= 2;
+}
+
+Timeline::Point Timeline::pending() const {
+  const double nan = std::nan("");
+  const auto n = static_cast<double>(n_);
+  return {sum_t_ / n, n_a_ > 0 ? sum_a_ / static_cast<double>(n_a_) : nan,
+          n_b_ > 0 ? sum_b_ / static_cast<double>(n_b_) : nan};
+}
+
+std::vector<Timeline::Point> Timeline::points() const {
+  std::vector<Timeline::Point> out = points_;
+  if (n_ > 0) out.push_back(pending());
+  return out;
 }
 
 bool Series::cumulative() const {
@@ -297,7 +428,10 @@ double bucket_percentile(const std::vector<std::pair<double, double>>& cumulativ
 }
 
 SeriesStore::SeriesStore(std::vector<EndpointStats> endpoints, int64_t max_series)
-    : endpoints_(std::move(endpoints)), max_series_(max_series), last_ok_ns_(endpoints_.size()) {}
+    : endpoints_(std::move(endpoints)),
+      max_series_(max_series),
+      last_ok_ns_(endpoints_.size()),
+      order_(endpoints_.size()) {}
 
 Series* SeriesStore::find_or_add(size_t endpoint, const Sample& s, bool* dropped) {
   std::vector<Label> sorted = s.labels;
@@ -315,7 +449,8 @@ Series* SeriesStore::find_or_add(size_t endpoint, const Sample& s, bool* dropped
     *dropped = true;
     return nullptr;
   }
-  index_.emplace(key_, series_.size());
+  const size_t index = series_.size();
+  index_.emplace(key_, index);
   Series& added = series_.emplace_back();
   added.endpoint = endpoint;
   added.name = s.name;
@@ -323,64 +458,203 @@ Series* SeriesStore::find_or_add(size_t endpoint, const Sample& s, bool* dropped
   added.type = s.type;
   added.role = s.role;
   added.labels = std::move(sorted);
+  // A `_created` timestamp is no measurement of the family: never a headline.
+  if (s.role != SampleRole::kCreated) added.known = known_metric(s.family);
   if (const auto previous = last_ok_ns_[endpoint]; previous && added.cumulative()) {
     // Absent from the endpoint's previous scrape: it has counted from zero since.
     added.last = 0;
     added.last_ns = *previous;
+    added.window.last = 0;
+    added.window.last_ns = *previous;
     if (window_start_ns_) {
-      added.base = 0;
-      added.base_ns = std::max(*previous, *window_start_ns_);
+      added.window.base = 0;
+      added.window.base_ns = std::max(*previous, *window_start_ns_);
     }
+  }
+  if (added.known && added.type == MetricType::kHistogram && added.role == SampleRole::kBucket) {
+    link_histogram(added, index);
   }
   return &added;
 }
 
-void SeriesStore::add_value(Series& s, double v, int64_t t_ns, bool in_window) {
-  if (in_window) {
-    if (s.samples++ == 0) s.first_ns = t_ns;
-    if (!std::isnan(v)) {
-      ++s.finite_samples;
-      s.min = std::min(s.min, v);
-      s.max = std::max(s.max, v);
-      s.sum += v;
-    }
-    if (s.cumulative()) {
-      // A counter that went down was reset (the server restarted): it counted from 0 since.
-      if (s.last && !std::isnan(*s.last) && !std::isnan(v)) {
-        if (v >= *s.last) {
-          s.increase += v - *s.last;
-        } else {
-          s.increase += v;
-          ++s.resets;
-        }
+void SeriesStore::link_histogram(Series& s, size_t index) {
+  const std::optional<double> le = le_of(s);
+  if (!le) return;
+  std::string key;
+  append_key(key, std::to_string(s.endpoint));
+  append_key(key, s.family);
+  for (const Label& l : s.labels) {
+    if (l.name == "le") continue;
+    append_key(key, l.name);
+    append_key(key, l.value);
+  }
+  auto [it, fresh] = histogram_index_.emplace(std::move(key), histograms_.size());
+  if (fresh) histograms_.emplace_back();
+  HistogramTimeline& h = histograms_[it->second];
+  const auto at = std::lower_bound(h.buckets.begin(), h.buckets.end(), *le,
+                                   [](const auto& b, double v) { return b.first < v; });
+  h.previous.insert(h.previous.begin() + (at - h.buckets.begin()), std::nan(""));
+  h.buckets.insert(at, {*le, index});
+  s.histogram = static_cast<int>(it->second);
+}
+
+const Timeline* SeriesStore::histogram_timeline(const Series& s) const {
+  if (s.histogram < 0) return nullptr;
+  return &histograms_[static_cast<size_t>(s.histogram)].timeline;
+}
+
+namespace {
+
+void accumulate(WindowStats& w, double v, int64_t t_ns, bool cumulative) {
+  if (w.samples++ == 0) w.first_ns = t_ns;
+  if (!std::isnan(v)) {
+    ++w.finite_samples;
+    w.min = std::min(w.min, v);
+    w.max = std::max(w.max, v);
+    w.sum += v;
+  }
+  if (cumulative) {
+    // A counter that went down was reset (the server restarted): it counted from 0 since.
+    if (w.last && !std::isnan(*w.last) && !std::isnan(v)) {
+      if (v >= *w.last) {
+        w.increase += v - *w.last;
+      } else {
+        w.increase += v;
+        ++w.resets;
       }
-    } else {
-      s.values.add(v);
     }
+  } else {
+    w.values.add(v);
+  }
+  w.last = v;
+  w.last_ns = t_ns;
+}
+
+// A window that starts after the series' last value: that value is its baseline.
+WindowStats window_after(const Series& s) {
+  WindowStats w;
+  w.base = s.last;
+  w.base_ns = s.last_ns;
+  w.last = s.last;
+  w.last_ns = s.last_ns;
+  return w;
+}
+
+// The growth of a cumulative value from `before` to `v` (from 0 after a reset).
+double growth(double before, double v) { return v >= before ? v - before : v; }
+
+// Sample `s` is of series `series` (its labels as written, the series' sorted: exporters that
+// write them sorted, as the Prometheus clients do, match; others take the keyed lookup).
+bool same_series(const Series& series, const Sample& s) {
+  return series.name == s.name && series.labels == s.labels;
+}
+
+bool own_timeline(const Series& s) {
+  return s.known && s.type != MetricType::kHistogram && s.type != MetricType::kGaugeHistogram &&
+         s.role != SampleRole::kSum && s.role != SampleRole::kCount;
+}
+
+}  // namespace
+
+void SeriesStore::add_value(Series& s, double v, int64_t t_ns, int stage) {
+  const bool cumulative = s.cumulative();
+  accumulate(s.window, v, t_ns, cumulative);
+  if (s.open_stage != stage) {
+    // Samples of one series come in time order (one scrape per endpoint at a time): the
+    // stage it was in is over for it.
+    if (s.open_stage >= 0) {
+      const auto closed = static_cast<size_t>(s.open_stage);
+      if (s.closed.size() <= closed) s.closed.resize(closed + 1, summarize({}, cumulative));
+      s.closed[closed] = summarize(s.open, cumulative);
+    }
+    if (stage >= 0) s.open = window_after(s);
+    s.open_stage = stage;
+  }
+  if (stage >= 0) accumulate(s.open, v, t_ns, cumulative);
+  if (own_timeline(s) && window_start_ns_ && t_ns >= *window_start_ns_) {
+    add_timeline_point(s, v, t_ns);
+  }
+  if (s.histogram >= 0) {
+    HistogramTimeline& h = histograms_[static_cast<size_t>(s.histogram)];
+    if (h.touched_ns != t_ns) touched_.push_back(static_cast<size_t>(s.histogram));
+    h.touched_ns = t_ns;
   }
   s.last = v;
   s.last_ns = t_ns;
 }
 
-int64_t SeriesStore::add_scrape(size_t endpoint, int64_t t_ns, const std::vector<Sample>& samples,
+void SeriesStore::add_timeline_point(Series& s, double v, int64_t t_ns) {
+  const double t_s = static_cast<double>(t_ns - *window_start_ns_) / 1e9;
+  if (!s.cumulative()) {
+    s.timeline.add(t_s, v);
+    return;
+  }
+  // A counter's rate per second since its previous scrape (none before its first).
+  if (!s.last || s.last_ns >= t_ns) return;
+  const double dt_s = static_cast<double>(t_ns - s.last_ns) / 1e9;
+  s.timeline.add(t_s, growth(*s.last, v) / dt_s);
+}
+
+void SeriesStore::histogram_point(HistogramTimeline& h, int64_t t_ns) {
+  // The observations between the previous scrape and this one: each bucket's increase.
+  std::vector<std::pair<double, double>> interval;
+  interval.reserve(h.buckets.size());
+  bool complete = true;
+  for (size_t i = 0; i < h.buckets.size(); ++i) {
+    const Series& bucket = series_[h.buckets[i].second];
+    const double now = bucket.last.value_or(std::nan(""));
+    const double before = h.previous[i];
+    if (std::isnan(now) || std::isnan(before)) complete = false;
+    interval.emplace_back(h.buckets[i].first, growth(before, now));
+    h.previous[i] = now;
+  }
+  if (!complete || !window_start_ns_ || t_ns < *window_start_ns_) return;
+  const double t_s = static_cast<double>(t_ns - *window_start_ns_) / 1e9;
+  h.timeline.add(t_s, bucket_percentile(interval, 0.50), bucket_percentile(interval, 0.99));
+}
+
+int SeriesStore::stage_at(int64_t t_ns) const {
+  for (size_t k = stages_.size(); k-- > 0;) {
+    const StageMark& m = stages_[k];
+    if (t_ns < m.start_ns) continue;
+    return m.end_ns && t_ns >= *m.end_ns ? -1 : static_cast<int>(k);
+  }
+  return -1;
+}
+
+int64_t SeriesStore::add_scrape(size_t endpoint, int64_t t_ns, std::span<const Sample> samples,
                                 int64_t malformed, const std::string& first_malformed,
                                 int64_t* dropped) {
   EndpointStats& e = endpoints_.at(endpoint);
   ++e.scrapes;
   e.malformed_lines += malformed;
   if (e.first_malformed.empty()) e.first_malformed = first_malformed;
+  const int stage = stage_at(t_ns);
+  touched_.clear();
   int64_t kept = 0;
   int64_t lost = 0;
-  for (const Sample& s : samples) {
-    bool was_dropped = false;
-    Series* series = find_or_add(endpoint, s, &was_dropped);
+  const std::vector<size_t>& previous = order_.at(endpoint);
+  next_order_.clear();
+  for (size_t k = 0; k < samples.size(); ++k) {
+    const Sample& s = samples[k];
+    Series* series = nullptr;
+    if (k < previous.size() && previous[k] != kNone && same_series(series_[previous[k]], s)) {
+      series = &series_[previous[k]];
+    } else {
+      bool was_dropped = false;
+      series = find_or_add(endpoint, s, &was_dropped);
+    }
     if (!series) {
       ++lost;
+      next_order_.push_back(kNone);
       continue;
     }
-    add_value(*series, s.value, t_ns, true);
+    next_order_.push_back(static_cast<size_t>(series - series_.data()));
+    add_value(*series, s.value, t_ns, stage);
     ++kept;
   }
+  order_[endpoint].swap(next_order_);
+  for (size_t h : touched_) histogram_point(histograms_[h], t_ns);
   last_ok_ns_[endpoint] = t_ns;
   e.samples += kept;
   e.dropped_series = std::max(e.dropped_series, lost);
@@ -398,19 +672,28 @@ void SeriesStore::add_error(size_t endpoint, const std::string& error) {
 
 void SeriesStore::start_window(int64_t t_ns) {
   window_start_ns_ = t_ns;
+  // What came before the window is only the baseline its first sample is measured from.
   for (Series& s : series_) {
-    // What came before the window is only the baseline its first sample is measured from.
-    s.base = s.last;
-    s.base_ns = s.last_ns;
-    s.samples = 0;
-    s.finite_samples = 0;
-    s.min = std::numeric_limits<double>::infinity();
-    s.max = -std::numeric_limits<double>::infinity();
-    s.sum = 0;
-    s.increase = 0;
-    s.resets = 0;
-    s.values = ValueSample{};
+    s.window = window_after(s);
+    s.timeline = Timeline{};
   }
+  for (HistogramTimeline& h : histograms_) h.timeline = Timeline{};
+}
+
+void SeriesStore::mark_stage(std::string name, int64_t t_ns) {
+  if (!stages_.empty() && !stages_.back().end_ns) stages_.back().end_ns = t_ns;
+  stages_.push_back({std::move(name), t_ns, std::nullopt});
+}
+
+void SeriesStore::mark_settle(int64_t t_ns) {
+  if (!stages_.empty() && !stages_.back().end_ns) stages_.back().end_ns = t_ns;
+}
+
+WindowSummary SeriesStore::stage_summary(const Series& s, size_t i) const {
+  const bool cumulative = s.cumulative();
+  if (static_cast<int>(i) == s.open_stage) return summarize(s.open, cumulative);
+  if (i < s.closed.size()) return s.closed[i];
+  return summarize({}, cumulative);
 }
 
 std::string SeriesStore::summary_json(double interval_s) const {
@@ -430,6 +713,23 @@ std::string SeriesStore::summary_json(double interval_s) const {
   w.Key("end_ns");
   w.Int64(last_scrape_ns_);
   w.EndObject();
+  w.Key("stages");
+  w.StartArray();
+  for (const StageMark& m : stages_) {
+    w.StartObject();
+    w.Key("name");
+    string(w, m.name);
+    w.Key("start_ns");
+    w.Int64(m.start_ns);
+    w.Key("end_ns");
+    if (m.end_ns) {
+      w.Int64(*m.end_ns);
+    } else {
+      w.Null();
+    }
+    w.EndObject();
+  }
+  w.EndArray();
   w.Key("series");
   w.Int64(static_cast<int64_t>(series_.size()));
   w.Key("max_series");

@@ -13,6 +13,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <thread>
 #include <vector>
@@ -36,8 +37,9 @@ std::vector<TelemetryEndpoint> run_endpoints(const Config& config, const std::st
 
 class Telemetry {
  public:
-  // Starts scraping every endpoint at once, then every interval_s. `clock` is the run's
-  // (steady nanoseconds) and is called from the scraper thread. Throws std::runtime_error when
+  // Starts scraping every endpoint at once, then every interval_s, on a thread named
+  // "convoy-scrape" (top -H, the benchmark). `clock` is the run's (steady nanoseconds) and is
+  // called from the scraper thread. Throws std::runtime_error when
   // `jsonl_path` cannot be created.
   Telemetry(const TelemetryConfig& config, std::vector<TelemetryEndpoint> endpoints,
             std::function<int64_t()> clock, const std::filesystem::path& jsonl_path);
@@ -55,6 +57,10 @@ class Telemetry {
 
   // The measured window starts at `t_ns` (the run's clock).
   void start_window(int64_t t_ns);
+  // A load profile's stage starts at `t_ns`; its settle starts at `t_ns` (ends the stage's
+  // window). summary.json's metrics get `stages[]` over each stage's window.
+  void mark_stage(std::string name, int64_t t_ns);
+  void mark_settle(int64_t t_ns);
   // One last scrape of every endpoint (bounded by timeout_s), then the thread ends and
   // server_metrics.jsonl is closed. Idempotent.
   void stop();
@@ -74,8 +80,9 @@ class Telemetry {
   int64_t poll_wait_ms();
   void on_done(CURL* easy, CURLcode code);
   std::string scrape_error(const Target& t, CURLcode code) const;
-  std::string scrape_line(const Target& t, int64_t done_ns, const std::string& error,
-                          const ParseResult& parsed, int64_t dropped) const;
+  std::string scrape_line(const Target& t, size_t index, int64_t done_ns, const std::string& error,
+                          const ParseResult& parsed, std::span<const Sample> batch,
+                          int64_t dropped);
   void finish_thread();
 
   TelemetryConfig config_;
@@ -91,7 +98,14 @@ class Telemetry {
     void operator()(CURLM* m) const noexcept;
   };
   std::unique_ptr<CURLM, MultiDeleter> multi_;
-  std::vector<Sample> batch_;  // the scrape being handled (scraper thread only)
+  // The scrape being handled: its first batch_size_ (scraper thread only; kept between scrapes
+  // so the samples' strings are reused).
+  std::vector<Sample> batch_;
+  size_t batch_size_ = 0;
+  // server_metrics.jsonl: each series' sample text up to its value, by series index (at most
+  // max_series), and the line's samples being written (scraper thread only).
+  std::vector<std::string> sample_prefix_;
+  std::string samples_json_;
   std::thread thread_;
   bool stopped_ = false;
 };

@@ -125,6 +125,43 @@ TEST_CASE("telemetry: scrapes on its own clock, writes server_metrics.jsonl and 
   CHECK(std::string(lines[0]["samples"][1]["type"].GetString()) == "counter");
 }
 
+TEST_CASE("telemetry: every scrape's samples are written alike, kept, reused or dropped") {
+  // Scrape 0 and 1 read the same series (the second is written from each series' cached
+  // text), with NaN, +Inf, a timestamp and label escapes; max_series 2 drops the third series.
+  TinyHttpServer server([&](const std::string&, int index) {
+    const std::string body = "# TYPE a gauge\na{k=\"q\\\"uote\"} " + std::to_string(index) +
+                             ".5 1700000000000\n# TYPE b gauge\nb NaN\n# TYPE c gauge\nc +Inf\n";
+    return TinyHttpServer::reply("200 OK", "", body);
+  });
+  convoy::test::TempDir dir("convoy-telemetry-lines-");
+  TelemetryConfig c = fast_config();
+  c.max_series = 2;
+  {
+    Telemetry t(c, {endpoint("srv", server.url() + "/metrics")}, run_clock,
+                dir.path() / "server_metrics.jsonl");
+    CHECK(t.wait_first_round().empty());
+    CHECK(convoy::test::wait_for_change(
+        dir.path(), [&] { return server.requests() >= 2; }, 10));
+    t.stop();
+  }
+  const auto lines = convoy::test::read_jsonl(dir.path() / "server_metrics.jsonl");
+  REQUIRE(lines.size() >= 2);
+  for (size_t i = 0; i < 2; ++i) {
+    const auto& samples = lines[i]["samples"];
+    REQUIRE(samples.Size() == 3);
+    CHECK(lines[i]["dropped_series"].GetInt64() == 1);
+    CHECK(std::string(samples[0]["name"].GetString()) == "a");
+    CHECK(std::string(samples[0]["type"].GetString()) == "gauge");
+    CHECK(std::string(samples[0]["labels"]["k"].GetString()) == "q\"uote");
+    CHECK(samples[0]["value"].GetDouble() == static_cast<double>(i) + 0.5);
+    CHECK(samples[0]["timestamp"].GetDouble() == 1700000000000.0);
+    CHECK(std::string(samples[1]["value"].GetString()) == "NaN");
+    CHECK_FALSE(samples[1].HasMember("timestamp"));
+    CHECK(std::string(samples[2]["name"].GetString()) == "c");  // dropped: still written
+    CHECK(std::string(samples[2]["value"].GetString()) == "+Inf");
+  }
+}
+
 TEST_CASE("telemetry: an endpoint that refuses or never answers is counted, never waited on") {
   convoy::test::RefusingPort refusing;
   convoy::test::LoopbackListener silent;  // accepts into its backlog, never answers

@@ -87,9 +87,10 @@ TEST_CASE("a full output disk exits 3 naming each file, the OS error and the rec
 }
 
 TEST_CASE("report.html that alone does not fit exits 3 and summary.json names it") {
-  // Without records the quickstart's summary.csv takes 4 KiB of tmpfs pages, the mock's
-  // server_metrics.jsonl about 16 (three scrapes), report.html 36 and summary.json (written
-  // last) 24: 48 KiB left free by a filler hold all but the page, which finds 28 free.
+  // Without records and with the mock's telemetry replaced by a dead endpoint (its series
+  // would make summary.json as large as the page), summary.csv and server_metrics.jsonl take
+  // a 4 KiB tmpfs page each, report.html about 44 KiB and summary.json (written last) 12:
+  // 32 KiB left free by a filler hold all but the page, which finds 24 free.
   Tmpfs disk("e2e-htmlfull", "128k");
   if (!disk.skipped().empty()) {
     MESSAGE("skipped: " << disk.skipped());
@@ -99,9 +100,11 @@ TEST_CASE("report.html that alone does not fit exits 3 and summary.json names it
   fs::create_directories(out);
   {
     std::ofstream filler(disk.path() / "filler", std::ios::binary);
-    filler << std::string(80 * 1024, 'x');
+    filler << std::string(96 * 1024, 'x');
   }
-  Subprocess run(run_args(out, {"--quiet", "--set", "output.records=false"}));
+  Subprocess run(run_args(out, {"--quiet", "--set", "output.records=false", "--set",
+                                "telemetry.endpoints=[{name: mock, url: "
+                                "'http://127.0.0.1:1/metrics'}]"}));
   const auto rc = run.wait(120);
   const std::string& console = run.output();
   INFO(console);

@@ -105,7 +105,7 @@ TEST_CASE("every message survives a round trip") {
     c.start_ns = 123456789;
     c.turns = {Turn{"hello", "", 16, 2, 0, R"({"nvext":{}})", ""},
                Turn{"again", "", 8, 2, 50, "", "r"}};
-    Assign a{17, {c, c}};
+    Assign a{17, {c, c}, false, {}};
     auto out = round_trip(a);
     CHECK(out.batch == 17);
     REQUIRE(out.conversations.size() == 2);

@@ -68,7 +68,7 @@ std::string packed(const T& value) {
 }  // namespace
 
 TEST_CASE("an Assign of sub-agent families and their url survives a round trip") {
-  Assign a{3, {family(1), family(2)}};
+  Assign a{3, {family(1), family(2)}, false, {}};
   const std::string bytes = encode(a);
   std::string error;
   auto decoded = decode(bytes.data(), bytes.size(), &error);

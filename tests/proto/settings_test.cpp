@@ -42,7 +42,9 @@ bool converts(const char* key, const V& value) {
 
 }  // namespace
 
-TEST_CASE("protocol version 5 carries sub-agent families, the header-era settings and round 3's record fields") {
+TEST_CASE(
+    "protocol version 5 carries sub-agent families, the header-era settings and round 3's record "
+    "fields") {
   CHECK(kProtocolVersion == 5);
 }
 

@@ -367,6 +367,15 @@ std::map<std::string, CannedReply> canned_replies() {
       "{\"choices\":[{\"index\":0,\"message\":{\"content\":\"x\"}}],\"nvext\":{"
       "\"worker_id\":{\"decode_worker_id\":18446744073709551615,\"decode_dp_rank\":0}}}");
   m["/ignores-stream"] = m["/nonstream"];
+  // A reasoning model (SGLang's reasoning_content, vLLM's reasoning), then the answer.
+  m["/think-then-answer"].steps = {
+      {0, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"a\"}}]}\n\n"},
+      {kGapMs, "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\"b\"}}]}\n\n"},
+      {kGapMs, chat_chunk("c")},
+      {0,
+       "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":2,\"completion_tokens\":3,"
+       "\"completion_tokens_details\":{\"reasoning_tokens\":2}}}\n\n" +
+           kDone}};
   m["/fast-idle-close"] = m["/fast"];
   m["/fast-idle-close"].end = ReplyEnd::kIdleClose;
   return m;
@@ -500,7 +509,9 @@ TEST_CASE("http: endpoints and reply shapes") {
     const HttpResponse r = h.run(req);
     CHECK(r.error.kind == ErrorKind::kNone);
     CHECK(r.reply_text == "Hi there");
-    CHECK(r.first_token_ns == r.end_ns);
+    CHECK(r.first_token_ns == 0);  // no TTFT without a stream
+    CHECK(r.last_token_ns == 0);
+    CHECK(r.first_output_token_ns == 0);
     CHECK(r.content_events == 1);
     CHECK(r.prompt_tokens == 3);
     CHECK(r.completion_tokens == 2);
@@ -519,6 +530,20 @@ TEST_CASE("http: endpoints and reply shapes") {
     CHECK(r.error.kind == ErrorKind::kNone);
     CHECK(r.reply_text == "Hi there");
   }
+}
+
+TEST_CASE("http: reasoning chunks time the first token and the first output token apart") {
+  TestServer server(canned_replies());
+  Harness h;
+  const HttpResponse r = h.run(chat_request(server, "/think-then-answer"));
+  CHECK(r.error.kind == ErrorKind::kNone);
+  CHECK(r.reply_text == "c");  // reasoning stays out of the live history
+  CHECK(r.content_events == 3);
+  CHECK(r.reasoning_events == 2);
+  CHECK(r.reasoning_tokens == 2);
+  REQUIRE(r.first_token_ns > 0);
+  CHECK(r.first_output_token_ns > r.first_token_ns);
+  CHECK(r.first_output_token_ns == r.last_token_ns);
 }
 
 TEST_CASE("http: error statuses carry the server's message") {

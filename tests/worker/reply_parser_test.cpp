@@ -69,6 +69,59 @@ TEST_CASE("reply parser: streamed events") {
   }
 }
 
+TEST_CASE("reply parser: reasoning deltas are told apart from output content") {
+  std::string text;
+  SUBCASE("SGLang's reasoning_content and vLLM's reasoning: reasoning, not output") {
+    for (const char* data : {R"({"choices":[{"index":0,"delta":{"reasoning_content":"hmm"}}]})",
+                             R"({"choices":[{"index":0,"delta":{"reasoning":"hmm"}}]})"}) {
+      CAPTURE(data);
+      const auto c = parse_stream_event(data, Endpoint::kChat, text);
+      CHECK(c.has_content);
+      CHECK(c.has_reasoning);
+      CHECK_FALSE(c.has_output);
+      CHECK(text.empty());
+    }
+  }
+  SUBCASE("content is output; a chunk may carry both") {
+    auto c = parse_stream_event(R"({"choices":[{"delta":{"content":"a","reasoning":null}}]})",
+                                Endpoint::kChat, text);
+    CHECK(c.has_output);
+    CHECK_FALSE(c.has_reasoning);
+    c = parse_stream_event(R"({"choices":[{"delta":{"content":"b","reasoning_content":"r"}}]})",
+                           Endpoint::kChat, text);
+    CHECK(c.has_output);
+    CHECK(c.has_reasoning);
+    CHECK(text == "ab");
+  }
+  SUBCASE("empty reasoning is nothing") {
+    const auto c = parse_stream_event(
+        R"({"choices":[{"delta":{"reasoning_content":"","content":""}}]})", Endpoint::kChat, text);
+    CHECK_FALSE(c.has_content);
+    CHECK_FALSE(c.has_reasoning);
+  }
+  SUBCASE("completions text is output") {
+    const auto c =
+        parse_stream_event(R"({"choices":[{"text":"t"}]})", Endpoint::kCompletions, text);
+    CHECK(c.has_output);
+    CHECK_FALSE(c.has_reasoning);
+  }
+  SUBCASE("usage.completion_tokens_details.reasoning_tokens, streamed or whole") {
+    auto c = parse_stream_event(
+        R"({"choices":[],"usage":{"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":6}}})",
+        Endpoint::kChat, text);
+    CHECK(c.usage.reasoning_tokens == 6);
+    c = parse_stream_event(R"({"choices":[],"usage":{"completion_tokens":9}})", Endpoint::kChat,
+                           text);
+    CHECK(c.usage.reasoning_tokens == -1);
+    c = parse_reply_body(
+        R"({"choices":[{"message":{"content":"x","reasoning_content":"y"}}],"usage":{"completion_tokens_details":{"reasoning_tokens":4}}})",
+        Endpoint::kChat, text);
+    CHECK(c.has_output);
+    CHECK(c.has_reasoning);
+    CHECK(c.usage.reasoning_tokens == 4);
+  }
+}
+
 TEST_CASE("reply parser: error bodies") {
   SUBCASE("OpenAI, with a string code used as the type when there is none") {
     const auto e = parse_error_body(R"({"error":{"message":"bad key","code":"invalid_api_key"}})");

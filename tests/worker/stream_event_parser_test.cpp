@@ -16,10 +16,12 @@ using namespace convoy::worker;
 namespace {
 
 std::string describe(const ReplyChunk& c, const std::string& text) {
-  return std::to_string(c.valid_json) + "|" + std::to_string(c.has_content) + "|" +
+  return std::to_string(c.valid_json) + "|" + std::to_string(c.has_content) +
+         std::to_string(c.has_output) + std::to_string(c.has_reasoning) + "|" +
          std::to_string(c.items) + "|" + std::to_string(c.usage.present) + "," +
          std::to_string(c.usage.prompt_tokens) + "," + std::to_string(c.usage.completion_tokens) +
-         "," + std::to_string(c.usage.cached_tokens) + "|" + std::to_string(c.error.present) + "," +
+         "," + std::to_string(c.usage.cached_tokens) + "," +
+         std::to_string(c.usage.reasoning_tokens) + "|" + std::to_string(c.error.present) + "," +
          std::to_string(c.error.code) + "," + c.error.type + "," + c.error.message + "|" +
          std::to_string(c.served_by.present) + "," + c.served_by.worker + "," +
          std::to_string(c.served_by.dp_rank) + "|" + text;
@@ -44,6 +46,14 @@ std::vector<std::string> seeds() {
       R"({"choices":[{"delta":{"reasoning_content":"think"}}],"usage":null})",
       R"({"choices":[],"usage":{"prompt_tokens":12,"completion_tokens":3.7,"prompt_tokens_details":{"cached_tokens":8}}})",
       R"({"choices":[],"usage":{"prompt_tokens":"12","prompt_tokens_details":null}})",
+      // Reasoning models: vLLM's `reasoning`, SGLang's `reasoning_content`, both beside content,
+      // and OpenAI's completion_tokens_details.reasoning_tokens.
+      R"({"choices":[{"index":0,"delta":{"reasoning":"","content":"c"}},{"index":1,"delta":{"reasoning_content":"r"}}]})",
+      R"({"choices":[{"delta":{"reasoning_content":"r","reasoning_content":"","content":null}}]})",
+      R"({"choices":[{"index":0,"delta":{"reasoning":"why","reasoning":5}}],"usage":{"completion_tokens":9,"completion_tokens_details":{"reasoning_tokens":6}}})",
+      R"({"choices":[],"usage":{"completion_tokens_details":null,"completion_tokens_details":{"reasoning_tokens":2}}})",
+      R"({"choices":[],"usage":{"completion_tokens_details":{"reasoning_tokens":"3","reasoning_tokens":4}}})",
+      R"({"choices":[],"usage":{"completion_tokens_details":{"reasoning_tokens":1.5,"accepted_prediction_tokens":0}}})",
       R"({"error":{"message":"boom","type":"x","code":500}})",
       R"({"error":null,"choices":[{"text":"t","index":0}]})",
       R"({"error":false,"object":"error","message":"m"})",

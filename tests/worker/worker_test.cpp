@@ -399,3 +399,93 @@ TEST_CASE("worker: controller silence cancels everything and exits 3 within the 
   CHECK(worker.exited_ns() - last_word_ns < 1000 * kMs);
   CHECK(delivered.value() == 1);  // the request in flight was cancelled and reported
 }
+
+namespace {
+
+// Results until `ended` conversations ended (or the deadline): every end, in order.
+std::vector<proto::ConversationEnd> collect_ends(InprocController& controller, size_t ended,
+                                                 std::vector<uint64_t>* recorded = nullptr) {
+  std::vector<proto::ConversationEnd> ends;
+  const int64_t deadline = steady_now_ns() + 3 * kSec;
+  while (ends.size() < ended && steady_now_ns() < deadline) {
+    auto d = controller.next_result(deadline - steady_now_ns());
+    if (!d || d->type != proto::MsgType::kResults) continue;
+    auto r = d->as<proto::Results>();
+    REQUIRE(r.has_value());
+    for (const auto& rec : r->records) {
+      if (recorded) recorded->push_back(rec.conversation_index);
+    }
+    ends.insert(ends.end(), r->ended.begin(), r->ended.end());
+  }
+  return ends;
+}
+
+}  // namespace
+
+TEST_CASE("worker: a window conversation starts in the slot an end frees and the end names it") {
+  InprocController controller;
+  DeliveryCount delivered;
+  WorkerThread worker(controller, options_for(controller), fake_http(&delivered, true));
+  REQUIRE(controller.welcome());
+  proto::Assign window;
+  window.batch = 1;
+  window.window = true;
+  window.conversations = {conversation(10), conversation(11)};
+  controller.send(window);
+  controller.assign({conversation(1)}, 2);
+  std::vector<uint64_t> recorded;
+  const auto ends = collect_ends(controller, 3, &recorded);
+  REQUIRE(ends.size() == 3);
+  // One slot throughout: 1 ends and 10 starts in its slot, then 11 in 10's; 11's end finds the
+  // window empty and gives the slot back.
+  CHECK(ends[0].conversation_index == 1u);
+  CHECK(ends[0].refilled_by == 10);
+  CHECK(ends[1].conversation_index == 10u);
+  CHECK(ends[1].refilled_by == 11);
+  CHECK(ends[2].conversation_index == 11u);
+  CHECK(ends[2].refilled_by == -1);
+  CHECK(recorded == std::vector<uint64_t>{1, 10, 11});
+  controller.send(proto::Stop{true});
+  CHECK(worker.wait_exit(3 * kSec) == 0);
+}
+
+TEST_CASE("worker: a start runs a window conversation and a Stop gives the rest back unstarted") {
+  InprocController controller;
+  DeliveryCount delivered;
+  WorkerThread worker(controller, options_for(controller), fake_http(&delivered, false));
+  REQUIRE(controller.welcome());
+  proto::Assign window;
+  window.batch = 1;
+  window.window = true;
+  window.conversations = {conversation(20), conversation(21), conversation(22)};
+  controller.send(window);
+  proto::Assign start;
+  start.batch = 2;
+  start.window = true;
+  start.start = {{21, steady_now_ns()}, {99, steady_now_ns()}};  // 99: not here, ignored
+  controller.send(start);
+  const int64_t deadline = steady_now_ns() + 2 * kSec;
+  int64_t in_flight = 0;
+  while (in_flight < 1 && steady_now_ns() < deadline) {
+    auto hb = controller.expect_control(proto::MsgType::kHeartbeat, deadline - steady_now_ns());
+    if (hb) in_flight = hb->as<proto::Heartbeat>()->in_flight_requests;
+  }
+  REQUIRE(in_flight == 1);
+  controller.send(proto::Stop{false});  // 20 and 22 go back; 21 is cancelled below
+  controller.send(proto::Stop{true});
+  Collected got = collect_until_bye(controller);
+  REQUIRE(got.bye.has_value());
+  std::vector<uint64_t> returned, ended, recorded;
+  for (const auto& r : got.results) {
+    returned.insert(returned.end(), r.returned.begin(), r.returned.end());
+    for (const auto& e : r.ended) {
+      ended.push_back(e.conversation_index);
+      CHECK(e.refilled_by == -1);  // the window was closed: nothing refilled the slot
+    }
+    for (const auto& rec : r.records) recorded.push_back(rec.conversation_index);
+  }
+  CHECK(returned == std::vector<uint64_t>{20, 22});
+  CHECK(ended == std::vector<uint64_t>{21});
+  CHECK(recorded == std::vector<uint64_t>{21});
+  CHECK(worker.wait_exit(3 * kSec) == 0);
+}

@@ -1,0 +1,271 @@
+#include "controller/compare/compare_output.hpp"
+
+#include <rapidjson/prettywriter.h>
+#include <rapidjson/stringbuffer.h>
+
+#include <algorithm>
+#include <sstream>
+
+#include "common/build_info.hpp"
+#include "common/utf8.hpp"
+#include "controller/report/svg_chart.hpp"
+
+namespace convoy::controller::compare {
+
+namespace {
+
+// ---- console ---------------------------------------------------------------------------------
+
+std::string cell(const Row& row, size_t i) {
+  if (!row.values[i]) return "-";
+  std::string text = chart::number(*row.values[i]);
+  if (i == 0 || !row.diff_pct[i]) return text;
+  text += " (" + diff_text(row.diff_pct[i]);
+  const std::string j = judgement(row.better, row.diff_pct[i]);
+  if (!j.empty()) text += " " + j;
+  return text + ")";
+}
+
+void print_padded(std::ostringstream& out, const std::vector<std::string>& cells,
+                  const std::vector<size_t>& widths) {
+  std::string line;
+  for (size_t i = 0; i < cells.size(); ++i) {
+    line += cells[i];
+    if (i + 1 < cells.size()) line += std::string(widths[i] - cells[i].size() + 2, ' ');
+  }
+  out << line << "\n";
+}
+
+void print_table(std::ostringstream& out, const std::vector<std::vector<std::string>>& table) {
+  std::vector<size_t> widths;
+  for (const auto& r : table) {
+    widths.resize(std::max(widths.size(), r.size()), 0);
+    for (size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], r[i].size());
+  }
+  for (const auto& r : table) print_padded(out, r, widths);
+}
+
+// ---- JSON ------------------------------------------------------------------------------------
+
+using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
+
+void put_string(JsonWriter& w, const char* key, const std::string& v) {
+  w.Key(key);
+  w.String(v.c_str(), static_cast<rapidjson::SizeType>(v.size()));
+}
+
+void put_optional(JsonWriter& w, std::optional<double> v) {
+  if (v && std::isfinite(*v)) {
+    w.Double(*v);
+  } else {
+    w.Null();
+  }
+}
+
+void put_number(JsonWriter& w, const char* key, std::optional<double> v) {
+  w.Key(key);
+  put_optional(w, v);
+}
+
+void write_columns(JsonWriter& w, const Comparison& cmp) {
+  w.Key("columns");
+  w.StartArray();
+  for (const Column& c : cmp.columns) {
+    w.StartObject();
+    put_string(w, "name", c.name);
+    put_string(w, "folder", c.folder);
+    w.Key("stage");
+    if (c.stage.empty()) {
+      w.Null();
+    } else {
+      w.String(c.stage.c_str(), static_cast<rapidjson::SizeType>(c.stage.size()));
+    }
+    put_number(w, "stage_value", c.stage_value);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void write_rows(JsonWriter& w, const std::vector<Row>& rows) {
+  w.Key("metrics");
+  w.StartArray();
+  for (const Row& r : rows) {
+    w.StartObject();
+    put_string(w, "tag", r.tag);
+    put_string(w, "stat", r.stat);
+    put_string(w, "unit", r.unit);
+    put_string(w, "better", to_string(r.better));
+    w.Key("values");
+    w.StartArray();
+    for (const auto& v : r.values) put_optional(w, v);
+    w.EndArray();
+    w.Key("diff_pct");
+    w.StartArray();
+    for (const auto& d : r.diff_pct) put_optional(w, d);
+    w.EndArray();
+    w.Key("judgement");
+    w.StartArray();
+    for (const auto& d : r.diff_pct) {
+      const std::string j = judgement(r.better, d);
+      w.String(j.c_str(), static_cast<rapidjson::SizeType>(j.size()));
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void write_distributions(JsonWriter& w, const Comparison& cmp) {
+  w.Key("distributions");
+  w.StartObject();
+  for (const auto& [tag, title] : kDistributionTags) {
+    w.Key(tag);
+    w.StartArray();
+    for (const Column& c : cmp.columns) {
+      w.StartObject();
+      put_string(w, "name", c.name);
+      auto it = c.metrics.find(tag);
+      put_string(w, "unit", it == c.metrics.end() ? "" : it->second.unit);
+      put_number(w, "min", c.value(tag, "min"));
+      for (const PercentileKey& p : kPercentileKeys) put_number(w, p.key, c.value(tag, p.key));
+      put_number(w, "max", c.value(tag, "max"));
+      put_number(w, "count", c.value(tag, "count"));
+      w.EndObject();
+    }
+    w.EndArray();
+  }
+  w.EndObject();
+}
+
+void write_curve(JsonWriter& w, const Curve& curve) {
+  w.Key("curve");
+  w.StartObject();
+  put_string(w, "x", curve.x_tag);
+  put_string(w, "x_unit", curve.x_unit);
+  w.Key("series");
+  w.StartArray();
+  for (const CurveSeries& s : curve.series) {
+    w.StartObject();
+    put_string(w, "name", s.name);
+    w.Key("points");
+    w.StartArray();
+    for (const CurvePoint& p : s.points) {
+      w.StartObject();
+      put_string(w, "name", p.name);
+      put_number(w, "x", p.x);
+      put_number(w, "ttft_p50_ms", p.ttft_p50_ms);
+      put_number(w, "ttft_p99_ms", p.ttft_p99_ms);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+  w.EndObject();
+}
+
+void write_turns(JsonWriter& w, const Comparison& cmp) {
+  w.Key("ttft_by_turn");
+  w.StartArray();
+  for (const Column& c : cmp.columns) {
+    w.StartObject();
+    put_string(w, "name", c.name);
+    put_string(w, "source", c.ttft_by_turn_source);
+    w.Key("turns");
+    w.StartArray();
+    for (const TurnGroup& t : c.ttft_by_turn) {
+      w.StartObject();
+      put_string(w, "turn", t.label);
+      put_number(w, "p50_ms", t.p50_ms);
+      put_number(w, "p90_ms", t.p90_ms);
+      w.Key("count");
+      w.Int64(t.count);
+      w.EndObject();
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+void write_config_diffs(JsonWriter& w, const std::vector<ConfigDiff>& diffs) {
+  w.Key("config_differences");
+  w.StartArray();
+  for (const ConfigDiff& d : diffs) {
+    w.StartObject();
+    put_string(w, "key", d.key);
+    w.Key("values");
+    w.StartArray();
+    for (const auto& v : d.values) {
+      if (v) {
+        w.String(v->c_str(), static_cast<rapidjson::SizeType>(v->size()));
+      } else {
+        w.Null();
+      }
+    }
+    w.EndArray();
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
+}  // namespace
+
+std::string console_table(const Comparison& cmp) {
+  std::ostringstream out;
+  const std::string what = cmp.stages_mode ? "stage" : "run";
+  out << "Comparing " << cmp.columns.size() << " " << what
+      << "s; baseline: " << (cmp.columns.empty() ? "" : cmp.columns.front().name)
+      << " (the first)\n";
+  std::vector<std::vector<std::string>> table;
+  std::vector<std::string> header = {"metric", "unit", "better"};
+  for (const Column& c : cmp.columns) header.push_back(c.name);
+  table.push_back(header);
+  for (const Row& r : headline_rows(cmp.columns)) {
+    std::vector<std::string> line = {r.tag + (r.stat == "avg" ? "" : " " + r.stat), r.unit,
+                                     to_string(r.better)};
+    for (size_t i = 0; i < r.values.size(); ++i) line.push_back(cell(r, i));
+    table.push_back(line);
+  }
+  print_table(out, table);
+  const std::vector<ConfigDiff> diffs = config_differences(cmp.columns);
+  if (diffs.empty()) {
+    out << "\nConfig: no key differs from the baseline's\n";
+  } else {
+    out << "\nConfig keys that differ (" << diffs.size() << "):\n";
+    std::vector<std::vector<std::string>> ct;
+    for (const ConfigDiff& d : diffs) {
+      std::vector<std::string> line = {"  " + d.key};
+      for (const auto& v : d.values) line.push_back(v ? *v : "(none)");
+      ct.push_back(line);
+    }
+    print_table(out, ct);
+  }
+  std::string text = out.str();
+  sanitize_utf8_in_place(text);
+  return text;
+}
+
+std::string compare_json(const Comparison& cmp) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  w.SetIndent(' ', 2);
+  w.StartObject();
+  put_string(w, "schema_version", "1.0");
+  put_string(w, "convoy_version", build_info::version());
+  put_string(w, "mode", cmp.stages_mode ? "stages" : "runs");
+  put_string(w, "baseline", cmp.columns.empty() ? "" : cmp.columns.front().name);
+  write_columns(w, cmp);
+  write_rows(w, headline_rows(cmp.columns));
+  write_distributions(w, cmp);
+  write_curve(w, throughput_latency_curve(cmp.columns, cmp.stages_mode));
+  write_turns(w, cmp);
+  write_config_diffs(w, config_differences(cmp.columns));
+  w.EndObject();
+  std::string out(buffer.GetString(), buffer.GetSize());
+  out += '\n';
+  sanitize_utf8_in_place(out);
+  return out;
+}
+
+}  // namespace convoy::controller::compare

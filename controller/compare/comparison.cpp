@@ -1,0 +1,186 @@
+#include "controller/compare/comparison.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <set>
+
+namespace convoy::controller::compare {
+
+std::optional<double> MetricValues::get(const std::string& stat) const {
+  auto it = stats.find(stat);
+  if (it == stats.end()) return std::nullopt;
+  return it->second;
+}
+
+std::optional<double> Column::value(const std::string& tag, const std::string& stat) const {
+  auto it = metrics.find(tag);
+  if (it == metrics.end()) return std::nullopt;
+  return it->second.get(stat);
+}
+
+const char* to_string(Better b) {
+  switch (b) {
+    case Better::kLower:
+      return "lower";
+    case Better::kHigher:
+      return "higher";
+    case Better::kNeither:
+      break;
+  }
+  return "-";
+}
+
+const std::vector<HeadlineDef>& headline_defs() {
+  // Aggregates (throughputs, counts, duration) are read through `avg` only: summary.json
+  // carries {unit, avg} for them (and carried every statistic key before issue 18).
+  static const std::vector<HeadlineDef> defs = {
+      {"request_throughput", "avg", Better::kHigher},
+      {"output_token_throughput", "avg", Better::kHigher},
+      {"total_token_throughput", "avg", Better::kHigher},
+      {"goodput", "avg", Better::kHigher},
+      {"request_count", "avg", Better::kNeither},
+      {"error_request_count", "avg", Better::kLower},
+      {"error_rate", "avg", Better::kLower},
+      {"time_to_first_token", "p50", Better::kLower},
+      {"time_to_first_token", "p99", Better::kLower},
+      {"time_to_first_output_token", "p50", Better::kLower},
+      {"time_to_second_token", "p50", Better::kLower},
+      {"inter_token_latency", "p50", Better::kLower},
+      {"inter_token_latency", "p99", Better::kLower},
+      {"request_latency", "p50", Better::kLower},
+      {"request_latency", "p99", Better::kLower},
+      {"output_token_throughput_per_user", "p50", Better::kHigher},
+      {"schedule_lag", "p99", Better::kLower},
+      {"prefix_cache_hit_rate", "avg", Better::kHigher},
+      {"input_sequence_length", "avg", Better::kNeither},
+      {"output_sequence_length", "avg", Better::kNeither},
+      {"benchmark_duration", "avg", Better::kNeither},
+  };
+  return defs;
+}
+
+std::optional<double> relative_diff_pct(std::optional<double> base, std::optional<double> value) {
+  if (!base || !value || *base == 0 || !std::isfinite(*base) || !std::isfinite(*value)) {
+    return std::nullopt;
+  }
+  return (*value - *base) / std::fabs(*base) * 100.0;
+}
+
+std::string diff_text(std::optional<double> pct) {
+  if (!pct) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%+.1f%%", *pct);
+  std::string text = buf;
+  if (text == "-0.0%") text = "+0.0%";
+  return text;
+}
+
+std::string judgement(Better better, std::optional<double> pct) {
+  if (!pct || better == Better::kNeither) return "";
+  if (std::fabs(*pct) < 0.05) return "same";
+  const bool higher = *pct > 0;
+  return higher == (better == Better::kHigher) ? "better" : "worse";
+}
+
+std::vector<Row> headline_rows(const std::vector<Column>& columns) {
+  std::vector<Row> rows;
+  for (const HeadlineDef& def : headline_defs()) {
+    Row row{def.tag, def.stat, "", def.better, {}, {}};
+    bool any = false;
+    for (const Column& c : columns) {
+      const std::optional<double> v = c.value(def.tag, def.stat);
+      if (v) {
+        any = true;
+        if (row.unit.empty()) row.unit = c.metrics.at(def.tag).unit;
+      }
+      row.values.push_back(v);
+    }
+    if (!any) continue;
+    for (size_t i = 0; i < row.values.size(); ++i) {
+      row.diff_pct.push_back(i == 0 ? std::nullopt
+                                    : relative_diff_pct(row.values[0], row.values[i]));
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<ConfigDiff> config_differences(const std::vector<Column>& columns) {
+  std::set<std::string> keys;
+  for (const Column& c : columns) {
+    for (const auto& [key, value] : c.config) keys.insert(key);
+  }
+  std::vector<ConfigDiff> diffs;
+  for (const std::string& key : keys) {
+    ConfigDiff d{key, {}};
+    for (const Column& c : columns) {
+      auto it = c.config.find(key);
+      d.values.push_back(it == c.config.end() ? std::nullopt : std::optional(it->second));
+    }
+    const bool differs = std::any_of(d.values.begin(), d.values.end(),
+                                     [&](const auto& v) { return v != d.values.front(); });
+    if (differs) diffs.push_back(std::move(d));
+  }
+  return diffs;
+}
+
+namespace {
+
+CurvePoint curve_point(const Column& c, const std::string& x_tag) {
+  return {c.name, c.value(x_tag, "avg").value_or(0), c.value("time_to_first_token", "p50"),
+          c.value("time_to_first_token", "p99")};
+}
+
+// Points in the order of the load offered: the stage value where there is one, else as run.
+CurveSeries stage_series(const std::string& name, const std::vector<Column>& stages,
+                         const std::string& x_tag) {
+  std::vector<const Column*> order;
+  order.reserve(stages.size());
+  for (const Column& s : stages) order.push_back(&s);
+  std::stable_sort(order.begin(), order.end(), [](const Column* a, const Column* b) {
+    if (!a->stage_value || !b->stage_value) return false;
+    return *a->stage_value < *b->stage_value;
+  });
+  CurveSeries series{name, {}};
+  for (const Column* s : order) series.points.push_back(curve_point(*s, x_tag));
+  return series;
+}
+
+}  // namespace
+
+Curve throughput_latency_curve(const std::vector<Column>& columns, bool stages_mode) {
+  Curve curve{"output_token_throughput", "tokens/sec", {}};
+  auto any_output = [](const std::vector<Column>& cs) {
+    return std::any_of(cs.begin(), cs.end(), [](const Column& c) {
+      return c.value("output_token_throughput", "avg").value_or(0) > 0;
+    });
+  };
+  bool output = any_output(columns);
+  for (const Column& c : columns) output = output || any_output(c.stages);
+  if (!output) curve = {"request_throughput", "requests/sec", {}};
+  if (stages_mode) {
+    const std::string run = columns.empty() ? "" : columns.front().folder;
+    curve.series.push_back(stage_series(run, columns, curve.x_tag));
+    return curve;
+  }
+  const bool per_run = std::any_of(columns.begin(), columns.end(),
+                                   [](const Column& c) { return c.stages.size() >= 2; });
+  if (per_run) {
+    for (const Column& c : columns) {
+      if (c.stages.size() >= 2) {
+        curve.series.push_back(stage_series(c.name, c.stages, curve.x_tag));
+      } else {
+        curve.series.push_back({c.name, {curve_point(c, curve.x_tag)}});
+      }
+    }
+    return curve;
+  }
+  CurveSeries all{"all runs", {}};
+  for (const Column& c : columns) all.points.push_back(curve_point(c, curve.x_tag));
+  std::stable_sort(all.points.begin(), all.points.end(),
+                   [](const CurvePoint& a, const CurvePoint& b) { return a.x < b.x; });
+  curve.series.push_back(std::move(all));
+  return curve;
+}
+
+}  // namespace convoy::controller::compare

@@ -1,0 +1,77 @@
+// output.aiperf_export (issue 18): the run also written in AIPerf's own layout, so that tools
+// built for AIPerf read a convoy run unchanged:
+//   profile_export_aiperf.json  AIPerf's JSON export, schema 1.5 (kAiperfSchemaVersion)
+//   profile_export_aiperf.csv   its two-section CSV (record metrics, then "Metric,Value")
+//   profile_export.jsonl        one line per request: {metadata, metrics {tag: {value, unit}},
+//                               error}, streamed during the run
+// Sources (ai-dynamo/aiperf): docs/reference/json-export-schema.md (fields and versions),
+// src/aiperf/common/models/export_models.py (JsonExportData, JsonMetricResult),
+// src/aiperf/common/models/record_models.py (MetricResult.to_json_result: count only on record
+// metrics), src/aiperf/exporters/metrics_csv_exporter.py, src/aiperf/common/constants.py
+// (STAT_KEYS), aiperf/common/models/record_models.py (MetricRecordInfo, MetricRecordMetadata)
+// and docs/tutorials/working-with-profile-exports.md. Only AIPerf's metric tags are exported
+// (convoy's own, such as schedule_lag, stay in summary.json).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "controller/config/config.hpp"
+#include "controller/report/metrics.hpp"
+#include "controller/report/output_file.hpp"
+#include "controller/report/records_writer.hpp"
+#include "proto/messages.hpp"
+
+namespace convoy::controller {
+
+inline constexpr const char* kAiperfSchemaVersion = "1.5";
+inline constexpr const char* kAiperfJsonFile = "profile_export_aiperf.json";
+inline constexpr const char* kAiperfCsvFile = "profile_export_aiperf.csv";
+inline constexpr const char* kAiperfRecordsFile = "profile_export.jsonl";
+
+// The run's identity, as summary.json has it (summary_writer.hpp SummaryExtras).
+struct AiperfProvenance {
+  std::string benchmark_id;
+  std::string start_time;  // ISO 8601 UTC; "" = unknown (omitted, as AIPerf omits None)
+  std::string end_time;
+  bool was_cancelled = false;
+};
+
+// profile_export_aiperf.json: schema_version, aiperf_version ("convoy <version>": the tool that
+// wrote it), convoy_version, benchmark_id, one block per AIPerf metric tag (record metrics:
+// unit, avg, p1..p99, min, max, std, count, sum; aggregates and derived: unit, avg),
+// input_config {endpoint, loadgen} (AIPerf's UserConfig names, the fields convoy has),
+// run_info, was_cancelled, error_summary, start_time, end_time.
+// `url`: the target's base url as resolved (target.url mock: the mock's address).
+std::string aiperf_profile_json(const MetricsSnapshot& snapshot, const Config& config,
+                                const AiperfProvenance& provenance, std::string_view url);
+// profile_export_aiperf.csv: "Metric,avg,min,max,sum,p1,...,p99,std" rows of the record
+// metrics ("Header (unit)"), a blank line, then "Metric,Value" rows of the others; both sorted
+// by tag, numbers as AIPerf formats them (integers bare, others with two decimals).
+std::string aiperf_profile_csv(const MetricsSnapshot& snapshot);
+// One profile_export.jsonl line (no newline). `wall_minus_steady_ns` maps the controller's
+// steady clock to the epoch (AIPerf's *_ns are time.time_ns()). Valid UTF-8.
+std::string aiperf_record_line(const proto::Record& record, std::string_view worker_id,
+                               int64_t wall_minus_steady_ns);
+
+// Streams profile_export.jsonl, as RecordsWriter streams records.jsonl (same buffering and
+// failure handling: a failed write is an output error, exit 3). close_request records are not
+// requests in AIPerf's sense and are left out.
+class AiperfRecordsWriter {
+ public:
+  explicit AiperfRecordsWriter(const std::filesystem::path& path);
+  void write(const proto::Record& record, std::string_view worker_id);
+  void flush() { file_.flush(); }
+  void close() { file_.close(); }
+  std::optional<OutputError> failure() const { return file_.failure(); }
+  int64_t lines() const { return file_.lines(); }
+
+ private:
+  RecordsWriter file_;
+  int64_t wall_minus_steady_ns_;
+};
+
+}  // namespace convoy::controller

@@ -1,0 +1,115 @@
+#include "controller/report/client_timeline.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+namespace convoy::controller {
+
+size_t ClientTimeline::bin_of(int64_t ttft_ns) {
+  if (ttft_ns < (int64_t{1} << kLowestOctave)) return 0;
+  const double octaves = std::log2(static_cast<double>(ttft_ns)) - kLowestOctave;
+  const auto bin = static_cast<size_t>(octaves * kBinsPerOctave);
+  return std::min(bin, kBins - 1);
+}
+
+size_t ClientTimeline::index_of(int64_t offset_ns) {
+  offset_ns = std::max<int64_t>(0, offset_ns);
+  auto index = static_cast<size_t>(offset_ns / width_ns_);
+  while (index >= kMaxPoints) {
+    coarsen();
+    index = static_cast<size_t>(offset_ns / width_ns_);
+  }
+  if (buckets_.size() <= index) buckets_.resize(index + 1);
+  return index;
+}
+
+// Halves the resolution. The covering counts are folded into busy time first: a merged bucket
+// of twice the width is covered whole by fewer requests than its halves.
+void ClientTimeline::coarsen() {
+  int64_t covering = 0;
+  for (Bucket& b : buckets_) {
+    covering += b.cover_diff;
+    b.busy_ns += covering * width_ns_;
+    b.cover_diff = 0;
+  }
+  std::vector<Bucket> merged((buckets_.size() + 1) / 2);
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    Bucket& to = merged[i / 2];
+    const Bucket& from = buckets_[i];
+    for (size_t k = 0; k < kBins; ++k) to.ttft[k] += from.ttft[k];
+    to.ttft_count += from.ttft_count;
+    to.ttft_min_ns = std::min(to.ttft_min_ns, from.ttft_min_ns);
+    to.ttft_max_ns = std::max(to.ttft_max_ns, from.ttft_max_ns);
+    to.busy_ns += from.busy_ns;
+  }
+  buckets_ = std::move(merged);
+  width_ns_ *= 2;
+}
+
+void ClientTimeline::add_ttft(int64_t origin_ns, int64_t at_ns, int64_t ttft_ns) {
+  Bucket& b = buckets_[index_of(at_ns - origin_ns)];
+  ++b.ttft[bin_of(ttft_ns)];
+  ++b.ttft_count;
+  b.ttft_min_ns = std::min(b.ttft_min_ns, ttft_ns);
+  b.ttft_max_ns = std::max(b.ttft_max_ns, ttft_ns);
+}
+
+void ClientTimeline::add_in_flight(int64_t origin_ns, int64_t sent_ns, int64_t end_ns) {
+  const int64_t from = std::max<int64_t>(0, sent_ns - origin_ns);
+  const int64_t to = std::max<int64_t>(0, end_ns - origin_ns);
+  if (to <= from) return;
+  const size_t last = index_of(to);  // first: it may coarsen
+  const size_t first = index_of(from);
+  const int64_t first_start = static_cast<int64_t>(first) * width_ns_;
+  const int64_t last_start = static_cast<int64_t>(last) * width_ns_;
+  if (first == last) {
+    buckets_[first].busy_ns += to - from;
+    return;
+  }
+  buckets_[first].busy_ns += first_start + width_ns_ - from;
+  buckets_[last].busy_ns += to - last_start;
+  if (last > first + 1) {
+    ++buckets_[first + 1].cover_diff;
+    --buckets_[last].cover_diff;
+  }
+}
+
+double ClientTimeline::percentile_ms(const Bucket& b, double q) {
+  const auto rank = std::max<int64_t>(
+      1, static_cast<int64_t>(std::ceil(q * static_cast<double>(b.ttft_count) - 1e-9)));
+  int64_t seen = 0;
+  size_t bin = 0;
+  for (; bin < kBins; ++bin) {
+    seen += b.ttft[bin];
+    if (seen >= rank) break;
+  }
+  const double exponent =
+      kLowestOctave + (static_cast<double>(std::min(bin, kBins - 1)) + 0.5) / kBinsPerOctave;
+  const double middle_ns = std::exp2(exponent);
+  const double clamped =
+      std::clamp(middle_ns, static_cast<double>(b.ttft_min_ns), static_cast<double>(b.ttft_max_ns));
+  return clamped / 1e6;
+}
+
+std::vector<ClientTimePoint> ClientTimeline::points() const {
+  std::vector<ClientTimePoint> out;
+  out.reserve(buckets_.size());
+  int64_t covering = 0;
+  for (size_t i = 0; i < buckets_.size(); ++i) {
+    const Bucket& b = buckets_[i];
+    covering += b.cover_diff;
+    ClientTimePoint p;
+    p.start_s = static_cast<double>(i) * bucket_s();
+    p.ttft_count = b.ttft_count;
+    if (b.ttft_count > 0) {
+      p.ttft_p50_ms = percentile_ms(b, 0.50);
+      p.ttft_p99_ms = percentile_ms(b, 0.99);
+    }
+    p.in_flight =
+        static_cast<double>(b.busy_ns + covering * width_ns_) / static_cast<double>(width_ns_);
+    out.push_back(p);
+  }
+  return out;
+}
+
+}  // namespace convoy::controller

@@ -1,0 +1,39 @@
+// Insights that connect the client's figures with the server's own (issue 17 item 7), each
+// with its evidence, from summary.json's "server_metrics" (InsightInputs::server_metrics_json,
+// read with server_metrics_view.hpp) and the client's TTFT:
+//   server_queueing         the client's TTFT rose while the server's waiting count rose;
+//   kv_cache_pressure       KV cache usage above 95% with preemptions increasing;
+//   client_side_overhead    the server's TTFT histogram p50 against the client's TTFT p50: the
+//                           gap is network, frontend and client, in ms and %;
+//   telemetry_endpoint_failed  a scrape endpoint that failed every scrape.
+// Pure: a function of InsightInputs; detect_insights calls server_insights.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "controller/report/insights.hpp"
+
+namespace convoy::controller {
+
+struct MetricsSnapshot;
+
+// Thresholds (documented in docs/report.md).
+inline constexpr double kKvPressureFraction = 0.95;
+inline constexpr size_t kMinQueueingPoints = 6;    // paired client/server time buckets
+inline constexpr double kMinQueueingPeak = 2;      // requests waiting at the peak
+inline constexpr double kQueueingTtftRatio = 1.5;  // TTFT when queued / when not
+inline constexpr double kMinQueueingTtftRiseMs = 20;
+inline constexpr double kMinQueueingCorrelation = 0.5;
+inline constexpr double kMinOverheadMs = 5;           // a smaller gap is not worth a word
+inline constexpr double kMinOverheadFraction = 0.10;  // of the client's TTFT p50
+inline constexpr double kLargeOverheadFraction = 0.5;
+inline constexpr double kLargeOverheadMs = 50;
+
+// Fills InsightInputs' server members from the telemetry JSON and the run's metrics.
+void add_server_inputs(const MetricsSnapshot& snapshot, const std::string& server_metrics_json,
+                       InsightInputs* in);
+
+void server_insights(const InsightInputs& in, std::vector<Insight>* out);
+
+}  // namespace convoy::controller

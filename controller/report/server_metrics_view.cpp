@@ -1,0 +1,220 @@
+#include "controller/report/server_metrics_view.hpp"
+
+#include <rapidjson/document.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+
+namespace convoy::controller {
+
+namespace {
+
+using Value = rapidjson::Value;
+
+const Value* member(const Value& obj, const char* key) {
+  if (!obj.IsObject()) return nullptr;
+  auto it = obj.FindMember(key);
+  return it == obj.MemberEnd() ? nullptr : &it->value;
+}
+
+std::string text(const Value& obj, const char* key) {
+  const Value* v = member(obj, key);
+  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
+}
+
+std::optional<double> number(const Value* v) {
+  if (v == nullptr || !v->IsNumber()) return std::nullopt;
+  const double d = v->GetDouble();
+  return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
+}
+
+std::optional<double> number(const Value& obj, const char* key) { return number(member(obj, key)); }
+
+int64_t integer(const Value& obj, const char* key) {
+  return static_cast<int64_t>(number(obj, key).value_or(0));
+}
+
+// "+Inf" (how the telemetry room writes the last bound) or a number.
+std::optional<double> bound(const Value* v) {
+  if (v && v->IsString()) {
+    const std::string_view s(v->GetString(), v->GetStringLength());
+    if (s == "+Inf" || s == "Inf" || s == "inf") return std::numeric_limits<double>::infinity();
+    return std::nullopt;
+  }
+  return number(v);
+}
+
+std::string labels_text(const Value& entry) {
+  const Value* labels = member(entry, "labels");
+  std::string out;
+  if (labels == nullptr || !labels->IsObject()) return out;
+  for (const auto& m : labels->GetObject()) {
+    if (!m.value.IsString()) continue;
+    if (!out.empty()) out += ", ";
+    out.append(m.name.GetString(), m.name.GetStringLength());
+    out += '=';
+    out.append(m.value.GetString(), m.value.GetStringLength());
+  }
+  return out;
+}
+
+void read_timeline(const Value& entry, ServerSeries& s) {
+  const Value* timeline = member(entry, "timeline");
+  if (timeline == nullptr || !timeline->IsArray()) return;
+  for (const auto& point : timeline->GetArray()) {
+    if (!point.IsArray() || point.Size() < 2) continue;
+    const std::optional<double> t = number(&point[0]);
+    if (!t) continue;
+    ServerTimePoint p;
+    p.t_s = *t;
+    p.v = number(&point[1]);
+    if (point.Size() >= 3) p.v99 = number(&point[2]);
+    s.timeline.push_back(p);
+  }
+}
+
+ServerSeries read_series(const Value& entry) {
+  ServerSeries s;
+  s.endpoint = text(entry, "endpoint");
+  s.name = text(entry, "name");
+  s.type = text(entry, "type");
+  s.role = text(entry, "role");
+  s.title = text(entry, "title");
+  s.unit = text(entry, "unit");
+  const Value* headline = member(entry, "headline");
+  s.headline = headline && headline->IsBool() && headline->GetBool();
+  s.labels = labels_text(entry);
+  s.min = number(entry, "min");
+  s.avg = number(entry, "avg");
+  s.p50 = number(entry, "p50");
+  s.p99 = number(entry, "p99");
+  s.max = number(entry, "max");
+  s.last = number(entry, "last");
+  s.delta = number(entry, "delta");
+  s.rate_per_s = number(entry, "rate_per_s");
+  s.count = number(entry, "count");
+  s.sum = number(entry, "sum");
+  if (const Value* buckets = member(entry, "buckets"); buckets && buckets->IsArray()) {
+    for (const auto& b : buckets->GetArray()) {
+      const std::optional<double> le = bound(member(b, "le"));
+      const std::optional<double> n = number(b, "count");
+      if (le && n) s.buckets.emplace_back(*le, *n);
+    }
+    std::sort(s.buckets.begin(), s.buckets.end());
+  }
+  read_timeline(entry, s);
+  return s;
+}
+
+}  // namespace
+
+ServerMetricsView parse_server_metrics(const std::string& json) {
+  ServerMetricsView view;
+  if (json.empty()) return view;
+  rapidjson::Document doc;
+  doc.Parse(json.c_str(), json.size());
+  if (doc.HasParseError() || !doc.IsObject()) return view;
+  view.present = true;
+  view.interval_s = number(doc, "interval_s").value_or(0);
+  if (const Value* endpoints = member(doc, "endpoints"); endpoints && endpoints->IsArray()) {
+    for (const auto& e : endpoints->GetArray()) {
+      ServerEndpointView ep;
+      ep.name = text(e, "name");
+      ep.url = text(e, "url");
+      ep.scrapes = integer(e, "scrapes");
+      ep.errors = integer(e, "errors");
+      ep.dropped_series = integer(e, "dropped_series");
+      ep.last_error = text(e, "last_error");
+      view.endpoints.push_back(std::move(ep));
+    }
+  }
+  const Value* metrics = member(doc, "metrics");
+  if (metrics == nullptr || !metrics->IsArray()) return view;
+  for (const auto& entry : metrics->GetArray()) {
+    const Value* headline = member(entry, "headline");
+    const bool keep =
+        !text(entry, "role").empty() || (headline && headline->IsBool() && headline->GetBool());
+    if (keep) {
+      view.metrics.push_back(read_series(entry));
+      continue;
+    }
+    const std::string endpoint = text(entry, "endpoint");
+    for (ServerEndpointView& ep : view.endpoints) {
+      if (ep.name == endpoint) ++ep.other_series;
+    }
+  }
+  return view;
+}
+
+std::vector<const ServerSeries*> ServerMetricsView::with_role(
+    std::string_view endpoint, std::initializer_list<std::string_view> roles) const {
+  std::vector<const ServerSeries*> out;
+  for (const ServerSeries& s : metrics) {
+    if (s.endpoint != endpoint) continue;
+    if (std::find(roles.begin(), roles.end(), s.role) != roles.end()) out.push_back(&s);
+  }
+  return out;
+}
+
+double ServerMetricsView::timeline_end_s() const {
+  double end = 0;
+  for (const ServerSeries& s : metrics) {
+    for (const ServerTimePoint& p : s.timeline) end = std::max(end, p.t_s);
+  }
+  return end;
+}
+
+// The same interpolation as the telemetry room's bucket_percentile (controller/telemetry/
+// series_store.cpp), which follows Prometheus' histogram_quantile(): linear inside the bucket,
+// 0 as the first bucket's lower bound, the highest finite bound when the rank falls in +Inf.
+std::optional<double> bucket_quantile(const std::vector<std::pair<double, double>>& buckets,
+                                      double q) {
+  if (buckets.empty()) return std::nullopt;
+  const double total = buckets.back().second;
+  if (!(total > 0)) return std::nullopt;
+  const double rank = q * total;
+  double lower_bound = 0;
+  double lower_count = 0;
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    const auto [le, count] = buckets[i];
+    if (count >= rank) {
+      if (std::isinf(le)) {
+        return i == 0 ? std::nullopt : std::optional<double>(buckets[i - 1].first);
+      }
+      if (i == 0 && le <= 0) return le;
+      const double in_bucket = count - lower_count;
+      if (in_bucket <= 0) return le;
+      return lower_bound + (le - lower_bound) * (rank - lower_count) / in_bucket;
+    }
+    lower_bound = le;
+    lower_count = count;
+  }
+  return buckets.back().first;
+}
+
+std::vector<std::pair<double, double>> merge_buckets(const std::vector<const ServerSeries*>& hs) {
+  std::map<double, double> merged;
+  for (const ServerSeries* h : hs) {
+    for (const auto& [le, n] : h->buckets) merged.emplace(le, 0.0);
+  }
+  for (const ServerSeries* h : hs) {
+    // Cumulative: at a bound it lacks, a histogram has what it has at the bound below.
+    size_t i = 0;
+    double below = 0;
+    for (auto& [le, total] : merged) {
+      while (i < h->buckets.size() && h->buckets[i].first <= le) below = h->buckets[i++].second;
+      total += below;
+    }
+  }
+  return {merged.begin(), merged.end()};
+}
+
+DisplayUnit display_unit(const std::string& unit) {
+  if (unit == "s" || unit == "seconds") return {1000, "ms"};
+  if (unit == "fraction" || unit == "ratio") return {100, "%"};
+  return {1, unit};
+}
+
+}  // namespace convoy::controller

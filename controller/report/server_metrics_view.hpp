@@ -1,0 +1,86 @@
+// summary.json's "server_metrics" (written by the telemetry room, docs/telemetry.md) read back
+// as plain values for the report: report.html's Server section, the console's server table and
+// the insights that connect the client's figures with the server's (issue 17 items 6 and 7).
+// The report never includes telemetry headers: this parses the JSON text. Only the entries
+// with a `role` or `headline: true` are kept (the others are counted per endpoint).
+#pragma once
+
+#include <cstdint>
+#include <initializer_list>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace convoy::controller {
+
+struct ServerTimePoint {
+  double t_s = 0;             // since the measure start (the client series' origin)
+  std::optional<double> v;    // a gauge's value, a counter's rate per second; a histogram's p50
+  std::optional<double> v99;  // a histogram's p99
+};
+
+// One entry of server_metrics.metrics[] (NaN-free: absent or null values are nullopt).
+struct ServerSeries {
+  std::string endpoint;
+  std::string name;
+  std::string type;  // gauge | counter | counter_like | histogram | summary_quantile | untyped
+  std::string role;  // "" when the family is not a known one
+  std::string title;
+  std::string unit;
+  bool headline = false;
+  std::string labels;  // "k=v, k2=v2" (sorted as written)
+  // Gauges.
+  std::optional<double> min, avg, p50, p99, max, last;
+  // Counters.
+  std::optional<double> delta, rate_per_s;
+  // Histograms (p50 and p99 above are theirs too).
+  std::optional<double> count, sum;
+  std::vector<std::pair<double, double>> buckets;  // (le, observations <= le in the window)
+  std::vector<ServerTimePoint> timeline;           // headline entries only
+  bool is_histogram() const { return type == "histogram"; }
+  bool is_counter() const { return type == "counter" || type == "counter_like"; }
+};
+
+struct ServerEndpointView {
+  std::string name;
+  std::string url;
+  int64_t scrapes = 0;
+  int64_t errors = 0;
+  int64_t dropped_series = 0;
+  std::string last_error;
+  int64_t other_series = 0;  // entries without a role or headline (not kept here)
+};
+
+struct ServerMetricsView {
+  bool present = false;  // the text parsed as an object
+  double interval_s = 0;
+  std::vector<ServerEndpointView> endpoints;
+  std::vector<ServerSeries> metrics;
+
+  // The kept entries of one endpoint whose role is one of `roles`.
+  std::vector<const ServerSeries*> with_role(std::string_view endpoint,
+                                             std::initializer_list<std::string_view> roles) const;
+  double timeline_end_s() const;  // the latest t_s of any timeline (0: none)
+};
+
+ServerMetricsView parse_server_metrics(const std::string& json);
+
+// A histogram's percentile (q in [0, 1]) from its cumulative bucket counts (le ascending, the
+// last +Inf), as Prometheus' histogram_quantile() interpolates; nullopt with no observation.
+std::optional<double> bucket_quantile(const std::vector<std::pair<double, double>>& buckets,
+                                      double q);
+// The cumulative buckets of several histograms of one family (label sets) added up at every
+// `le` any of them has (a histogram without that bound counts what it has at or below it).
+std::vector<std::pair<double, double>> merge_buckets(const std::vector<const ServerSeries*>& hs);
+
+// A quantity in the unit's display form: seconds -> ms (`scale` 1000, unit "ms"), a fraction
+// -> percent (100, "%"); every other unit as is (1).
+struct DisplayUnit {
+  double scale = 1;
+  std::string unit;
+};
+DisplayUnit display_unit(const std::string& unit);
+
+}  // namespace convoy::controller

@@ -1,0 +1,303 @@
+#include "controller/report/timeslice.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "common/histogram.hpp"
+
+namespace convoy::controller {
+
+namespace {
+
+constexpr double kNsPerMs = 1e6;
+constexpr double kPerUserScale = 1e3;  // milli-tokens/s, as MetricsAggregator keeps it
+
+struct SliceMetricDef {
+  const char* tag;
+  const char* header;
+  const char* unit;
+  double scale;
+};
+
+// Indexed by TimeSliceAggregator::Metric; the tags, headers and units of the whole run's
+// (metrics.cpp kDefs), so that a slice reads like the summary.
+constexpr SliceMetricDef kSliceDefs[] = {
+    {"time_to_first_token", "Time to First Token", "ms", kNsPerMs},
+    {"time_to_second_token", "Time to Second Token", "ms", kNsPerMs},
+    {"inter_token_latency", "Inter Token Latency", "ms", kNsPerMs},
+    {"inter_chunk_latency", "Inter Chunk Latency", "ms", kNsPerMs},
+    {"request_latency", "Request Latency", "ms", kNsPerMs},
+    {"corrected_request_latency", "Corrected Request Latency", "ms", kNsPerMs},
+    {"schedule_lag", "Schedule Lag", "ms", kNsPerMs},
+    {"input_sequence_length", "Input Sequence Length", "tokens", 1},
+    {"output_sequence_length", "Output Sequence Length", "tokens", 1},
+    {"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user",
+     kPerUserScale},
+};
+
+int32_t key_of(int64_t value) {
+  if (value >= 0) return Histogram::bucket_index(value);
+  // -INT64_MIN overflows: bucket it as INT64_MIN + 1, as Histogram does.
+  const int64_t magnitude = value == INT64_MIN ? INT64_MAX : -value;
+  return -(Histogram::bucket_index(magnitude) + 1);
+}
+
+// The midpoint of a key's bucket, as Histogram::representative.
+int64_t midpoint_of(int32_t key) {
+  const bool negative = key < 0;
+  const int32_t index = negative ? -key - 1 : key;
+  const int64_t low = Histogram::bucket_lowest(index);
+  const int64_t mid = low + (Histogram::bucket_highest(index) - low) / 2;
+  return negative ? -mid : mid;
+}
+
+MetricStats aggregate(const char* tag, const char* header, const char* unit, double value) {
+  MetricStats s;
+  s.tag = tag;
+  s.header = header;
+  s.unit = unit;
+  s.avg = s.min = s.max = s.sum = value;
+  s.count = 1;
+  s.percentiles.fill(value);
+  s.aggregate = true;
+  return s;
+}
+
+}  // namespace
+
+void SparseHistogram::record(int64_t value) {
+  const int32_t key = key_of(value);
+  auto it = std::lower_bound(buckets_.begin(), buckets_.end(), key,
+                             [](const auto& b, int32_t k) { return b.first < k; });
+  if (it != buckets_.end() && it->first == key) {
+    ++it->second;
+  } else {
+    buckets_.insert(it, {key, 1});
+  }
+  min_ = count_ == 0 ? value : std::min(min_, value);
+  max_ = count_ == 0 ? value : std::max(max_, value);
+  ++count_;
+  const auto v = static_cast<long double>(value);
+  sum_ += v;
+  const long double delta = v - mean_;
+  mean_ += delta / static_cast<long double>(count_);
+  m2_ += delta * (v - mean_);
+}
+
+void SparseHistogram::merge(const SparseHistogram& other) {
+  if (other.count_ == 0) return;
+  if (count_ == 0) {
+    *this = other;
+    return;
+  }
+  std::vector<std::pair<int32_t, int64_t>> merged;
+  merged.reserve(buckets_.size() + other.buckets_.size());
+  auto a = buckets_.begin();
+  auto b = other.buckets_.begin();
+  while (a != buckets_.end() || b != other.buckets_.end()) {
+    if (b == other.buckets_.end() || (a != buckets_.end() && a->first < b->first)) {
+      merged.push_back(*a++);
+    } else if (a == buckets_.end() || b->first < a->first) {
+      merged.push_back(*b++);
+    } else {
+      merged.emplace_back(a->first, a->second + b->second);
+      ++a;
+      ++b;
+    }
+  }
+  buckets_ = std::move(merged);
+  // Chan et al.: the combined mean and sum of squared deviations of two parts.
+  const auto na = static_cast<long double>(count_);
+  const auto nb = static_cast<long double>(other.count_);
+  const long double delta = other.mean_ - mean_;
+  mean_ += delta * nb / (na + nb);
+  m2_ += other.m2_ + delta * delta * na * nb / (na + nb);
+  sum_ += other.sum_;
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
+  count_ += other.count_;
+}
+
+int64_t SparseHistogram::percentile(double p) const {
+  if (count_ == 0) return 0;
+  const int64_t rank = Histogram::nearest_rank(p, count_);
+  if (rank <= 1) return min_;
+  if (rank >= count_) return max_;
+  int64_t seen = 0;
+  for (const auto& [key, n] : buckets_) {
+    seen += n;
+    if (seen >= rank) return std::clamp(midpoint_of(key), min_, max_);
+  }
+  return max_;
+}
+
+MetricStats SparseHistogram::stats(const char* tag, const char* header, const char* unit,
+                                   double scale) const {
+  MetricStats s;
+  s.tag = tag;
+  s.header = header;
+  s.unit = unit;
+  s.count = count_;
+  if (count_ == 0) return s;
+  s.avg = static_cast<double>(mean_) / scale;
+  s.min = static_cast<double>(min_) / scale;
+  s.max = static_cast<double>(max_) / scale;
+  s.sum = static_cast<double>(sum_ / static_cast<long double>(scale));
+  s.std = std::sqrt(static_cast<double>(m2_ / static_cast<long double>(count_))) / scale;
+  for (size_t i = 0; i < kReportedPercentiles.size(); ++i) {
+    s.percentiles[i] = static_cast<double>(percentile(kReportedPercentiles[i])) / scale;
+  }
+  return s;
+}
+
+size_t SparseHistogram::memory_bytes() const {
+  return sizeof(*this) + buckets_.capacity() * sizeof(buckets_[0]);
+}
+
+TimeSliceAggregator::TimeSliceAggregator(double slice_s, bool has_slo)
+    : width_ns_(std::max<int64_t>(1, std::llround(slice_s * 1e9))), has_slo_(has_slo) {}
+
+void TimeSliceAggregator::add(int64_t since_origin_ns, const proto::Record& r,
+                              const RequestMetrics& m, bool good) {
+  const int64_t offset = std::max<int64_t>(0, since_origin_ns);
+  auto index = static_cast<size_t>(offset / width_ns_);
+  while (index >= kMaxSlices) {
+    coarsen();
+    index = static_cast<size_t>(offset / width_ns_);
+  }
+  if (slices_.size() <= index) slices_.resize(index + 1);
+  Slice& s = slices_[index];
+  if (r.sent_ns > 0)
+    s.first_send_ns = s.first_send_ns == 0 ? r.sent_ns : std::min(s.first_send_ns, r.sent_ns);
+  s.last_end_ns = std::max(s.last_end_ns, r.end_ns);
+  if (m.schedule_lag_ns) s.histograms[kScheduleLag].record(*m.schedule_lag_ns);
+  if (!m.ok) {
+    ++s.errors;
+    return;
+  }
+  ++s.requests;
+  if (good) ++s.good;
+  s.output_tokens += m.osl;
+  if (m.ttft_ns) s.histograms[kTtft].record(*m.ttft_ns);
+  if (m.ttst_ns) s.histograms[kTtst].record(*m.ttst_ns);
+  if (m.itl_ns) s.histograms[kItl].record(std::llround(*m.itl_ns));
+  for (int64_t gap : r.chunk_gaps_ns) s.histograms[kIcl].record(gap);
+  if (m.request_latency_ns) s.histograms[kRequestLatency].record(*m.request_latency_ns);
+  if (m.corrected_request_latency_ns) {
+    s.histograms[kCorrectedLatency].record(*m.corrected_request_latency_ns);
+  }
+  s.histograms[kIsl].record(m.isl);
+  s.histograms[kOsl].record(m.osl);
+  if (m.output_tokens_per_s_per_user) {
+    s.histograms[kPerUser].record(std::llround(*m.output_tokens_per_s_per_user * kPerUserScale));
+  }
+}
+
+void TimeSliceAggregator::Slice::merge(const Slice& o) {
+  for (size_t i = 0; i < histograms.size(); ++i) histograms[i].merge(o.histograms[i]);
+  requests += o.requests;
+  errors += o.errors;
+  good += o.good;
+  output_tokens += o.output_tokens;
+  if (o.first_send_ns > 0) {
+    first_send_ns = first_send_ns == 0 ? o.first_send_ns : std::min(first_send_ns, o.first_send_ns);
+  }
+  last_end_ns = std::max(last_end_ns, o.last_end_ns);
+}
+
+// Doubles the width: slice i of the new width holds old slices 2i and 2i+1, exactly.
+void TimeSliceAggregator::coarsen() {
+  std::vector<Slice> merged((slices_.size() + 1) / 2);
+  for (size_t i = 0; i < slices_.size(); ++i) merged[i / 2].merge(slices_[i]);
+  slices_ = std::move(merged);
+  width_ns_ *= 2;
+}
+
+TimeSliceStats TimeSliceAggregator::stats_of(size_t index) const {
+  const Slice& s = slices_[index];
+  TimeSliceStats t;
+  t.index = static_cast<int64_t>(index);
+  t.start_s = static_cast<double>(index) * slice_s();
+  t.end_s = static_cast<double>(index + 1) * slice_s();
+  for (size_t i = 0; i < kMetricCount; ++i) {
+    if (s.histograms[i].empty()) continue;
+    const SliceMetricDef& d = kSliceDefs[i];
+    t.metrics.push_back(s.histograms[i].stats(d.tag, d.header, d.unit, d.scale));
+  }
+  // AIPerf's derived metrics over the slice's own records: its first send to its last end.
+  const double duration_s = s.first_send_ns > 0 && s.last_end_ns > s.first_send_ns
+                                ? static_cast<double>(s.last_end_ns - s.first_send_ns) / 1e9
+                                : 0;
+  auto per_s = [&](int64_t n) { return duration_s > 0 ? static_cast<double>(n) / duration_s : 0; };
+  t.metrics.push_back(aggregate("output_token_throughput", "Output Token Throughput", "tokens/sec",
+                                per_s(s.output_tokens)));
+  t.metrics.push_back(
+      aggregate("request_throughput", "Request Throughput", "requests/sec", per_s(s.requests)));
+  if (has_slo_) t.metrics.push_back(aggregate("goodput", "Goodput", "requests/sec", per_s(s.good)));
+  t.metrics.push_back(
+      aggregate("request_count", "Request Count", "requests", static_cast<double>(s.requests)));
+  t.metrics.push_back(aggregate("error_request_count", "Error Request Count", "requests",
+                                static_cast<double>(s.errors)));
+  t.metrics.push_back(aggregate("benchmark_duration", "Benchmark Duration", "sec", duration_s));
+  return t;
+}
+
+std::vector<TimeSliceStats> TimeSliceAggregator::snapshot() const {
+  std::vector<TimeSliceStats> out;
+  out.reserve(slices_.size());
+  for (size_t i = 0; i < slices_.size(); ++i) out.push_back(stats_of(i));
+  return out;
+}
+
+size_t TimeSliceAggregator::memory_bytes() const {
+  size_t bytes = sizeof(*this) + (slices_.capacity() - slices_.size()) * sizeof(Slice);
+  for (const Slice& s : slices_) {
+    bytes += sizeof(Slice) - sizeof(s.histograms);
+    for (const auto& h : s.histograms) bytes += h.memory_bytes();
+  }
+  return bytes;
+}
+
+namespace {
+
+std::string csv_number(double v) {
+  if (!std::isfinite(v)) return "";
+  if (v == std::trunc(v) && std::fabs(v) < 1e15) return std::to_string(static_cast<long long>(v));
+  char buffer[32];
+  std::snprintf(buffer, sizeof buffer, "%.10g", v);
+  return buffer;
+}
+
+}  // namespace
+
+std::string timeslices_csv(const std::vector<TimeSliceStats>& slices) {
+  static constexpr const char* kPercentileKeys[] = {"p1",  "p5",  "p10", "p25", "p50",
+                                                    "p75", "p90", "p95", "p99"};
+  static_assert(std::size(kPercentileKeys) == kReportedPercentiles.size());
+  std::ostringstream out;
+  out << "timeslice,start_s,end_s,metric,unit,stat,value\n";
+  for (const TimeSliceStats& t : slices) {
+    const std::string head =
+        std::to_string(t.index) + ',' + csv_number(t.start_s) + ',' + csv_number(t.end_s) + ',';
+    for (const MetricStats& m : t.metrics) {
+      auto row = [&](const char* stat, double v) {
+        out << head << m.tag << ',' << m.unit << ',' << stat << ',' << csv_number(v) << '\n';
+      };
+      row("avg", m.avg);
+      if (m.aggregate) continue;
+      row("min", m.min);
+      row("max", m.max);
+      row("sum", m.sum);
+      for (size_t i = 0; i < kReportedPercentiles.size(); ++i) {
+        row(kPercentileKeys[i], m.percentiles[i]);
+      }
+      row("std", m.std);
+      row("count", static_cast<double>(m.count));
+    }
+  }
+  return out.str();
+}
+
+}  // namespace convoy::controller
