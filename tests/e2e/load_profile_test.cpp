@@ -229,8 +229,11 @@ TEST_CASE("load profile: a capacity search finds the mock's knee within its prec
   REQUIRE(result["min_failing"].IsNumber());
   const double met = result["max_meeting_slo"].GetDouble();
   const double failed = result["min_failing"].GetDouble();
+  // At 4 every request has a slot; at 5 one request in five waits for one, and how long it
+  // waits depends on how far the closed loop has drifted apart, so p90 straddles 40 ms there
+  // (a sanitizer build met it at 5, missing at 6 with p90 49.9 ms). Past 6 it is always missed.
   CHECK(met >= 3);
-  CHECK(met <= 4);
+  CHECK(met <= 5);
   CHECK((failed - met) / failed <= 0.2 + 1e-9);
   CHECK(summary["search"]["steps"].Size() == summary["stages"].Size());
   CHECK(summary["search"]["steps"][0]["value"].GetDouble() == 1);
