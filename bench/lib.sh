@@ -117,3 +117,42 @@ top = sorted(counts.items(), key=lambda kv: -kv[1])[:8]
 print(", ".join(f"{k} {v / n:.1f}" for k, v in top) + f"; total {sum(counts.values()) / n:.1f}")
 PY
 }
+
+# The platform's own timer wake-up latency, measured beside a run as its peer: cyclictest
+# (rt-tests) with one ordinary (SCHED_OTHER, nice 0) thread waking every 500 us, as convoy's
+# worker does, for the given seconds. A timer that expires while the cores run something else
+# fires when the kernel next schedules the thread (and, in a VM, when the host runs the vCPU);
+# no client can send earlier than it wakes. bench_wakeup_start SECONDS starts it in the
+# background; bench_wakeup_p99 waits for it and prints "p99_ms p50_ms max_ms" (or "null" when
+# cyclictest is missing).
+bench_wakeup_start() {  # bench_wakeup_start SECONDS
+  WAKEUP_PID=""
+  WAKEUP_OUT=$BENCH_TMP/wakeup.$RANDOM.txt
+  command -v cyclictest >/dev/null || return 0
+  cyclictest -q -m -t1 --policy=other -i 500 -D "${1}s" -h 50000 >"$WAKEUP_OUT" 2>/dev/null &
+  WAKEUP_PID=$!
+}
+
+bench_wakeup_p99() {
+  if [[ -z "${WAKEUP_PID:-}" ]]; then
+    echo null
+    return 0
+  fi
+  wait "$WAKEUP_PID" || true
+  python3 - "$WAKEUP_OUT" <<'PY'
+import sys
+hist = {}
+for line in open(sys.argv[1]):
+    f = line.split()
+    if len(f) >= 2 and f[0].isdigit() and int(f[1]) > 0:
+        hist[int(f[0])] = int(f[1])
+total = sum(hist.values())
+def pct(q):
+    acc = 0
+    for us in sorted(hist):
+        acc += hist[us]
+        if acc >= q * total:
+            return us / 1000
+print("null" if not total else f"{pct(0.99):.3f} {pct(0.5):.3f} {max(hist) / 1000:.3f}")
+PY
+}

@@ -1,4 +1,5 @@
 # Warnings for convoy's own targets only (never for third-party headers).
+include(ConvoyPch)
 option(CONVOY_WERROR "Treat warnings as errors on convoy targets" OFF)
 # Debug info as line tables only (-g1) in Debug and RelWithDebInfo: file:line in sanitizer
 # stack traces, perf and gdb backtraces, at about three quarters of the build time of full -g
@@ -19,4 +20,5 @@ function(convoy_target_warnings target)
   if(CONVOY_WERROR)
     target_compile_options(${target} PRIVATE -Werror)
   endif()
+  convoy_target_pch(${target})
 endfunction()

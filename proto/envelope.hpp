@@ -76,7 +76,14 @@ std::optional<MsgType> peek_type(const void* data, size_t size);
 struct AssignSalvage {
   uint64_t batch = 0;                       // 0 when the batch number itself was unreadable
   std::vector<Conversation> conversations;  // the ones that decoded
-  std::vector<FailedConversation> failed;   // undecodable, with their index
+  // Assign::window: whether the conversations wait in the worker's window (concurrency refill)
+  // or start now. nullopt when it cannot be read (not a bool, or the bytes end before it): the
+  // worker then cannot place them and reports them failed.
+  std::optional<bool> window;
+  std::vector<WindowStart> start;  // Assign::start, each that decoded
+  // Starts that did not decode, by their conversation's index: the controller gave each a slot.
+  std::vector<uint64_t> unreadable_starts;
+  std::vector<FailedConversation> failed;  // undecodable, with their index
   // Undecodable down to the index: positions in the batch, or the whole batch.
   std::optional<UndecodableAssign> undecodable;
 };

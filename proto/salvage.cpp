@@ -3,6 +3,7 @@
 // and ends; each is then decoded on its own, with the usual limits. What still fails is
 // reported by index when the index can be read, else by position in the batch.
 #include <limits>
+#include <string_view>
 
 #include "proto/envelope.hpp"
 
@@ -56,6 +57,12 @@ class Reader {
     std::string_view s(reinterpret_cast<const char*>(p_ + off_), *n);
     off_ += *n;
     return s;
+  }
+
+  // A bool; does not move when it is something else.
+  std::optional<bool> boolean() {
+    if (!need(1) || (p_[off_] != 0xc2 && p_[off_] != 0xc3)) return std::nullopt;
+    return p_[off_++] == 0xc3;
   }
 
   // A non-negative integer in any integer format (msgpack's decoder also reads a signed format
@@ -228,20 +235,143 @@ bool walk_map(Reader& r, OnValue&& on_value) {
   return true;
 }
 
-// The `index` of a conversation whose bytes are [data, data + size), read without decoding
-// anything else.
-std::optional<uint64_t> conversation_index(const char* data, size_t size) {
+// The unsigned integer `key` of the map whose bytes are [data, data + size) (a conversation's
+// `index`, a start's `conversation_index`), read without decoding anything else.
+std::optional<uint64_t> uint_field(const char* data, size_t size, std::string_view key) {
   Reader r(data, size);
-  std::optional<uint64_t> index;
-  walk_map(r, [&](std::string_view key) {
-    if (key == "index" && !index) {
-      index = r.uint();
-      return index.has_value();
+  std::optional<uint64_t> value;
+  walk_map(r, [&](std::string_view k) {
+    if (k == key && !value) {
+      value = r.uint();
+      return value.has_value();
     }
     return r.skip();
   });
-  return index;
+  return value;
 }
+
+// One element of an array, [data, data + size), decoded on its own with the usual limits.
+template <class T>
+bool decode_element(const char* data, size_t size, T& out, std::string& why) {
+  try {
+    size_t off = 0;
+    msgpack::object_handle h = msgpack::unpack(data, size, off, nullptr, nullptr, decode_limits());
+    h.get().convert(out);
+    return true;
+  } catch (const std::exception& e) {
+    why = e.what();
+    return false;
+  }
+}
+
+// The walk of an Assign's body: each conversation decoded on its own, the window flag, and each
+// window start.
+class BodySalvage {
+ public:
+  BodySalvage(const char* base, size_t size, AssignSalvage& out)
+      : base_(base), r_(base, size), out_(out) {}
+
+  // False when the body's map could not be walked to its end.
+  bool walk() {
+    return walk_map(r_, [&](std::string_view key) {
+      if (key == "batch" && out_.batch == 0 && !found_conversations) {
+        if (auto b = r_.uint()) {
+          out_.batch = *b;
+          return true;
+        }
+        return r_.skip();  // unreadable: 0, the worker supplies the number
+      }
+      if (key == "conversations" && !found_conversations) {
+        found_conversations = true;
+        return conversations();
+      }
+      // As decode() reads a map, the first of each key counts.
+      if (key == "window" && !found_window) return window();
+      if (key == "start" && !found_start) return starts();
+      return r_.skip();
+    });
+  }
+
+  bool found_conversations = false;
+  bool found_window = false;
+  bool found_start = false;
+  uint64_t conversation_count = 0;  // the length of the conversations array
+
+ private:
+  UndecodableAssign& unreadable() {
+    if (!out_.undecodable) out_.undecodable = UndecodableAssign{out_.batch, {}, -1, ""};
+    return *out_.undecodable;
+  }
+
+  bool conversations() {
+    auto n = r_.array_header();
+    if (!n) {
+      unreadable().unreadable_from = 0;
+      unreadable().error = "the batch's conversations are not an array";
+      return false;
+    }
+    conversation_count = *n;
+    for (uint64_t i = 0; i < *n; ++i) {
+      const size_t start = r_.offset();
+      if (!r_.skip()) {
+        // The rest of the array cannot be delimited.
+        unreadable().unreadable_from = static_cast<int64_t>(i);
+        unreadable().error =
+            "the conversations from position " + std::to_string(i) + " on are not readable msgpack";
+        return false;
+      }
+      const char* element = base_ + start;
+      const size_t element_size = r_.offset() - start;
+      Conversation c;
+      std::string why;
+      if (decode_element(element, element_size, c, why)) {
+        out_.conversations.push_back(std::move(c));
+        continue;
+      }
+      why = "undecodable assignment: " + why;
+      if (auto index = uint_field(element, element_size, "index")) {
+        out_.failed.push_back({*index, why});
+      } else if (i <= std::numeric_limits<uint32_t>::max()) {
+        unreadable().positions.push_back(static_cast<uint32_t>(i));
+        if (unreadable().error.empty()) unreadable().error = why;
+      }
+    }
+    return true;
+  }
+
+  // A flag that is not a bool leaves it unknown.
+  bool window() {
+    auto flag = r_.boolean();
+    out_.window = flag;
+    found_window = true;
+    return flag.has_value() || r_.skip();
+  }
+
+  // A start that does not decode is named by its conversation's index when that can be read.
+  bool starts() {
+    found_start = true;
+    auto n = r_.array_header();
+    if (!n) return r_.skip();
+    for (uint64_t i = 0; i < *n; ++i) {
+      const size_t start = r_.offset();
+      if (!r_.skip()) return false;
+      const char* element = base_ + start;
+      const size_t element_size = r_.offset() - start;
+      WindowStart s;
+      std::string why;
+      if (decode_element(element, element_size, s, why)) {
+        out_.start.push_back(s);
+      } else if (auto index = uint_field(element, element_size, "conversation_index")) {
+        out_.unreadable_starts.push_back(*index);
+      }
+    }
+    return true;
+  }
+
+  const char* base_;
+  Reader r_;
+  AssignSalvage& out_;
+};
 
 }  // namespace
 
@@ -270,10 +400,6 @@ std::optional<AssignSalvage> salvage_assign(const void* data, size_t size) {
   if (peek_type(data, size) != MsgType::kAssign) return std::nullopt;
   const char* bytes = static_cast<const char*>(data);
   AssignSalvage out;
-  auto unreadable = [&]() -> UndecodableAssign& {
-    if (!out.undecodable) out.undecodable = UndecodableAssign{out.batch, {}, -1, ""};
-    return *out.undecodable;
-  };
 
   // The envelope's body.
   Reader envelope(data, size);
@@ -282,62 +408,31 @@ std::optional<AssignSalvage> salvage_assign(const void* data, size_t size) {
     if (key == "b") body_at = envelope.offset();  // the last one, as decode() takes it
     return envelope.skip();
   });
-  bool found_conversations = false;
   bool body_read = false;  // the whole body map was walked
+  bool found_conversations = false;
+  bool found_window = false;
+  uint64_t conversation_count = 0;
   if (body_at) {
-    Reader body(bytes + *body_at, size - *body_at);
-    body_read = walk_map(body, [&](std::string_view key) {
-      if (key == "batch" && out.batch == 0 && !found_conversations) {
-        if (auto b = body.uint()) {
-          out.batch = *b;
-          return true;
-        }
-        return body.skip();  // unreadable: 0, the worker supplies the number
-      }
-      if (key != "conversations" || found_conversations) return body.skip();
-      found_conversations = true;
-      auto n = body.array_header();
-      if (!n) {
-        unreadable().unreadable_from = 0;
-        unreadable().error = "the batch's conversations are not an array";
-        return false;
-      }
-      for (uint64_t i = 0; i < *n; ++i) {
-        const size_t start = body.offset();
-        if (!body.skip()) {
-          // The rest of the array cannot be delimited.
-          unreadable().unreadable_from = static_cast<int64_t>(i);
-          unreadable().error = "the conversations from position " + std::to_string(i) +
-                               " on are not readable msgpack";
-          return false;
-        }
-        const char* element = bytes + *body_at + start;
-        const size_t element_size = body.offset() - start;
-        try {
-          size_t off = 0;
-          msgpack::object_handle h =
-              msgpack::unpack(element, element_size, off, nullptr, nullptr, decode_limits());
-          Conversation c;
-          h.get().convert(c);
-          out.conversations.push_back(std::move(c));
-        } catch (const std::exception& e) {
-          const std::string why = std::string("undecodable assignment: ") + e.what();
-          if (auto index = conversation_index(element, element_size)) {
-            out.failed.push_back({*index, why});
-          } else if (i <= std::numeric_limits<uint32_t>::max()) {
-            unreadable().positions.push_back(static_cast<uint32_t>(i));
-            if (unreadable().error.empty()) unreadable().error = why;
-          }
-        }
-      }
-      return true;
-    });
+    BodySalvage body(bytes + *body_at, size - *body_at, out);
+    body_read = body.walk();
+    found_conversations = body.found_conversations;
+    found_window = body.found_window;
+    conversation_count = body.conversation_count;
   }
-  // A body without the key is an empty batch (as decode() reads it); one cut short is not.
-  if (!found_conversations && !body_read && !out.undecodable) {
-    unreadable().unreadable_from = 0;
-    unreadable().error = "the batch's conversations are not readable";
+  // A body without a key reads as decode() reads it (no conversations, not a window batch);
+  // one cut short is reported, and its window flag is unknown unless it came before the cut.
+  if (!body_read && !out.undecodable) {
+    out.undecodable = UndecodableAssign{out.batch, {}, -1, ""};
+    if (!found_conversations) {
+      out.undecodable->unreadable_from = 0;
+      out.undecodable->error = "the batch's conversations are not readable";
+    } else {
+      // Every conversation was read: the cut came after them (the window flag or the starts).
+      out.undecodable->unreadable_from = static_cast<int64_t>(conversation_count);
+      out.undecodable->error = "the batch ends after its conversations (window flag, starts lost)";
+    }
   }
+  if (body_read && !found_window) out.window = false;
   if (out.undecodable) out.undecodable->batch = out.batch;
   return out;
 }

@@ -15,6 +15,17 @@ namespace convoy::worker {
 
 namespace {
 constexpr size_t kNoParent = static_cast<size_t>(-1);
+
+// A member's place (conversation index, member) in one word, so that a callback capturing
+// `this` and it fits std::function's inline buffer (16 bytes in libstdc++) and a timer or a
+// request's completion costs no allocation. Indices too large to pack (never, in practice)
+// capture both words instead.
+constexpr unsigned kMemberBits = 16;
+constexpr uint64_t kMemberMask = (uint64_t{1} << kMemberBits) - 1;
+bool packable(uint64_t index, size_t m) {
+  return (index >> (64 - kMemberBits)) == 0 && m <= kMemberMask;
+}
+uint64_t pack_member(uint64_t index, size_t m) { return (index << kMemberBits) | m; }
 }  // namespace
 
 // One conversation of a family: the lead (members[0]) or a sub-agent (members[i + 1] is
@@ -137,6 +148,23 @@ ConversationRunner::~ConversationRunner() {
 
 size_t ConversationRunner::in_flight_requests() const { return http_.in_flight(); }
 
+// Families are reused (issue 19): a conversation's Family and its member vector cost no
+// allocation once a few have ended. What an ended one held is freed when it is given back.
+std::unique_ptr<ConversationRunner::Family> ConversationRunner::take_family() {
+  if (spare_families_.empty()) return std::make_unique<Family>();
+  std::unique_ptr<Family> f = std::move(spare_families_.back());
+  spare_families_.pop_back();
+  return f;
+}
+
+void ConversationRunner::give_back_family(std::unique_ptr<Family> f) {
+  if (spare_families_.size() >= kSpareFamilies) return;
+  f->conv = proto::Conversation{};
+  f->members.clear();  // keeps the capacity
+  f->cancelled.reset();
+  spare_families_.push_back(std::move(f));
+}
+
 std::string ConversationRunner::new_request_id() {
   // A fresh uuid4 per request, formatted by hand (snprintf was a visible cost per request).
   uint64_t hi = request_id_rng_(), lo = request_id_rng_();
@@ -170,7 +198,7 @@ void ConversationRunner::assign(proto::Conversation conversation) {
     log_warn("conversation ", index, " assigned twice; ignoring the second");
     return;
   }
-  auto owned = std::make_unique<Family>();
+  std::unique_ptr<Family> owned = take_family();
   Family& f = *owned;
   f.conv = std::move(conversation);
   const proto::Conversation& c = f.conv;
@@ -237,14 +265,19 @@ void ConversationRunner::schedule_turn(Family& f, size_t m, int64_t intended_ns)
   const uint64_t index = f.conv.index;
   // Late or due now: send from the loop, not from inside the caller's callback.
   const int64_t at = intended_ns <= steady_now_ns() ? 0 : intended_ns;
-  member.timer = loop_.add_timer(at, [this, index, m] { send_turn(index, m); });
+  if (packable(index, m)) {
+    const uint64_t key = pack_member(index, m);
+    member.timer =
+        loop_.add_timer(at, [this, key] { send_turn(key >> kMemberBits, key & kMemberMask); });
+  } else {
+    member.timer = loop_.add_timer(at, [this, index, m] { send_turn(index, m); });
+  }
 }
 
 proto::Record ConversationRunner::record_of(const Family& f, size_t m, uint32_t turn_index,
                                             bool final_turn) const {
   const Member& member = f.members[m];
-  proto::Record r;
-  r.x_request_id = member.request_id;
+  proto::Record r;  // x_request_id: the caller's (response_record() moves it in)
   r.x_correlation_id = *member.correlation_id;
   r.conversation_id = *member.conversation_id;
   r.conversation_index = f.conv.index;
@@ -272,7 +305,7 @@ void ConversationRunner::send_turn(uint64_t index, size_t m) {
   const proto::Turn& turn = (*member.turns)[turn_index];
   const bool final_turn = turn_index + 1 == member.turns->size();
 
-  rapidjson::Document body;
+  rapidjson::Document& body = bodies_.fresh_document();
   std::string error;
   if (!builder_->try_format(*member.system_prompt, member.history, turn, &body, &error)) {
     member.request_id.clear();
@@ -296,7 +329,7 @@ void ConversationRunner::start_request(Family& f, size_t m, const rapidjson::Doc
   Member& member = f.members[m];
   std::string warning;
   HttpRequest req;
-  req.body = serialize_request(body, member.overlay, &warning, &member.session_control);
+  req.body = bodies_.serialize(body, member.overlay, &warning, &member.session_control);
   if (!warning.empty()) {
     // The body is not a JSON object, so no session_control went out: an open the router just
     // planned was never sent, and the next turn must open again.
@@ -308,7 +341,8 @@ void ConversationRunner::start_request(Family& f, size_t m, const rapidjson::Doc
     }
   }
   req.url = urls_[f.conv.url_index];
-  req.headers = base_headers_;
+  req.headers.reserve(base_headers_.size() + 2 + member.overlay.headers.size());
+  req.headers.insert(req.headers.end(), base_headers_.begin(), base_headers_.end());
   member.request_id = new_request_id();
   req.headers.push_back("X-Request-ID: " + member.request_id);
   req.headers.push_back("X-Correlation-ID: " + *member.correlation_id);
@@ -326,9 +360,16 @@ void ConversationRunner::start_request(Family& f, size_t m, const rapidjson::Doc
   req.insecure = settings_.insecure;
   if (cancel_injection) req.cancel_after_ms = settings_.cancel_after_ms;
   const uint64_t index = f.conv.index;
-  member.request = http_.start(std::move(req), [this, index, m](HttpResponse&& response) {
-    on_response(index, m, std::move(response));
-  });
+  if (packable(index, m)) {
+    const uint64_t key = pack_member(index, m);
+    member.request = http_.start(std::move(req), [this, key](HttpResponse&& response) {
+      on_response(key >> kMemberBits, key & kMemberMask, std::move(response));
+    });
+  } else {
+    member.request = http_.start(std::move(req), [this, index, m](HttpResponse&& response) {
+      on_response(index, m, std::move(response));
+    });
+  }
 }
 
 // final_marker close_request: after the final turn, one more request for the same prompt with
@@ -340,7 +381,7 @@ void ConversationRunner::send_close_request(Family& f, size_t m, const proto::Tu
   Member& member = f.members[m];
   proto::Turn turn = final_turn;
   turn.max_tokens = 1;
-  rapidjson::Document body;
+  rapidjson::Document& body = bodies_.fresh_document();
   std::string error;
   member.close_request = true;
   member.intended_ns = intended_ns;
@@ -354,12 +395,13 @@ void ConversationRunner::send_close_request(Family& f, size_t m, const proto::Tu
   start_request(f, m, body, false);
 }
 
-proto::Record ConversationRunner::response_record(const Family& f, size_t m, uint32_t turn_index,
+proto::Record ConversationRunner::response_record(Family& f, size_t m, uint32_t turn_index,
                                                   bool final_turn, bool close_request,
                                                   HttpResponse& response) const {
-  const Member& member = f.members[m];
+  Member& member = f.members[m];
   proto::Record r = close_request ? record_of(f, m, turn_index + 1, false)
                                   : record_of(f, m, turn_index, final_turn);
+  r.x_request_id = std::move(member.request_id);  // the member's next request draws a new one
   r.close_request = close_request;
   r.sent_ns = response.sent_ns;
   r.first_byte_ns = response.first_byte_ns;
@@ -428,14 +470,6 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
     // Same prompt as the final turn: formatted before the reply joins the history.
     send_close_request(f, m, turn, response.end_ns);
   }
-  if (!turn.messages_json.empty()) {
-    append_messages(turn.messages_json, member.history);
-  } else {
-    member.history.push_back({"user", turn.user_text});
-  }
-  member.history.push_back({"assistant", settings_.history == proto::HistoryMode::kRecorded
-                                             ? turn.recorded_reply
-                                             : response.reply_text});
   if (final_turn) {
     // Done now: a parent waiting for this sub-agent does not wait for its close request.
     member_done(f, m, proto::EndReason::kCompleted);
@@ -446,6 +480,17 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
     member_done(f, m, proto::EndReason::kCancelled);
     end_if_done(index);
     return;
+  }
+  // Only a next turn reads the history (the close request was formatted above, before it).
+  if (!turn.messages_json.empty()) {
+    append_messages(turn.messages_json, member.history);
+  } else {
+    member.history.push_back({"user", turn.user_text});
+  }
+  if (settings_.history == proto::HistoryMode::kRecorded) {
+    member.history.push_back({"assistant", turn.recorded_reply});
+  } else {
+    member.history.push_back({"assistant", std::move(response.reply_text)});
   }
   member.next_turn = turn_index + 1;
   // Turn k+1 is intended at end(k) + think time, and not before the sub-agents spawned at k
@@ -540,6 +585,7 @@ void ConversationRunner::end_if_done(uint64_t index) {
     if (reason != proto::EndReason::kCompleted) break;
     reason = member.reason;
   }
+  give_back_family(std::move(it->second));
   active_.erase(it);
   sink_.on_end({index, reason});
 }

@@ -12,6 +12,7 @@
 #include <random>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "proto/messages.hpp"
 #include "worker/event_loop.hpp"
@@ -76,10 +77,13 @@ class ConversationRunner {
   void end_if_done(uint64_t index);
   proto::Record record_of(const Family& f, size_t m, uint32_t turn_index, bool final_turn) const;
   // The record of the request that `response` answers (a close request is numbered one past
-  // the final turn); takes the response's chunk gaps and serving worker.
-  proto::Record response_record(const Family& f, size_t m, uint32_t turn_index, bool final_turn,
+  // the final turn); takes the response's chunk gaps and serving worker, and the member's
+  // request id.
+  proto::Record response_record(Family& f, size_t m, uint32_t turn_index, bool final_turn,
                                 bool close_request, HttpResponse& response) const;
   std::string new_request_id();
+  std::unique_ptr<Family> take_family();
+  void give_back_family(std::unique_ptr<Family> f);
 
   EventLoop& loop_;
   Transport& http_;
@@ -88,12 +92,15 @@ class ConversationRunner {
   RunnerSink sink_;
   SessionRouter router_;
   std::unique_ptr<RequestBuilder> builder_;
+  RequestBodyArena bodies_;  // every request body is built and written here
   bool warned_non_object_ = false;
   std::vector<std::string> urls_;  // endpoint urls: target.urls[i], or target.url alone
   std::vector<std::string> base_headers_;
   bool stopping_ = false;
   std::mt19937_64 request_id_rng_;
   std::unordered_map<uint64_t, std::unique_ptr<Family>> active_;  // by conversation index
+  static constexpr size_t kSpareFamilies = 64;
+  std::vector<std::unique_ptr<Family>> spare_families_;  // ended, reset, for the next ones
 };
 
 }  // namespace convoy::worker

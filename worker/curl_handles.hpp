@@ -1,4 +1,5 @@
-// Move-only RAII owners for libcurl's C handles (CURL*, CURLM*, curl_slist*).
+// Move-only RAII owners for libcurl's C handles (CURL*, CURLM*). Header lists are not curl's:
+// HttpClient links nodes of its own (worker/http_client.cpp, link_headers()).
 #pragma once
 
 #include <curl/curl.h>
@@ -13,9 +14,6 @@ struct CurlEasyDeleter {
 };
 struct CurlMultiDeleter {
   void operator()(CURLM* handle) const noexcept { curl_multi_cleanup(handle); }
-};
-struct CurlSlistDeleter {
-  void operator()(curl_slist* list) const noexcept { curl_slist_free_all(list); }
 };
 }  // namespace detail
 
@@ -44,24 +42,6 @@ class CurlMulti {
  private:
   explicit CurlMulti(CURLM* handle) : handle_(handle) {}
   std::unique_ptr<CURLM, detail::CurlMultiDeleter> handle_;
-};
-
-// A header list. append() returns false when curl could not allocate (the list is kept).
-class CurlSlist {
- public:
-  CurlSlist() = default;
-  bool append(const char* line) noexcept {
-    curl_slist* grown = curl_slist_append(list_.get(), line);
-    if (grown == nullptr) return false;
-    static_cast<void>(list_.release());  // `grown` starts with the old list: one owner
-    list_.reset(grown);
-    return true;
-  }
-  curl_slist* get() const noexcept { return list_.get(); }
-  void reset() noexcept { list_.reset(); }
-
- private:
-  std::unique_ptr<curl_slist, detail::CurlSlistDeleter> list_;
 };
 
 }  // namespace convoy::worker

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <new>
 #include <string_view>
 #include <unordered_map>
 #include <unordered_set>
@@ -26,8 +27,14 @@ namespace {
 using proto::ErrorKind;
 
 constexpr size_t kMaxErrorBodyBytes = 64u << 10;  // of a non-2xx reply: enough for its message
-constexpr size_t kEasyPoolSize = 256;             // idle easy handles kept for reuse
+constexpr size_t kIdleTransfers = 256;            // finished Transfers kept for reuse
 constexpr long kMaxConnections = 20000;
+// A pooled Transfer keeps its body and SSE buffers up to this capacity each (a stream's events
+// are a few hundred bytes; a rare large reply does not stay resident 256 times over).
+constexpr size_t kKeptBufferBytes = 64u << 10;
+// The next reply's content and gap list are reserved at the last one's size, up to these.
+constexpr size_t kMaxTextHintBytes = 64u << 10;
+constexpr size_t kMaxGapsHint = 4096;
 
 void curl_global_once() {
   // libcurl 7.84+ initialises thread-safely; a function-local static makes it once per process.
@@ -50,11 +57,16 @@ long ms_of_seconds(double seconds) {
 // How the reply's bytes are read, decided at its first body byte.
 enum class BodyMode : uint8_t { kUnknown, kSse, kBody, kErrorBody };
 
+// One request's state. Transfers are pooled (issue 19): a finished one goes back to its slot
+// with its easy handle, header nodes and parser buffers, and the next request reuses them.
 struct Transfer {
   HttpClient::RequestId id = 0;
+  uint32_t slot = 0;                 // its place in HttpClient::Impl::slots
   const int64_t* read_ns = nullptr;  // the client's stamp of the read being processed
   CurlEasy easy;
-  CurlSlist headers;
+  // CURLOPT_HTTPHEADER's list: nodes of our own over the lines of `request.headers` (see
+  // link_headers()).
+  std::vector<curl_slist> header_nodes;
   HttpRequest request;  // owns the body curl sends from
   HttpClient::DoneCallback done;
   HttpResponse response;
@@ -183,6 +195,28 @@ void decide_mode(Transfer& t) {
                                                                        : BodyMode::kSse;
 }
 
+// The request's header lines as CURLOPT_HTTPHEADER's list, without an allocation once the
+// Transfer's node vector has grown: curl_slist_append costs two per line (a node and a copy of
+// the line). libcurl only reads the list (7.88.1 lib/http.c, Curl_add_custom_headers: strchr()
+// on each line, strdup() of one it must rewrite), does not copy it, so it must live until the
+// transfer ends (CURLOPT_HTTPHEADER(3)), and curl_slist is the public {char* data; curl_slist*
+// next} of curl/curl.h. The lines are request.headers' own (the Transfer holds them) and two
+// constant lines the client keeps.
+void link_headers(Transfer& t, std::string& content_type_line, std::string& expect_line) {
+  std::vector<curl_slist>& nodes = t.header_nodes;
+  nodes.clear();
+  bool has_content_type = false;
+  for (std::string& line : t.request.headers) {
+    has_content_type = has_content_type || starts_with_nocase(line, "content-type:");
+    nodes.push_back({line.data(), nullptr});
+  }
+  if (!t.request.body.empty() && !has_content_type) {
+    nodes.push_back({content_type_line.data(), nullptr});
+  }
+  nodes.push_back({expect_line.data(), nullptr});  // no 100-continue
+  for (size_t i = 0; i + 1 < nodes.size(); ++i) nodes[i].next = &nodes[i + 1];
+}
+
 }  // namespace
 
 bool h2c_reuse_supported() {
@@ -193,10 +227,28 @@ bool h2c_reuse_supported() {
 struct HttpClient::Impl {
   EventLoop& loop;
   CurlMulti multi = CurlMulti::create();
-  std::unordered_map<RequestId, std::unique_ptr<Transfer>> transfers;  // attached to curl
-  std::vector<std::unique_ptr<Transfer>> finished;      // waiting for deferred delivery
-  std::vector<std::unique_ptr<Transfer>> done_scratch;  // collect_done()'s list, kept
-  std::vector<CurlEasy> easy_pool;
+  // Every Transfer lives in a slot, and a request's id names its slot and the slot's
+  // generation, so that finding one costs no hashing and starting one no allocation (the slot
+  // and its Transfer are reused), while the id of a finished request never names the slot's
+  // next one. `active` slots are attached to curl and can be cancelled; a finished Transfer is
+  // neither until its callback has run, then it is idle (kept, up to kIdleTransfers) or freed.
+  struct Slot {
+    std::unique_ptr<Transfer> transfer;  // null when freed
+    uint32_t generation = 1;
+    bool active = false;
+  };
+  std::vector<Slot> slots;
+  std::vector<uint32_t> idle_slots;   // free, holding a Transfer: taken first
+  std::vector<uint32_t> empty_slots;  // free, without one
+  size_t active_count = 0;
+  std::vector<Transfer*> finished;      // waiting for deferred delivery
+  std::vector<Transfer*> done_scratch;  // collect_done()'s list, kept
+  // The last reply's content bytes and chunk gaps: the next one reserves as much at its start
+  // (one allocation each instead of one per doubling).
+  size_t text_hint = 0;
+  size_t gaps_hint = 0;
+  std::string content_type_line = "Content-Type: application/json";  // see link_headers()
+  std::string expect_line = "Expect:";
   // Sockets registered in the loop. `parked` ones are idle connections in curl's cache that
   // curl asked us to stop watching: they stay registered (for EPOLLIN only), so a keep-alive
   // connection costs no epoll_ctl between its requests (two syscalls per request saved). An
@@ -209,7 +261,6 @@ struct HttpClient::Impl {
   EventLoop::TimerId deliver_timer = 0;
   // Sockets curl opened and has not closed: every connection, busy or idle in its cache.
   std::unordered_set<int> connections;
-  RequestId next_id = 1;
   // Steady time of the socket read being processed: one stamp per read, shared by every
   // event the read completes.
   int64_t read_ns = 0;
@@ -245,12 +296,25 @@ struct HttpClient::Impl {
     socket_action(fd, flags);
   }
 
-  CurlEasy take_easy() {
-    if (easy_pool.empty()) return CurlEasy::create();
-    CurlEasy easy = std::move(easy_pool.back());
-    easy_pool.pop_back();
-    return easy;
+  // The active Transfer `id` names; null for a finished, cancelled or unknown id.
+  Transfer* find_active(RequestId id) {
+    const auto slot = static_cast<uint32_t>(id);
+    if (slot >= slots.size()) return nullptr;
+    const Slot& s = slots[slot];
+    return s.active && s.generation == static_cast<uint32_t>(id >> 32) ? s.transfer.get() : nullptr;
   }
+  void set_active(Transfer& t, bool active) {
+    slots[t.slot].active = active;
+    if (active) {
+      ++active_count;
+    } else {
+      --active_count;
+    }
+  }
+
+  Transfer& take();
+  void recycle(Transfer& t);
+  void start_buffers(Transfer& t);
 
   // Detaches the transfer from curl and the loop. Never called from inside a curl callback.
   void release(Transfer& t) {
@@ -258,18 +322,73 @@ struct HttpClient::Impl {
     t.cancel_timer = 0;
     if (t.attached) curl_multi_remove_handle(multi.get(), t.easy.get());
     t.attached = false;
-    if (t.easy && easy_pool.size() < kEasyPoolSize) {
-      curl_easy_reset(t.easy.get());  // keeps the multi's connection and DNS caches
-      easy_pool.push_back(std::move(t.easy));
-    }
   }
 
   std::string configure(Transfer& t);
   void complete(Transfer& t, CURLcode code);
   void collect_done();
-  void defer(std::unique_ptr<Transfer> t);
+  void defer(Transfer& t);
   void cancel(RequestId id, const char* why);
 };
+
+// A free slot, its Transfer idle (reset by recycle()) or new, and the request id for it.
+Transfer& HttpClient::Impl::take() {
+  uint32_t slot = 0;
+  if (!idle_slots.empty()) {
+    slot = idle_slots.back();
+    idle_slots.pop_back();
+  } else if (!empty_slots.empty()) {
+    slot = empty_slots.back();
+    empty_slots.pop_back();
+  } else {
+    slot = static_cast<uint32_t>(slots.size());
+    slots.emplace_back();
+  }
+  Slot& s = slots[slot];
+  if (!s.transfer) s.transfer = std::make_unique<Transfer>();
+  Transfer& t = *s.transfer;
+  t.slot = slot;
+  t.id = (static_cast<RequestId>(s.generation) << 32) | slot;
+  return t;
+}
+
+// After the transfer's callback has run: the slot's next request gets a new id, and the
+// Transfer is reset for it (buffers kept, within kKeptBufferBytes) or freed when enough are
+// idle. What the request and the callback held is released now, not at the slot's next use.
+void HttpClient::Impl::recycle(Transfer& t) {
+  const uint32_t slot = t.slot;
+  Slot& s = slots[slot];
+  if (++s.generation == 0) s.generation = 1;  // an id is never 0
+  if (idle_slots.size() >= kIdleTransfers || !t.easy) {
+    s.transfer.reset();
+    empty_slots.push_back(slot);
+    return;
+  }
+  curl_easy_reset(t.easy.get());  // keeps the multi's connection and DNS caches
+  t.id = 0;
+  t.done = nullptr;
+  t.request = HttpRequest{};
+  t.response = HttpResponse{};
+  t.mode = BodyMode::kUnknown;
+  t.saw_done = false;
+  t.error_buffer[0] = '\0';
+  t.body.clear();
+  if (t.body.capacity() > kKeptBufferBytes) std::string().swap(t.body);
+  t.sse.reset();
+  t.sse.set_max_event_bytes(SseParser::kMaxEventBytes);
+  t.sse.trim(kKeptBufferBytes);
+  idle_slots.push_back(slot);
+}
+
+// A reused Transfer's buffers never hold more than this request's limit; the reply's content
+// and gaps are reserved at the last reply's size.
+void HttpClient::Impl::start_buffers(Transfer& t) {
+  const size_t limit = t.request.max_response_bytes;
+  if (t.body.capacity() > limit) std::string().swap(t.body);
+  t.sse.trim(limit);
+  t.response.reply_text.reserve(std::min(text_hint, limit));
+  t.response.chunk_gaps_ns.reserve(gaps_hint);
+}
 
 int HttpClient::Impl::on_socket(CURL*, curl_socket_t s, int what, void* userp, void*) noexcept {
   auto* self = static_cast<Impl*>(userp);
@@ -404,19 +523,15 @@ size_t HttpClient::Impl::on_write(char* ptr, size_t size, size_t count, void* us
 }
 
 std::string HttpClient::Impl::configure(Transfer& t) {
+  if (!t.easy) t.easy = CurlEasy::create();
   CURL* h = t.easy.get();
   if (h == nullptr) return "curl_easy_init failed";
   const HttpRequest& req = t.request;
-  bool has_content_type = false;
-  for (const std::string& line : req.headers) {
-    has_content_type = has_content_type || starts_with_nocase(line, "content-type:");
-    if (!t.headers.append(line.c_str())) return "out of memory building headers";
-  }
-  if (!req.body.empty() && !has_content_type &&
-      !t.headers.append("Content-Type: application/json")) {
+  try {
+    link_headers(t, content_type_line, expect_line);
+  } catch (const std::bad_alloc&) {
     return "out of memory building headers";
   }
-  if (!t.headers.append("Expect:")) return "out of memory building headers";  // no 100-continue
 
   curl_easy_setopt(h, CURLOPT_PRIVATE, static_cast<void*>(&t));
   if (curl_easy_setopt(h, CURLOPT_URL, req.url.c_str()) != CURLE_OK) return "bad url";
@@ -425,7 +540,7 @@ std::string HttpClient::Impl::configure(Transfer& t) {
   curl_easy_setopt(h, CURLOPT_TCP_NODELAY, 1L);
   curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, ms_of_seconds(req.connect_timeout_s));
   curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, ms_of_seconds(req.request_timeout_s));
-  curl_easy_setopt(h, CURLOPT_HTTPHEADER, t.headers.get());
+  curl_easy_setopt(h, CURLOPT_HTTPHEADER, t.header_nodes.data());
   curl_easy_setopt(h, CURLOPT_ERRORBUFFER, t.error_buffer);
   curl_easy_setopt(h, CURLOPT_HEADERFUNCTION, &Impl::on_header);
   curl_easy_setopt(h, CURLOPT_HEADERDATA, static_cast<void*>(&t));
@@ -440,7 +555,7 @@ std::string HttpClient::Impl::configure(Transfer& t) {
   // (docs/benchmarks.md). With HTTP/1.1 a connection carries one transfer at a time, so when
   // the transfers already in flight hold at least every open connection none can be idle: skip
   // the walk and open a new one. The connection is cached for reuse like any other afterwards.
-  if (!req.http2 && transfers.size() >= connections.size()) {
+  if (!req.http2 && active_count >= connections.size()) {
     curl_easy_setopt(h, CURLOPT_FRESH_CONNECT, 1L);
   }
   if (req.body.empty()) {
@@ -483,8 +598,8 @@ void HttpClient::Impl::complete(Transfer& t, CURLcode code) {
   if (code == CURLE_OK && t.mode == BodyMode::kSse) {
     t.sse.finish(r.end_ns, [&t](const SseEvent& event) { return on_sse_event(t, event); });
   }
-  const std::string curl_message =
-      t.error_buffer[0] != '\0' ? std::string(t.error_buffer) : curl_easy_strerror(code);
+  const std::string_view curl_message =
+      t.error_buffer[0] != '\0' ? t.error_buffer : curl_easy_strerror(code);
   CurlOutcome outcome;
   outcome.code = code;
   outcome.curl_message = curl_message;
@@ -514,12 +629,14 @@ void HttpClient::Impl::complete(Transfer& t, CURLcode code) {
     }
   }
   r.request_reached_server = reached_server(r.error.kind);
+  text_hint = std::min(r.reply_text.size(), kMaxTextHintBytes);
+  gaps_hint = std::min(r.chunk_gaps_ns.size(), kMaxGapsHint);
 }
 
 void HttpClient::Impl::collect_done() {
   // The list is reused from call to call (one per socket read); a callback that re-enters
   // collect_done() gets an empty one of its own.
-  std::vector<std::unique_ptr<Transfer>> done = std::move(done_scratch);
+  std::vector<Transfer*> done = std::move(done_scratch);
   done.clear();
   int left = 0;
   while (CURLMsg* msg = curl_multi_info_read(multi.get(), &left)) {
@@ -527,35 +644,41 @@ void HttpClient::Impl::collect_done() {
     void* priv = nullptr;
     curl_easy_getinfo(msg->easy_handle, CURLINFO_PRIVATE, &priv);
     const CURLcode code = msg->data.result;
-    auto it = transfers.find(static_cast<Transfer*>(priv)->id);
-    if (it == transfers.end()) continue;
-    complete(*it->second, code);
-    release(*it->second);
-    done.push_back(std::move(it->second));
-    transfers.erase(it);
+    auto* t = static_cast<Transfer*>(priv);
+    if (find_active(t->id) != t) continue;
+    complete(*t, code);
+    release(*t);
+    set_active(*t, false);
+    done.push_back(t);
   }
-  // Callbacks run after curl is left alone: they may start or cancel transfers.
-  for (auto& t : done) t->done(std::move(t->response));
+  // Callbacks run after curl is left alone: they may start or cancel transfers (never reusing
+  // these Transfers, which are recycled only once their own callback has returned).
+  for (Transfer* t : done) {
+    t->done(std::move(t->response));
+    recycle(*t);
+  }
   done.clear();
   if (done.capacity() > done_scratch.capacity()) done_scratch = std::move(done);
 }
 
-void HttpClient::Impl::defer(std::unique_ptr<Transfer> t) {
-  finished.push_back(std::move(t));
+void HttpClient::Impl::defer(Transfer& t) {
+  finished.push_back(&t);
   if (deliver_timer != 0) return;
   deliver_timer = loop.add_timer(0, [this] {
     deliver_timer = 0;
-    std::vector<std::unique_ptr<Transfer>> batch;
+    std::vector<Transfer*> batch;
     batch.swap(finished);
-    for (auto& f : batch) f->done(std::move(f->response));
+    for (Transfer* f : batch) {
+      f->done(std::move(f->response));
+      recycle(*f);
+    }
   });
 }
 
 void HttpClient::Impl::cancel(RequestId id, const char* why) {
-  auto it = transfers.find(id);
-  if (it == transfers.end()) return;
-  std::unique_ptr<Transfer> t = std::move(it->second);
-  transfers.erase(it);
+  Transfer* t = find_active(id);
+  if (t == nullptr) return;
+  set_active(*t, false);
   HttpResponse& r = t->response;
   r.end_ns = steady_now_ns();
   long status = 0;
@@ -566,7 +689,7 @@ void HttpClient::Impl::cancel(RequestId id, const char* why) {
   set_error(r, ErrorKind::kCancelled, why);
   r.request_reached_server = request_bytes > 0 || r.first_byte_ns != 0;
   release(*t);
-  defer(std::move(t));
+  defer(*t);
 }
 
 HttpClient::HttpClient(EventLoop& loop) : impl_(std::make_unique<Impl>(loop)) {
@@ -583,11 +706,12 @@ HttpClient::HttpClient(EventLoop& loop) : impl_(std::make_unique<Impl>(loop)) {
 
 HttpClient::~HttpClient() {
   Impl& s = *impl_;
-  for (auto& [id, t] : s.transfers) s.release(*t);
-  s.transfers.clear();
+  for (Impl::Slot& slot : s.slots) {
+    if (slot.active) s.release(*slot.transfer);
+  }
   s.finished.clear();
   if (s.deliver_timer != 0) s.loop.cancel_timer(s.deliver_timer);
-  s.easy_pool.clear();
+  s.slots.clear();  // the easy handles go before the multi handle
   // Closing the connection cache may still call on_socket; impl_ is alive until the end.
   s.multi.reset();
   if (s.curl_timer != 0) s.loop.cancel_timer(s.curl_timer);
@@ -596,40 +720,38 @@ HttpClient::~HttpClient() {
 
 HttpClient::RequestId HttpClient::start(HttpRequest request, DoneCallback done) {
   Impl& s = *impl_;
-  auto t = std::make_unique<Transfer>();
-  t->id = s.next_id++;
-  t->read_ns = &s.read_ns;
-  t->easy = s.take_easy();
-  t->request = std::move(request);
-  t->done = std::move(done);
-  t->endpoint = t->request.endpoint;
-  t->response.sent_ns = steady_now_ns();
-  const RequestId id = t->id;
-  std::string failure = s.configure(*t);
+  Transfer& t = s.take();
+  t.read_ns = &s.read_ns;
+  t.request = std::move(request);
+  t.done = std::move(done);
+  t.endpoint = t.request.endpoint;
+  t.response.sent_ns = steady_now_ns();
+  s.start_buffers(t);
+  const RequestId id = t.id;
+  std::string failure = s.configure(t);
   if (failure.empty()) {
-    const CURLMcode rc = curl_multi_add_handle(s.multi.get(), t->easy.get());
+    const CURLMcode rc = curl_multi_add_handle(s.multi.get(), t.easy.get());
     if (rc == CURLM_OK) {
-      t->attached = true;
+      t.attached = true;
     } else {
       failure = curl_multi_strerror(rc);
     }
   }
   if (!failure.empty()) {
-    t->response.end_ns = steady_now_ns();
-    set_error(t->response, ErrorKind::kOther, failure);
-    s.release(*t);
-    s.defer(std::move(t));  // `done` never runs inside start()
+    t.response.end_ns = steady_now_ns();
+    set_error(t.response, ErrorKind::kOther, failure);
+    s.release(t);
+    s.defer(t);  // `done` never runs inside start()
     return id;
   }
-  if (t->request.cancel_after_ms >= 0) {
-    const auto after_ns = static_cast<int64_t>(std::llround(t->request.cancel_after_ms * 1e6));
-    t->cancel_timer = s.loop.add_timer(t->response.sent_ns + after_ns, [&s, id] {
-      auto it = s.transfers.find(id);
-      if (it != s.transfers.end()) it->second->cancel_timer = 0;
+  if (t.request.cancel_after_ms >= 0) {
+    const auto after_ns = static_cast<int64_t>(std::llround(t.request.cancel_after_ms * 1e6));
+    t.cancel_timer = s.loop.add_timer(t.response.sent_ns + after_ns, [&s, id] {
+      if (Transfer* active = s.find_active(id)) active->cancel_timer = 0;
       s.cancel(id, "cancelled by the client after cancel_after_ms");
     });
   }
-  s.transfers.emplace(id, std::move(t));
+  s.set_active(t, true);
   return id;
 }
 
@@ -637,11 +759,13 @@ void HttpClient::cancel(RequestId id) { impl_->cancel(id, "cancelled by the clie
 
 void HttpClient::cancel_all() {
   std::vector<RequestId> ids;
-  ids.reserve(impl_->transfers.size());
-  for (const auto& [id, t] : impl_->transfers) ids.push_back(id);
+  ids.reserve(impl_->active_count);
+  for (const Impl::Slot& slot : impl_->slots) {
+    if (slot.active) ids.push_back(slot.transfer->id);
+  }
   for (const RequestId id : ids) impl_->cancel(id, "cancelled by the client");
 }
 
-size_t HttpClient::in_flight() const { return impl_->transfers.size() + impl_->finished.size(); }
+size_t HttpClient::in_flight() const { return impl_->active_count + impl_->finished.size(); }
 
 }  // namespace convoy::worker

@@ -4,6 +4,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
+#include <optional>
 #include <string_view>
 #include <utility>
 
@@ -151,7 +153,7 @@ Document merged_nvext(const Value* existing, const SessionControl& control) {
 
 // session_routing.verify: nvext.extra_fields gets "worker_id" (once), beside whatever the body
 // already asks for there. Dynamo answers with nvext.worker_id in the reply (see reply_parser).
-void ask_for_worker_id(Document& body, Allocator& a) {
+void ask_for_worker_id(Value& body, Allocator& a) {
   auto nvext = body.FindMember("nvext");
   if (nvext == body.MemberEnd()) {
     body.AddMember("nvext", Value(rapidjson::kObjectType), a);
@@ -242,8 +244,9 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
     if (error) *error = std::move(message);
     return false;
   };
-  Document body(rapidjson::kObjectType);
-  Allocator& a = body.GetAllocator();
+  // Everything is allocated from the caller's document (a runner's reused arena, issue 19).
+  Allocator& a = out->GetAllocator();
+  Value body(rapidjson::kObjectType);
 
   Value messages;  // the turn's messages_json, parsed and validated
   if (!turn.messages_json.empty()) {
@@ -310,7 +313,7 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
   merge_json_object(body, extra_body_, a);
   if (turn_extra.IsObject()) merge_json_object(body, turn_extra, a);
   if (verify_) ask_for_worker_id(body, a);
-  *out = std::move(body);
+  static_cast<Value&>(*out) = body;  // rapidjson's assignment moves
   return true;
 }
 
@@ -328,19 +331,24 @@ Document format_body(const proto::WorkerSettings& s, const std::string& system_p
   return RequestBuilder(s).format(system_prompt, history, turn);
 }
 
-std::string serialize_request(const Value& body, const SessionOverlay& overlay,
-                              std::string* warning, std::string* session_control_as_sent) {
+namespace {
+
+// serialize_request() through a given writer (a fresh one, or RequestBodyArena's kept one).
+void write_request(JsonWriter& w, const Value& body, const SessionOverlay& overlay,
+                   std::string* warning, std::string* session_control_as_sent) {
   if (session_control_as_sent) session_control_as_sent->clear();
-  if (!overlay.session_control) return to_string(body);
+  if (!overlay.session_control) {
+    body.Accept(w);
+    return;
+  }
   if (!body.IsObject()) {
     if (warning) {
       *warning = std::string("request body is ") + type_name(body) +
                  ", not a JSON object: session routing (nvext.session_control) was not applied";
     }
-    return to_string(body);
+    body.Accept(w);
+    return;
   }
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
   std::string sent;
   auto write_nvext = [&](const Value* existing) {
     Document nvext = merged_nvext(existing, *overlay.session_control);
@@ -364,7 +372,66 @@ std::string serialize_request(const Value& body, const SessionOverlay& overlay,
   }
   w.EndObject();
   if (session_control_as_sent) *session_control_as_sent = std::move(sent);
+}
+
+}  // namespace
+
+std::string serialize_request(const Value& body, const SessionOverlay& overlay,
+                              std::string* warning, std::string* session_control_as_sent) {
+  rapidjson::StringBuffer buffer;
+  JsonWriter w(buffer);
+  write_request(w, body, overlay, warning, session_control_as_sent);
   return std::string(buffer.GetString(), buffer.GetSize());
+}
+
+struct RequestBodyArena::Impl {
+  static constexpr size_t kFirstBytes = 16u << 10;
+  static constexpr size_t kMaxBytes = 4u << 20;  // a larger body spills into heap chunks
+  std::vector<char> buffer = std::vector<char>(kFirstBytes);
+  std::optional<rapidjson::MemoryPoolAllocator<>> pool;
+  std::optional<Document> document;  // on `pool`
+  rapidjson::StringBuffer out;
+  JsonWriter writer{out};
+
+  Impl() { bind(); }
+  void bind() {
+    pool.emplace(buffer.data(), buffer.size());
+    document.emplace(&*pool);
+  }
+};
+
+RequestBodyArena::RequestBodyArena() : impl_(std::make_unique<Impl>()) {}
+RequestBodyArena::~RequestBodyArena() = default;
+
+Document& RequestBodyArena::fresh_document() {
+  Impl& s = *impl_;
+  const size_t used = s.pool->Size();
+  if (used > s.buffer.size() && s.buffer.size() < Impl::kMaxBytes) {
+    // The last body spilled out of the arena: grow it so that the next one fits in one piece.
+    s.document.reset();
+    s.pool.reset();
+    s.buffer = std::vector<char>(std::min(2 * used, Impl::kMaxBytes));
+    s.bind();
+  } else {
+    s.document->SetNull();
+    s.pool->Clear();  // frees spilled chunks; the arena itself is kept
+  }
+  return *s.document;
+}
+
+std::string RequestBodyArena::serialize(const Value& body, const SessionOverlay& overlay,
+                                        std::string* warning,
+                                        std::string* session_control_as_sent) {
+  Impl& s = *impl_;
+  s.out.Clear();
+  s.writer.Reset(s.out);
+  write_request(s.writer, body, overlay, warning, session_control_as_sent);
+  std::string bytes(s.out.GetString(), s.out.GetSize());
+  if (s.out.GetSize() > Impl::kMaxBytes) {
+    s.out.Clear();
+    s.out.ShrinkToFit();
+  }
+  return bytes;
 }
 
 }  // namespace convoy::worker

@@ -7,6 +7,7 @@
 
 #include <rapidjson/document.h>
 
+#include <memory>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -39,6 +40,7 @@ class RequestBuilder {
                              const std::vector<ChatMessage>& history,
                              const proto::Turn& turn) const;
   // The same without exceptions: on failure returns false and sets *error (body untouched).
+  // The body is built with body->GetAllocator() (RequestBodyArena's, in the runner).
   bool try_format(const std::string& system_prompt, const std::vector<ChatMessage>& history,
                   const proto::Turn& turn, rapidjson::Document* body, std::string* error) const;
 
@@ -86,5 +88,30 @@ void merge_json_object(rapidjson::Value& dst, const rapidjson::Value& src,
 // merged session_control object as written ("" when none), for records.
 std::string serialize_request(const rapidjson::Value& body, const SessionOverlay& overlay,
                               std::string* warning, std::string* session_control_as_sent = nullptr);
+
+// Request bodies without a heap allocation per request but the bytes' own (issue 19): a
+// Document and its writer, each with their own allocations (a pool object, a 64 KiB chunk, a
+// string buffer, a stack), were made and freed for every request. Here the document lives in
+// one arena reused from request to request (grown once to the largest body seen, up to 4 MiB;
+// beyond it rapidjson takes chunks from the heap as it always did), and the writer and its
+// buffer are kept. One per ConversationRunner: not thread-safe.
+class RequestBodyArena {
+ public:
+  RequestBodyArena();
+  ~RequestBodyArena();
+  RequestBodyArena(const RequestBodyArena&) = delete;
+  RequestBodyArena& operator=(const RequestBodyArena&) = delete;
+
+  // An empty document on the arena, for RequestBuilder::try_format. The previous document (and
+  // anything allocated with it) is gone.
+  rapidjson::Document& fresh_document();
+  // serialize_request() through the kept writer: the same bytes.
+  std::string serialize(const rapidjson::Value& body, const SessionOverlay& overlay,
+                        std::string* warning, std::string* session_control_as_sent = nullptr);
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
 
 }  // namespace convoy::worker

@@ -91,6 +91,12 @@ void SseParser::reset() {
   comments_ = 0;
 }
 
+void SseParser::trim(size_t max_bytes) {
+  for (std::string* buffer : {&line_, &data_, &type_}) {
+    if (buffer->capacity() > max_bytes) std::string().swap(*buffer);
+  }
+}
+
 bool SseParser::process_line(std::string_view line, int64_t recv_ns, SseSink& sink) {
   if (line.empty()) return dispatch(recv_ns, sink);
   if (line.front() == ':') {

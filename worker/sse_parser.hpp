@@ -55,6 +55,9 @@ class SseParser {
   Status finish(int64_t recv_ns, SseSink sink);
 
   void reset();
+  // Frees the line, event and type buffers whose capacity is over `max_bytes` (a reused parser
+  // keeps the rest: no allocation per event or per stream once they have grown).
+  void trim(size_t max_bytes);
 
   // Lowers the line and event limit (target.max_response_bytes); kMaxEventBytes stays the
   // ceiling. Neither buffer's capacity ever exceeds the limit.

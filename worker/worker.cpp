@@ -192,8 +192,14 @@ struct Worker::Impl {
 
   void on_assign(proto::Assign& a) {
     if (a.batch != 0) last_batch = a.batch;
-    for (auto& c : a.conversations) {
-      if (!a.window) {
+    take(a.conversations, a.window);
+    apply_starts(a.start);
+  }
+
+  // Conversations of one Assign: started now (their start time), or into the window.
+  void take(std::vector<proto::Conversation>& conversations, bool to_window) {
+    for (auto& c : conversations) {
+      if (!to_window) {
         runner->assign(std::move(c));
       } else if (window_closed) {
         batch.returned.push_back(c.index);
@@ -203,17 +209,26 @@ struct Worker::Impl {
       }
     }
     window_high = std::max(window_high, window.size());
-    // Starts name window conversations; one already started here (a refill crossed the start)
-    // or given back is not there any more.
-    for (const proto::WindowStart& s : a.start) {
-      auto it = std::find_if(window.begin(), window.end(), [&](const proto::Conversation& c) {
-        return c.index == s.conversation_index;
-      });
-      if (it == window.end()) continue;
-      proto::Conversation c = std::move(*it);
-      window.erase(it);
-      c.start_ns = s.start_ns;
-      runner->assign(std::move(c));
+  }
+
+  // The window conversation `index`, taken out of the window; nullopt when it is not there.
+  std::optional<proto::Conversation> take_from_window(uint64_t index) {
+    auto it = std::find_if(window.begin(), window.end(),
+                           [&](const proto::Conversation& c) { return c.index == index; });
+    if (it == window.end()) return std::nullopt;
+    proto::Conversation c = std::move(*it);
+    window.erase(it);
+    return c;
+  }
+
+  // Starts name window conversations; one already started here (a refill crossed the start)
+  // or given back is not there any more.
+  void apply_starts(const std::vector<proto::WindowStart>& starts) {
+    for (const proto::WindowStart& s : starts) {
+      auto c = take_from_window(s.conversation_index);
+      if (!c) continue;
+      c->start_ns = s.start_ns;
+      runner->assign(std::move(*c));
     }
   }
 
@@ -226,9 +241,9 @@ struct Worker::Impl {
     arm_flush(/*this_iteration=*/true);
   }
 
-  // An Assign that did not decode as a whole: run the conversations that decode on their own
-  // and report the rest as failed, so the controller is not left waiting for them. False when
-  // `msg` is not an Assign at all.
+  // An Assign that did not decode as a whole: run (or put in the window) the conversations
+  // that decode on their own and report the rest as failed, so the controller is not left
+  // waiting for them. False when `msg` is not an Assign at all.
   bool salvage_assign(const zmq::message_t& msg) {
     auto s = proto::salvage_assign(msg.data(), msg.size());
     if (!s) return false;
@@ -236,24 +251,37 @@ struct Worker::Impl {
     // Batches arrive in order: one whose number is unreadable is the one after the last read.
     const uint64_t number = s->batch != 0 ? s->batch : last_batch + 1;
     last_batch = number;
-    size_t unreadable = 0;
     if (s->undecodable) {
       s->undecodable->batch = number;
-      unreadable = s->undecodable->positions.size();
+      const auto& u = *s->undecodable;
       log_error("assignment batch ", number, ": ",
-                s->undecodable->unreadable_from >= 0
-                    ? "conversations from position " +
-                          std::to_string(s->undecodable->unreadable_from) + " on"
-                    : std::to_string(unreadable) + " conversation(s)",
-                " unreadable (", log_escape(s->undecodable->error), "); reported as failed");
+                u.unreadable_from >= 0
+                    ? "conversations from position " + std::to_string(u.unreadable_from) + " on"
+                    : std::to_string(u.positions.size()) + " conversation(s)",
+                " unreadable (", log_escape(u.error), "); reported as failed");
       batch.undecodable.push_back(std::move(*s->undecodable));
+    }
+    // A window batch's conversations wait in the window like any other's: started outside the
+    // slots they would take the run over load.concurrency. Where the flag is unreadable they
+    // can be placed nowhere.
+    if (!s->window) {
+      for (const auto& c : s->conversations) {
+        s->failed.push_back({c.index, "the assignment's window flag is unreadable"});
+      }
+      s->conversations.clear();
+    }
+    take(s->conversations, s->window.value_or(false));
+    // A start that did not decode: the controller gave that conversation a slot, which the
+    // failure gives back (unless the conversation is no longer waiting here).
+    for (uint64_t index : s->unreadable_starts) {
+      if (take_from_window(index)) s->failed.push_back({index, "its window start is unreadable"});
     }
     for (auto& f : s->failed) {
       log_error("conversation ", f.conversation_index, " of batch ", number,
                 " cannot run: ", log_escape(f.error), "; reported as failed");
       batch.failed.push_back(std::move(f));
     }
-    for (auto& c : s->conversations) runner->assign(std::move(c));
+    apply_starts(s->start);
     arm_flush(/*this_iteration=*/true);
     return true;
   }

@@ -485,7 +485,21 @@ std::string bind_problem(std::string_view e) {
          "interface name, not a host name (for example " + hint + ")";
 }
 
-// output.metrics_listen: HOST:PORT with HOST an IPv4 address, [IPv6] or *, PORT 0-65535.
+// Why output.metrics_listen refuses an IPv6 address: prometheus-cpp serves /metrics with
+// civetweb, and Debian's libcivetweb is built without USE_IPV6 (mg_check_feature(8) is 0,
+// `civetweb -I` lists no IPv6; its port parser rejects "[::1]:PORT"), so the run could only fail
+// at start. tests/controller/live_ipv6_test.cpp fails once the linked civetweb can serve IPv6.
+std::string ipv6_listen_refusal(const std::string& host, const std::string& port) {
+  const std::string ipv4 = host == "[::1]"  ? "127.0.0.1:" + port
+                           : host == "[::]" ? "*:" + port
+                                            : "an IPv4 address of this host with port " + port;
+  return "'" + host + "' is IPv6, which cannot be served: the HTTP server prometheus-cpp uses " +
+         "(civetweb) is built without IPv6 here; listen on IPv4 instead, e.g. " + ipv4 +
+         " (127.0.0.1: this host only, *: every interface)";
+}
+
+// output.metrics_listen: HOST:PORT with HOST an IPv4 address or *, PORT 0-65535 ([IPv6] is
+// refused, saying why).
 std::optional<std::string> listen_address_problem(const std::string& e) {
   const std::string example = " (for example 127.0.0.1:9464)";
   const std::size_t colon = e.rfind(':');
@@ -502,7 +516,7 @@ std::optional<std::string> listen_address_problem(const std::string& e) {
   if (host == "*") return std::nullopt;
   if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
     if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) == 1) {
-      return std::nullopt;
+      return ipv6_listen_refusal(host, port);
     }
     return "'" + host + "' is not an IPv6 address" + example;
   }

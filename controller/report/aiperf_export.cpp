@@ -13,6 +13,7 @@
 
 #include "common/build_info.hpp"
 #include "common/utf8.hpp"
+#include "controller/report/error_summary_json.hpp"
 
 namespace convoy::controller {
 
@@ -177,26 +178,6 @@ void write_run_info(Pretty& w, const Config& c, const std::string& benchmark_id)
   w.EndObject();
 }
 
-// error_summary: ErrorDetailsCount [{error_details {code, type, message}, count}].
-void write_errors(Pretty& w, const MetricsSnapshot& s) {
-  w.Key("error_summary");
-  w.StartArray();
-  for (const ErrorGroup& e : s.errors) {
-    w.StartObject();
-    w.Key("error_details");
-    w.StartObject();
-    w.Key("code");
-    w.Int64(e.code);
-    put_string(w, "type", e.type);
-    put_string(w, "message", e.message);
-    w.EndObject();
-    w.Key("count");
-    w.Int64(e.count);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
 // AIPerf's CSV number format (metrics_csv_exporter.py _format_number): integers bare, other
 // reals with two decimals. Token and request counts are integers there; the rest are floats.
 std::string csv_number(double v, bool integral) {
@@ -242,7 +223,7 @@ std::string aiperf_profile_json(const MetricsSnapshot& snapshot, const Config& c
   write_run_info(w, config, p.benchmark_id);
   w.Key("was_cancelled");
   w.Bool(p.was_cancelled);
-  write_errors(w, snapshot);
+  write_error_summary_json(w, snapshot.errors, false);
   if (!p.start_time.empty()) put_string(w, "start_time", p.start_time);
   if (!p.end_time.empty()) put_string(w, "end_time", p.end_time);
   w.EndObject();

@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <cctype>
 #include <cmath>
+#include <iterator>
 #include <limits>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #include "controller/report/timeslice.hpp"
@@ -15,13 +18,6 @@ namespace {
 constexpr double kNsPerMs = 1e6;
 constexpr double kPerUserScale = 1e3;  // output_token_throughput_per_user kept in milli-tokens/s
 constexpr double kHitRateScale = 1e4;  // prefix_cache_hit_rate kept in 1e-4 %
-
-struct MetricDef {
-  const char* tag;
-  const char* header;
-  const char* unit;
-  double scale;  // raw value / scale = display value
-};
 
 // Indexed by MetricsAggregator::Metric.
 constexpr MetricDef kDefs[] = {
@@ -49,6 +45,25 @@ constexpr MetricDef kDefs[] = {
     {"reasoning_token_count", "Reasoning Token Count", "tokens", 1},
 };
 constexpr MetricDef kFamilyMakespan = {"family_makespan", "Family Makespan", "ms", kNsPerMs};
+// The run-level scalars (single_value), of the whole run and of each time slice.
+constexpr MetricDef kAggregateDefs[] = {
+    {"output_token_throughput", "Output Token Throughput", "tokens/sec", 1},
+    {"total_token_throughput", "Total Token Throughput", "tokens/sec", 1},
+    {"request_throughput", "Request Throughput", "requests/sec", 1},
+    {"goodput", "Goodput", "requests/sec", 1},
+    {"good_request_count", "Good Request Count", "requests", 1},
+    {"request_count", "Request Count", "requests", 1},
+    {"error_request_count", "Error Request Count", "requests", 1},
+    {"total_input_tokens", "Total Input Tokens", "tokens", 1},
+    {"total_output_tokens", "Total Output Tokens", "tokens", 1},
+    {"total_reasoning_tokens", "Total Reasoning Tokens", "tokens", 1},
+    {"benchmark_duration", "Benchmark Duration", "sec", 1},
+};
+
+const MetricDef* find_def(std::string_view tag, const MetricDef* begin, const MetricDef* end) {
+  const MetricDef* it = std::find_if(begin, end, [&](const MetricDef& d) { return d.tag == tag; });
+  return it == end ? nullptr : it;
+}
 
 // The order metrics appear in the summary: AIPerf's first, then convoy's own.
 constexpr size_t kSummaryOrder[] = {0, 1, 2, 14, 15, 16, 3, 6, 4, 5, 11, 9, 10, 17, 12, 13, 8, 7};
@@ -70,35 +85,21 @@ MetricStats stats_of(const Histogram& h, const MetricDef& def) {
   return s;
 }
 
-MetricStats single_value(const char* tag, const char* header, const char* unit, double value);
-
 // AIPerf's token totals (ai-dynamo/aiperf: aiperf/metrics/types/input_sequence_length_metric.py
 // total_isl, output_token_count.py total_output_tokens, reasoning_token_count.py
 // total_reasoning_tokens; src/aiperf/metrics/types/total_token_throughput.py). As there,
 // total_output_tokens leaves reasoning tokens out, while output_sequence_length,
 // output_token_throughput and total_token_throughput count them.
 void add_token_totals(MetricsSnapshot& s, bool reasoned) {
-  s.metrics.push_back(single_value("total_input_tokens", "Total Input Tokens", "tokens",
-                                   static_cast<double>(s.total_input_tokens)));
   s.metrics.push_back(
-      single_value("total_output_tokens", "Total Output Tokens", "tokens",
+      single_value("total_input_tokens", static_cast<double>(s.total_input_tokens)));
+  s.metrics.push_back(
+      single_value("total_output_tokens",
                    static_cast<double>(s.total_output_tokens - s.total_reasoning_tokens)));
   if (reasoned) {
-    s.metrics.push_back(single_value("total_reasoning_tokens", "Total Reasoning Tokens", "tokens",
-                                     static_cast<double>(s.total_reasoning_tokens)));
+    s.metrics.push_back(
+        single_value("total_reasoning_tokens", static_cast<double>(s.total_reasoning_tokens)));
   }
-}
-
-MetricStats single_value(const char* tag, const char* header, const char* unit, double value) {
-  MetricStats s;
-  s.tag = tag;
-  s.header = header;
-  s.unit = unit;
-  s.avg = s.min = s.max = s.sum = value;
-  s.count = 1;
-  s.percentiles.fill(value);
-  s.aggregate = true;
-  return s;
 }
 
 // Plot bins over [min, max]: logarithmic when the range spans more than a decade and a half,
@@ -159,6 +160,26 @@ std::optional<double> slo_value(std::string_view tag, const RequestMetrics& m) {
 }
 
 }  // namespace
+
+const MetricDef* metric_def(std::string_view tag) {
+  if (const MetricDef* d = find_def(tag, std::begin(kDefs), std::end(kDefs))) return d;
+  if (tag == kFamilyMakespan.tag) return &kFamilyMakespan;
+  return find_def(tag, std::begin(kAggregateDefs), std::end(kAggregateDefs));
+}
+
+MetricStats single_value(std::string_view tag, double value) {
+  const MetricDef* def = find_def(tag, std::begin(kAggregateDefs), std::end(kAggregateDefs));
+  if (def == nullptr) throw std::logic_error("no aggregate metric " + std::string(tag));
+  MetricStats s;
+  s.tag = def->tag;
+  s.header = def->header;
+  s.unit = def->unit;
+  s.avg = s.min = s.max = s.sum = value;
+  s.count = 1;
+  s.percentiles.fill(value);
+  s.aggregate = true;
+  return s;
+}
 
 RequestMetrics compute_request_metrics(const proto::Record& r) {
   RequestMetrics m;
@@ -544,10 +565,9 @@ void MetricsAggregator::coarsen_series() {
 }
 
 const Histogram* MetricsAggregator::histogram(std::string_view tag) const {
-  for (size_t i = 0; i < kMetricCount; ++i) {
-    if (tag == kDefs[i].tag) return &histograms_[i];
-  }
-  return nullptr;
+  static_assert(std::size(kDefs) == kMetricCount);
+  const MetricDef* def = find_def(tag, std::begin(kDefs), std::end(kDefs));
+  return def == nullptr ? nullptr : &histograms_[static_cast<size_t>(def - std::begin(kDefs))];
 }
 
 // Family makespan: the lead's first send to the family's last end, families with sub-agents.
@@ -642,24 +662,17 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
     if (!histograms_[i].empty()) s.metrics.push_back(stats_of(histograms_[i], kDefs[i]));
   }
   add_family_makespan(s);
-  s.metrics.push_back(single_value("output_token_throughput", "Output Token Throughput",
-                                   "tokens/sec", s.output_token_throughput));
-  s.metrics.push_back(single_value("total_token_throughput", "Total Token Throughput", "tokens/sec",
-                                   s.total_token_throughput));
-  s.metrics.push_back(single_value("request_throughput", "Request Throughput", "requests/sec",
-                                   s.request_throughput));
+  s.metrics.push_back(single_value("output_token_throughput", s.output_token_throughput));
+  s.metrics.push_back(single_value("total_token_throughput", s.total_token_throughput));
+  s.metrics.push_back(single_value("request_throughput", s.request_throughput));
   if (s.has_slo) {
-    s.metrics.push_back(single_value("goodput", "Goodput", "requests/sec", s.goodput));
-    s.metrics.push_back(single_value("good_request_count", "Good Request Count", "requests",
-                                     static_cast<double>(good_count_)));
+    s.metrics.push_back(single_value("goodput", s.goodput));
+    s.metrics.push_back(single_value("good_request_count", static_cast<double>(good_count_)));
   }
-  s.metrics.push_back(single_value("request_count", "Request Count", "requests",
-                                   static_cast<double>(request_count_)));
-  s.metrics.push_back(single_value("error_request_count", "Error Request Count", "requests",
-                                   static_cast<double>(error_count_)));
+  s.metrics.push_back(single_value("request_count", static_cast<double>(request_count_)));
+  s.metrics.push_back(single_value("error_request_count", static_cast<double>(error_count_)));
   add_token_totals(s, !histograms_[kReasoningTokens].empty());
-  s.metrics.push_back(
-      single_value("benchmark_duration", "Benchmark Duration", "sec", s.duration_s));
+  s.metrics.push_back(single_value("benchmark_duration", s.duration_s));
 
   for (const auto& [key, group] : errors_) s.errors.push_back(group);
   std::stable_sort(s.errors.begin(), s.errors.end(),

@@ -77,6 +77,20 @@ struct MetricStats {
   double p(double q) const;  // one of kReportedPercentiles; NaN otherwise
 };
 
+// A metric tag's definition: the one table of them (metrics.cpp) serves the whole run's
+// statistics and the time slices' alike, so that a slice reads like the summary.
+struct MetricDef {
+  const char* tag;     // e.g. "time_to_first_token"
+  const char* header;  // e.g. "Time to First Token"
+  const char* unit;    // display unit, e.g. "ms"
+  double scale;        // a raw (histogram) value / scale = the display value; 1 for aggregates
+};
+// The definition of a distribution (time_to_first_token, ...) or aggregate (request_count, ...)
+// tag; null when convoy reports no such metric.
+const MetricDef* metric_def(std::string_view tag);
+// The aggregate `tag` (metric_def's; std::logic_error if it has none) with the value `value`.
+MetricStats single_value(std::string_view tag, double value);
+
 // One time slice of output.slice_s (summary.json "timeslices", timeslices.csv): the measured
 // requests *sent* in [start_s, end_s) since the origin (AIPerf's rule: a record's slice is its
 // request start; a request never sent counts at its intended time). Built by

@@ -69,6 +69,8 @@ void put_metrics(LineWriter& w, const proto::Record& r) {
   w.Int64(m.isl);
   w.Key("osl");
   w.Int64(m.osl);
+  w.Key("reasoning_tokens");  // the reasoning part of osl (0: none)
+  w.Int64(m.reasoning_tokens.value_or(0));
   w.Key("cached_tokens");
   if (m.cached_tokens) {
     w.Int64(*m.cached_tokens);
@@ -172,6 +174,7 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
   put_time(w, "sent_ns", r.sent_ns);
   put_time(w, "first_byte_ns", r.first_byte_ns);
   put_time(w, "first_token_ns", r.first_token_ns);
+  put_time(w, "first_output_token_ns", r.first_output_token_ns);  // first non-reasoning content
   put_time(w, "second_token_ns", r.second_token_ns);
   put_time(w, "last_token_ns", r.last_token_ns);
   put_time(w, "end_ns", r.end_ns);

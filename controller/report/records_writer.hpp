@@ -16,12 +16,13 @@ namespace convoy::controller {
 
 // One line (without the newline): x_request_id, x_correlation_id, conversation_id,
 // conversation_index, turn_index, final_turn, worker_id, host, phase ("warmup" | "measure"),
-// intended_ns, sent_ns, first_byte_ns, first_token_ns, second_token_ns, last_token_ns, end_ns
-// (controller steady clock; null when it did not happen), metrics {ttft_ms, ttst_ms,
-// request_latency_ms, itl_ms, schedule_lag_ms, corrected_request_latency_ms, isl, osl,
-// cached_tokens} (null where not measured), http_status, error {kind, code, type, message}
-// (null when ok), session_control (the object as sent; null when none). Always valid UTF-8:
-// ill-formed bytes a server sent are replaced with U+FFFD.
+// intended_ns, sent_ns, first_byte_ns, first_token_ns, first_output_token_ns, second_token_ns,
+// last_token_ns, end_ns (controller steady clock; null when it did not happen), metrics {ttft_ms,
+// ttst_ms, request_latency_ms, itl_ms, schedule_lag_ms, corrected_request_latency_ms, isl, osl,
+// reasoning_tokens, cached_tokens} (null where not measured; reasoning_tokens 0 when none),
+// http_status, error {kind, code, type, message} (null when ok), session_control (the object as
+// sent; null when none). Always valid UTF-8: ill-formed bytes a server sent are replaced with
+// U+FFFD.
 //
 // Load profiles (issue 16): `stage` names the stage the request was intended in; the line gets
 // "stage": NAME after "phase" (no key when empty: a single-level run, or warmup). A request

@@ -75,37 +75,62 @@ void read_timeline(const Value& entry, ServerSeries& s) {
   }
 }
 
+bool flag(const Value& obj, const char* key) {
+  const Value* v = member(obj, key);
+  return v && v->IsBool() && v->GetBool();
+}
+
+// What each key of a metrics[] entry fills (the telemetry room's names, docs/telemetry.md).
+template <typename T>
+struct Field {
+  const char* key;
+  T ServerSeries::*field;
+};
+constexpr Field<std::string> kSeriesTexts[] = {
+    {"endpoint", &ServerSeries::endpoint}, {"name", &ServerSeries::name},
+    {"type", &ServerSeries::type},         {"role", &ServerSeries::role},
+    {"title", &ServerSeries::title},       {"unit", &ServerSeries::unit},
+};
+constexpr Field<std::optional<double>> kSeriesNumbers[] = {
+    {"min", &ServerSeries::min},     {"avg", &ServerSeries::avg},
+    {"p50", &ServerSeries::p50},     {"p99", &ServerSeries::p99},
+    {"max", &ServerSeries::max},     {"last", &ServerSeries::last},
+    {"delta", &ServerSeries::delta}, {"rate_per_s", &ServerSeries::rate_per_s},
+    {"count", &ServerSeries::count}, {"sum", &ServerSeries::sum},
+};
+
+// A histogram's cumulative buckets, le ascending.
+void read_buckets(const Value& entry, ServerSeries& s) {
+  const Value* buckets = member(entry, "buckets");
+  if (buckets == nullptr || !buckets->IsArray()) return;
+  for (const auto& b : buckets->GetArray()) {
+    const std::optional<double> le = bound(member(b, "le"));
+    const std::optional<double> n = number(b, "count");
+    if (le && n) s.buckets.emplace_back(*le, *n);
+  }
+  std::sort(s.buckets.begin(), s.buckets.end());
+}
+
 ServerSeries read_series(const Value& entry) {
   ServerSeries s;
-  s.endpoint = text(entry, "endpoint");
-  s.name = text(entry, "name");
-  s.type = text(entry, "type");
-  s.role = text(entry, "role");
-  s.title = text(entry, "title");
-  s.unit = text(entry, "unit");
-  const Value* headline = member(entry, "headline");
-  s.headline = headline && headline->IsBool() && headline->GetBool();
+  for (const auto& [key, field] : kSeriesTexts) s.*field = text(entry, key);
+  for (const auto& [key, field] : kSeriesNumbers) s.*field = number(entry, key);
+  s.headline = flag(entry, "headline");
   s.labels = labels_text(entry);
-  s.min = number(entry, "min");
-  s.avg = number(entry, "avg");
-  s.p50 = number(entry, "p50");
-  s.p99 = number(entry, "p99");
-  s.max = number(entry, "max");
-  s.last = number(entry, "last");
-  s.delta = number(entry, "delta");
-  s.rate_per_s = number(entry, "rate_per_s");
-  s.count = number(entry, "count");
-  s.sum = number(entry, "sum");
-  if (const Value* buckets = member(entry, "buckets"); buckets && buckets->IsArray()) {
-    for (const auto& b : buckets->GetArray()) {
-      const std::optional<double> le = bound(member(b, "le"));
-      const std::optional<double> n = number(b, "count");
-      if (le && n) s.buckets.emplace_back(*le, *n);
-    }
-    std::sort(s.buckets.begin(), s.buckets.end());
-  }
+  read_buckets(entry, s);
   read_timeline(entry, s);
   return s;
+}
+
+ServerEndpointView read_endpoint(const Value& e) {
+  ServerEndpointView ep;
+  ep.name = text(e, "name");
+  ep.url = text(e, "url");
+  ep.scrapes = integer(e, "scrapes");
+  ep.errors = integer(e, "errors");
+  ep.dropped_series = integer(e, "dropped_series");
+  ep.last_error = text(e, "last_error");
+  return ep;
 }
 
 }  // namespace
@@ -119,24 +144,12 @@ ServerMetricsView parse_server_metrics(const std::string& json) {
   view.present = true;
   view.interval_s = number(doc, "interval_s").value_or(0);
   if (const Value* endpoints = member(doc, "endpoints"); endpoints && endpoints->IsArray()) {
-    for (const auto& e : endpoints->GetArray()) {
-      ServerEndpointView ep;
-      ep.name = text(e, "name");
-      ep.url = text(e, "url");
-      ep.scrapes = integer(e, "scrapes");
-      ep.errors = integer(e, "errors");
-      ep.dropped_series = integer(e, "dropped_series");
-      ep.last_error = text(e, "last_error");
-      view.endpoints.push_back(std::move(ep));
-    }
+    for (const auto& e : endpoints->GetArray()) view.endpoints.push_back(read_endpoint(e));
   }
   const Value* metrics = member(doc, "metrics");
   if (metrics == nullptr || !metrics->IsArray()) return view;
   for (const auto& entry : metrics->GetArray()) {
-    const Value* headline = member(entry, "headline");
-    const bool keep =
-        !text(entry, "role").empty() || (headline && headline->IsBool() && headline->GetBool());
-    if (keep) {
+    if (!text(entry, "role").empty() || flag(entry, "headline")) {
       view.metrics.push_back(read_series(entry));
       continue;
     }

@@ -19,6 +19,7 @@
 
 #include "common/build_info.hpp"
 #include "common/utf8.hpp"
+#include "controller/report/error_summary_json.hpp"
 #include "controller/report/header_era_json.hpp"
 #include "controller/report/verdict.hpp"
 
@@ -83,35 +84,6 @@ void write_metric(JsonWriter& w, const MetricStats& m) {
   w.Key("sum");
   write_number(w, m.sum);
   w.EndObject();
-}
-
-void write_error_summary(JsonWriter& w, const MetricsSnapshot& s) {
-  w.Key("error_summary");
-  w.StartArray();
-  for (const ErrorGroup& e : s.errors) {
-    w.StartObject();
-    w.Key("error_details");
-    w.StartObject();
-    w.Key("code");
-    w.Int64(e.code);
-    w.Key("type");
-    w.String(e.type.c_str(), static_cast<rapidjson::SizeType>(e.type.size()));
-    w.Key("message");
-    w.String(e.message.c_str(), static_cast<rapidjson::SizeType>(e.message.size()));
-    w.EndObject();
-    w.Key("count");
-    w.Int64(e.count);
-    w.Key("example");  // one raw message of the group; `message` is the normalised text
-    w.String(e.example.c_str(), static_cast<rapidjson::SizeType>(e.example.size()));
-    w.Key("example_correlation_ids");
-    w.StartArray();
-    for (const auto& id : e.example_correlation_ids) {
-      w.String(id.c_str(), static_cast<rapidjson::SizeType>(id.size()));
-    }
-    w.EndArray();
-    w.EndObject();
-  }
-  w.EndArray();
 }
 
 void write_extra(JsonWriter& w, const char* key, const std::string& json, bool want_object) {
@@ -217,7 +189,7 @@ void write_stages(JsonWriter& w, std::span<const StageFacts> stages, int64_t ori
     put_number(w, "settle_end_s", seconds_since(std::max(st.settle_end_ns, st.end_ns), origin_ns));
     write_stage_config(w, st.config);
     for (const MetricStats& m : st.metrics.metrics) write_metric(w, m);
-    write_error_summary(w, st.metrics);
+    write_error_summary_json(w, st.metrics.errors, true);
     write_stage_verdict(w, judge_stage(st));
     w.EndObject();
   }
@@ -354,7 +326,7 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   w.StartObject();
   write_provenance(w, extras);
   for (const MetricStats& m : snapshot.metrics) write_metric(w, m);
-  write_error_summary(w, snapshot);
+  write_error_summary_json(w, snapshot.errors, true);
   write_extra(w, "insights", extras.insights_json, false);
   write_extra(w, "run", run_json_with_close_requests(extras.run_json, snapshot.close_request_count),
               true);

@@ -3,7 +3,11 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <sstream>
+#include <stdexcept>
+#include <string>
+#include <string_view>
 
 #include "common/histogram.hpp"
 
@@ -11,31 +15,27 @@ namespace convoy::controller {
 
 namespace {
 
-constexpr double kNsPerMs = 1e6;
-constexpr double kPerUserScale = 1e3;  // milli-tokens/s, as MetricsAggregator keeps it
-
-struct SliceMetricDef {
-  const char* tag;
-  const char* header;
-  const char* unit;
-  double scale;
+// Indexed by TimeSliceAggregator::Metric: the whole run's metrics (metric_def), so that a slice
+// reads like the summary.
+constexpr std::string_view kSliceTags[] = {
+    "time_to_first_token",    "time_to_second_token",
+    "inter_token_latency",    "inter_chunk_latency",
+    "request_latency",        "corrected_request_latency",
+    "schedule_lag",           "input_sequence_length",
+    "output_sequence_length", "output_token_throughput_per_user",
 };
 
-// Indexed by TimeSliceAggregator::Metric; the tags, headers and units of the whole run's
-// (metrics.cpp kDefs), so that a slice reads like the summary.
-constexpr SliceMetricDef kSliceDefs[] = {
-    {"time_to_first_token", "Time to First Token", "ms", kNsPerMs},
-    {"time_to_second_token", "Time to Second Token", "ms", kNsPerMs},
-    {"inter_token_latency", "Inter Token Latency", "ms", kNsPerMs},
-    {"inter_chunk_latency", "Inter Chunk Latency", "ms", kNsPerMs},
-    {"request_latency", "Request Latency", "ms", kNsPerMs},
-    {"corrected_request_latency", "Corrected Request Latency", "ms", kNsPerMs},
-    {"schedule_lag", "Schedule Lag", "ms", kNsPerMs},
-    {"input_sequence_length", "Input Sequence Length", "tokens", 1},
-    {"output_sequence_length", "Output Sequence Length", "tokens", 1},
-    {"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user",
-     kPerUserScale},
-};
+const MetricDef& slice_def(size_t metric) {
+  static const auto defs = [] {
+    std::array<const MetricDef*, std::size(kSliceTags)> out{};
+    for (size_t i = 0; i < out.size(); ++i) {
+      out[i] = metric_def(kSliceTags[i]);
+      if (out[i] == nullptr) throw std::logic_error("no metric " + std::string(kSliceTags[i]));
+    }
+    return out;
+  }();
+  return *defs[metric];
+}
 
 int32_t key_of(int64_t value) {
   if (value >= 0) return Histogram::bucket_index(value);
@@ -51,18 +51,6 @@ int64_t midpoint_of(int32_t key) {
   const int64_t low = Histogram::bucket_lowest(index);
   const int64_t mid = low + (Histogram::bucket_highest(index) - low) / 2;
   return negative ? -mid : mid;
-}
-
-MetricStats aggregate(const char* tag, const char* header, const char* unit, double value) {
-  MetricStats s;
-  s.tag = tag;
-  s.header = header;
-  s.unit = unit;
-  s.avg = s.min = s.max = s.sum = value;
-  s.count = 1;
-  s.percentiles.fill(value);
-  s.aggregate = true;
-  return s;
 }
 
 }  // namespace
@@ -191,7 +179,9 @@ void TimeSliceAggregator::add(int64_t since_origin_ns, const proto::Record& r,
   s.histograms[kIsl].record(m.isl);
   s.histograms[kOsl].record(m.osl);
   if (m.output_tokens_per_s_per_user) {
-    s.histograms[kPerUser].record(std::llround(*m.output_tokens_per_s_per_user * kPerUserScale));
+    // Milli-tokens/s, as MetricsAggregator keeps it: the definition's scale.
+    const double scale = slice_def(kPerUser).scale;
+    s.histograms[kPerUser].record(std::llround(*m.output_tokens_per_s_per_user * scale));
   }
 }
 
@@ -221,9 +211,10 @@ TimeSliceStats TimeSliceAggregator::stats_of(size_t index) const {
   t.index = static_cast<int64_t>(index);
   t.start_s = static_cast<double>(index) * slice_s();
   t.end_s = static_cast<double>(index + 1) * slice_s();
+  static_assert(std::size(kSliceTags) == kMetricCount);
   for (size_t i = 0; i < kMetricCount; ++i) {
     if (s.histograms[i].empty()) continue;
-    const SliceMetricDef& d = kSliceDefs[i];
+    const MetricDef& d = slice_def(i);
     t.metrics.push_back(s.histograms[i].stats(d.tag, d.header, d.unit, d.scale));
   }
   // AIPerf's derived metrics over the slice's own records: its first send to its last end.
@@ -231,16 +222,12 @@ TimeSliceStats TimeSliceAggregator::stats_of(size_t index) const {
                                 ? static_cast<double>(s.last_end_ns - s.first_send_ns) / 1e9
                                 : 0;
   auto per_s = [&](int64_t n) { return duration_s > 0 ? static_cast<double>(n) / duration_s : 0; };
-  t.metrics.push_back(aggregate("output_token_throughput", "Output Token Throughput", "tokens/sec",
-                                per_s(s.output_tokens)));
-  t.metrics.push_back(
-      aggregate("request_throughput", "Request Throughput", "requests/sec", per_s(s.requests)));
-  if (has_slo_) t.metrics.push_back(aggregate("goodput", "Goodput", "requests/sec", per_s(s.good)));
-  t.metrics.push_back(
-      aggregate("request_count", "Request Count", "requests", static_cast<double>(s.requests)));
-  t.metrics.push_back(aggregate("error_request_count", "Error Request Count", "requests",
-                                static_cast<double>(s.errors)));
-  t.metrics.push_back(aggregate("benchmark_duration", "Benchmark Duration", "sec", duration_s));
+  t.metrics.push_back(single_value("output_token_throughput", per_s(s.output_tokens)));
+  t.metrics.push_back(single_value("request_throughput", per_s(s.requests)));
+  if (has_slo_) t.metrics.push_back(single_value("goodput", per_s(s.good)));
+  t.metrics.push_back(single_value("request_count", static_cast<double>(s.requests)));
+  t.metrics.push_back(single_value("error_request_count", static_cast<double>(s.errors)));
+  t.metrics.push_back(single_value("benchmark_duration", duration_s));
   return t;
 }
 

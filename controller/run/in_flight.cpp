@@ -100,14 +100,20 @@ bool InFlight::start_oldest_window(
   return true;
 }
 
-InFlight::Returned InFlight::returned(const std::string& worker, uint64_t index) {
+InFlight::Returned InFlight::returned(const std::string& worker, uint64_t index,
+                                      RequestBudget* budget) {
   auto it = entries_.find(index);
   if (it == entries_.end() || it->second.worker != worker || it->second.started) {
     return Returned::kNotHeld;
   }
   const bool window = windows_.erase(index) > 0;
   entries_.erase(it);
-  grants_.erase(index);  // never started: nothing sent, nothing to give back
+  if (auto g = grants_.find(index); g != grants_.end()) {
+    // Never started: every granted turn is unsent. Unlike an end that sent nothing (end()),
+    // this cannot repeat forever: a worker gives its window back only once it stops starting.
+    if (budget) budget->release(g->second.granted, g->second.sent);
+    grants_.erase(g);
+  }
   return window ? Returned::kWindow : Returned::kSlot;
 }
 
@@ -186,11 +192,11 @@ InFlight::Taken InFlight::take_worker(const std::string& worker,
       ++it;
       continue;
     }
-    windows_.erase(it->first);
+    const bool window = windows_.erase(it->first) > 0;
     if (rehome(it->second)) {
       taken.rehome.emplace_back(it->first, it->second);
     } else {
-      taken.lost.push_back(it->first);
+      (window ? taken.lost_window : taken.lost).push_back(it->first);
     }
     it = entries_.erase(it);
   }

@@ -53,10 +53,12 @@ class InFlight {
   std::vector<uint64_t> undecodable(const std::string& worker,
                                     const proto::UndecodableAssign& u) const;
   // Takes every conversation `worker` holds out of the book (a lost worker). Those `rehome`
-  // accepts come back first, each with its entry, for assignment elsewhere; the rest are lost.
+  // accepts come back first, each with its entry, for assignment elsewhere; the rest are lost
+  // (with their grants: they may have sent requests that never reported back).
   struct Taken {
     std::vector<std::pair<uint64_t, Entry>> rehome;
-    std::vector<uint64_t> lost;
+    std::vector<uint64_t> lost;         // held a concurrency slot
+    std::vector<uint64_t> lost_window;  // waited in the worker's window: held no slot
   };
   Taken take_worker(const std::string& worker, const std::function<bool(const Entry&)>& rehome);
 
@@ -68,11 +70,12 @@ class InFlight {
   // is queued as a start in its worker's next batch. False when no window holds one.
   bool start_oldest_window(int64_t intended_ns,
                            const std::function<int64_t(const std::string&)>& worker_offset_ns);
-  // A window conversation its worker gave back unstarted: out of the book (with its grant).
-  // kSlot: the controller had already started it in a slot (its start crossed the return), so
-  // that slot frees; kWindow: it held none; kNotHeld: not `worker`'s, or already started.
+  // A window conversation its worker gave back unstarted: out of the book, its granted turns
+  // back to `budget` (load.requests: it sent none). kSlot: the controller had already started
+  // it in a slot (its start crossed the return), so that slot frees; kWindow: it held none;
+  // kNotHeld: not `worker`'s, or already started.
   enum class Returned { kNotHeld, kWindow, kSlot };
-  Returned returned(const std::string& worker, uint64_t index);
+  Returned returned(const std::string& worker, uint64_t index, RequestBudget* budget = nullptr);
   size_t windows() const { return windows_.size(); }
   bool in_window(uint64_t index) const { return windows_.count(index) != 0; }
   size_t window_of(const std::string& worker) const;

@@ -129,6 +129,7 @@ void Run::start_warmup(int64_t now) {
   std::optional<uint64_t> total = static_cast<uint64_t>(config_.load.warmup_sessions);
   if (config_.load.warmup_s) total.reset();  // by time: until load.warmup_s passes
   scheduler_.emplace(config_.load, LoadMode::kConcurrency, config_.seed, total, now);
+  window_per_worker_ = refill_window(config_.load, sharder_.size(), proto::Phase::kWarmup);
   if (live_) {
     live_->set_stage("warmup", "concurrency", static_cast<double>(config_.load.concurrency));
   }
@@ -161,7 +162,7 @@ void Run::start_measure(int64_t now) {
   };
   scheduler_.emplace(load, profile ? LoadMode::kConcurrency : load.mode, config_.seed, total, now,
                      trace_offset);
-  window_per_worker_ = refill_window(load, sharder_.size());
+  window_per_worker_ = refill_window(load, sharder_.size(), proto::Phase::kMeasure);
   budget_ = RequestBudget(load.requests);
   if (load.abort_on) breaker_.emplace(*load.abort_on);
   facts_.measure_start_ns = now;
@@ -345,7 +346,7 @@ void Run::dispatch(int64_t now) {
   const proto::Phase p =
       phase == RunPhase::kWarmup ? proto::Phase::kWarmup : proto::Phase::kMeasure;
   // With load.requests, one at a time: each commits its turns before the next is taken, and
-  // none is taken once every request is committed.
+  // none is taken once every request is committed (windows too: top_up_windows()).
   // A stage that ends on `requests` is taken one conversation at a time as well.
   const bool staged = p == proto::Phase::kMeasure && plan_;
   const bool budgeted = (p == proto::Phase::kMeasure && budget_.limited()) ||
@@ -436,10 +437,15 @@ void Run::loop() {
 
 void Run::on_worker_lost(const std::string& worker_id, int64_t t) {
   sharder_.remove_worker(worker_id);
-  // Re-home only what never started, and only while a survivor can take it.
+  // Re-home only what never started, and only while a survivor can take it. A window
+  // conversation goes out again, except under load.requests: the worker may have started it in
+  // a slot of its own by an end that never arrived, and the cap must not be exceeded, so it
+  // keeps its commitment and is lost with the worker.
   const bool can_rehome = machine_->phase() < RunPhase::kDrain && !sharder_.empty();
+  const bool exact_requests = budget_.limited();
   auto taken = in_flight_.take_worker(worker_id, [&](const InFlight::Entry& e) {
-    return e.window || (can_rehome && !e.started && e.intended_ns > t);
+    if (e.window) return !exact_requests || e.phase != proto::Phase::kMeasure;
+    return can_rehome && !e.started && e.intended_ns > t;
   });
   for (const auto& [index, e] : taken.rehome) {
     // A window conversation held no slot: it goes out again, to its new worker, in order.
@@ -454,10 +460,15 @@ void Run::on_worker_lost(const std::string& worker_id, int64_t t) {
     if (live_) live_->on_conversation_finished("lost");
     if (scheduler_ && index >= seq_base_) scheduler_->on_end(t);
   }
+  for (uint64_t index : taken.lost_window) {  // they held no slot
+    facts_.lost_conversations.push_back(correlation_id(config_.seed, index));
+    if (live_) live_->on_conversation_finished("lost");
+  }
   facts_.lost_workers.push_back(worker_id);
   const double silent_s = static_cast<double>(registry_.liveness().lost_after_ns()) / 1e9;
   log_error("worker ", worker_id, " lost (no heartbeat for ", silent_s, " s): ", taken.lost.size(),
-            " conversation(s) in flight lost, ", taken.rehome.size(), " re-homed");
+            " conversation(s) in flight lost, ", taken.lost_window.size(),
+            " waiting in its window lost, ", taken.rehome.size(), " re-homed");
   in_flight_.flush(send_assign_);
   const RunPhase p = machine_->phase();
   if (sharder_.empty() && p != RunPhase::kStarting && p != RunPhase::kDone) {

@@ -37,9 +37,9 @@ namespace convoy::controller {
 
 // What the workers are told in their Welcome (run.cpp).
 proto::WorkerSettings worker_settings(const Config& c, const std::string& url);
-// Window conversations per worker for the measure of `load` on `workers` workers (run_window.cpp);
-// 0 where the controller must start every conversation itself.
-size_t refill_window(const LoadConfig& load, size_t workers);
+// Window conversations per worker for `phase` (warmup or measure) of `load` on `workers`
+// workers (run_window.cpp); 0 where the controller must start every conversation itself.
+size_t refill_window(const LoadConfig& load, size_t workers, proto::Phase phase);
 
 class Run {
  public:
@@ -84,6 +84,8 @@ class Run {
   void on_result(zmq::message_t& payload);
   void on_records(const std::string& worker_id, std::vector<proto::Record>& records);
   void on_end(const std::string& worker_id, const proto::ConversationEnd& end);
+  // Window conversations a worker gave back unstarted (Results.returned).
+  void on_returned(const std::string& worker_id, const std::vector<uint64_t>& returned);
   // Results and Bye: the named worker, when the message carries its token; else counted.
   WorkerInfo* authentic(const std::string& worker_id, const std::string& token, const char* what);
   // A conversation its worker could not run (its assignment did not decode): ended, counted.
@@ -140,7 +142,7 @@ class Run {
   std::optional<Scheduler> scheduler_;
   uint64_t seq_base_ = 0;  // first seq of the current scheduler
   InFlight in_flight_{kAssignBatchBytes};
-  size_t window_per_worker_ = 0;  // 0: no windows (warmup, rate, trace, stages, load.requests)
+  size_t window_per_worker_ = 0;  // 0: no windows (load.warmup_s, rate, trace, stages)
   InFlight::Send send_assign_ = [this](const std::string& w, proto::Assign& m) {
     send_assign(w, m);
   };

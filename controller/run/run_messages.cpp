@@ -114,11 +114,23 @@ void Run::on_result(zmq::message_t& payload) {
     on_failed(results->worker_id, f.conversation_index, f.error);
   }
   for (const auto& u : results->undecodable) on_undecodable(results->worker_id, u);
-  for (uint64_t index : results->returned) {
-    const auto r = in_flight_.returned(results->worker_id, index);
-    if (r == InFlight::Returned::kSlot && scheduler_ && index >= seq_base_) {
-      scheduler_->on_end(now());
-    }
+  on_returned(results->worker_id, results->returned);
+}
+
+void Run::on_returned(const std::string& worker_id, const std::vector<uint64_t>& returned) {
+  if (returned.empty()) return;
+  // A worker gives its window back once it stops starting: after a Stop, or while the run still
+  // starts conversations when it is leaving (a signal; it lost the controller). A leaving worker
+  // takes no new conversations (as after its Bye), and what it gave back goes to the others,
+  // so load.sessions stays exact and load.requests' returned turns are not assigned to it again.
+  const RunPhase p = machine_->phase();
+  const bool leaving = p == RunPhase::kWarmup || p == RunPhase::kMeasure;
+  if (leaving) sharder_.remove_worker(worker_id);
+  for (uint64_t index : returned) {
+    const auto r = in_flight_.returned(worker_id, index, &budget_);
+    if (r == InFlight::Returned::kNotHeld || !scheduler_ || index < seq_base_) continue;
+    if (r == InFlight::Returned::kSlot) scheduler_->on_end(now());
+    if (leaving) scheduler_->give_back(index - seq_base_);
   }
 }
 
@@ -195,9 +207,9 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
 }
 
 void Run::on_end(const std::string& worker_id, const proto::ConversationEnd& end) {
-  // A window conversation that ends unannounced ran outside the slots (a salvaged batch).
-  const bool held_no_slot = in_flight_.in_window(end.conversation_index);
-  // Not the sender's (re-homed or lost): nothing to do.
+  // Not the sender's (re-homed or lost): nothing to do. A window conversation only ever starts
+  // in a slot (a refill announced in an earlier end, or the controller's start; a salvaged
+  // window batch goes into the window too), so every conversation that ends held one.
   if (!in_flight_.end(worker_id, end.conversation_index, budget_)) return;
   progress_.on_conversation_end(end.reason);
   if (live_) live_->on_conversation_finished(end.reason);
@@ -206,7 +218,6 @@ void Run::on_end(const std::string& worker_id, const proto::ConversationEnd& end
       in_flight_.refilled(worker_id, static_cast<uint64_t>(end.refilled_by))) {
     return;
   }
-  if (held_no_slot) return;
   if (scheduler_ && end.conversation_index >= seq_base_) scheduler_->on_end(now());
 }
 

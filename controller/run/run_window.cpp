@@ -19,11 +19,17 @@ constexpr size_t kMaxWindow = 64;  // bounds what a worker holds unstarted (and 
 
 }  // namespace
 
-size_t refill_window(const LoadConfig& load, size_t workers) {
-  // Stages (ramps, settles, sessions per stage) and load.requests (turns committed at
-  // assignment) keep the controller's one-at-a-time control; rate and trace have no slots.
-  if (load.mode != LoadMode::kConcurrency || load.profile != ProfileKind::kSingle ||
-      load.requests) {
+size_t refill_window(const LoadConfig& load, size_t workers, proto::Phase phase) {
+  if (phase == proto::Phase::kWarmup) {
+    // Warmup by count runs at the configured concurrency and ends when every warmup
+    // conversation has ended, those in windows included: none is left to start in the measure.
+    // Warmup by time (load.warmup_s) stops starting at a moment the workers do not know; a
+    // window would run on past it, so there the controller starts each conversation.
+    if (load.warmup_s) return 0;
+  } else if (load.mode != LoadMode::kConcurrency || load.profile != ProfileKind::kSingle) {
+    // Stages (ramps, settles, sessions per stage) keep the controller's one-at-a-time control:
+    // a level that drops would have to revoke what the workers hold. Rate and trace have no
+    // slots. load.requests is windowed: a window conversation commits its turns on entry.
     return 0;
   }
   // About two ends' worth per slot the worker holds: the controller tops the window up as the
@@ -45,9 +51,14 @@ void Run::start_windows(int64_t now) {
 }
 
 void Run::top_up_windows(proto::Phase phase) {
-  if (window_per_worker_ == 0 || phase != proto::Phase::kMeasure || !scheduler_) return;
+  if (window_per_worker_ == 0 || !scheduler_) return;
+  const RunPhase running = phase == proto::Phase::kWarmup ? RunPhase::kWarmup : RunPhase::kMeasure;
+  // load.requests: a conversation commits its turns as it enters a window (assign()), so the
+  // windows hold only committed work and none enters once every request is committed.
+  const bool budgeted = phase == proto::Phase::kMeasure && budget_.limited();
   const size_t cap = window_per_worker_ * sharder_.size();
-  while (in_flight_.windows() < cap && machine_->phase() == RunPhase::kMeasure) {
+  while (in_flight_.windows() < cap && machine_->phase() == running &&
+         (!budgeted || budget_.remaining() > 0)) {
     auto seq = scheduler_->take_ahead();
     if (!seq) break;
     const size_t before = in_flight_.windows();

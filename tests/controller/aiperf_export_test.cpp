@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/report_records.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -31,22 +32,10 @@ std::string fixture_path(const std::string& name) {
 }
 
 Record ok_record(int64_t at, uint64_t conversation) {
-  Record r;
-  r.x_request_id = "rid-" + std::to_string(at);
+  Record r = streamed_ok_record(at);
   r.x_correlation_id = "cid-" + std::to_string(conversation);
   r.conversation_id = "conv-" + std::to_string(conversation);
   r.conversation_index = conversation;
-  r.intended_ns = at;
-  r.sent_ns = at + kMs;
-  r.first_byte_ns = at + 20 * kMs;
-  r.first_token_ns = at + 21 * kMs;
-  r.second_token_ns = at + 26 * kMs;
-  r.last_token_ns = at + 41 * kMs;
-  r.end_ns = at + 42 * kMs;
-  r.chunk_gaps_ns = {5 * kMs, 5 * kMs, 5 * kMs, 5 * kMs};
-  r.input_tokens = 64;
-  r.output_tokens = 5;
-  r.http_status = 200;
   return r;
 }
 

@@ -3,7 +3,6 @@
 // Without /usr/bin/chromium (scripts/setup installs it) the test says so and checks nothing.
 #include <doctest/doctest.h>
 
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -11,25 +10,14 @@
 
 #include "controller/compare/compare_output.hpp"
 #include "controller/compare/run_loader.hpp"
+#include "controller/html_test_util.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
 using namespace convoy::controller::compare;
-using convoy::test::read_file;
+using namespace convoy::test;
 
 namespace {
-
-constexpr const char* kChromium = "/usr/bin/chromium";
-
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 // The text between `<figure id="ID"` and the next `</figure>`.
 std::string figure(const std::string& dom, const std::string& id) {
@@ -64,10 +52,7 @@ std::string summary(double scale, int concurrency) {
 }  // namespace
 
 TEST_CASE("compare.html renders in headless Chromium with one line per run") {
-  if (!fs::exists(kChromium)) {
-    MESSAGE("skipped: ", kChromium, " is not installed (scripts/setup installs it)");
-    return;
-  }
+  if (chromium_missing()) return;
   const fs::path work = fs::path(CONVOY_BINARY_DIR) / "test-artifacts" / "compare_html";
   fs::remove_all(work);
   std::vector<std::string> folders;
@@ -80,26 +65,10 @@ TEST_CASE("compare.html renders in headless Chromium with one line per run") {
   const fs::path page = work / "compare.html";
   std::ofstream(page) << compare_html(load_comparison(folders));
   const fs::path shot = work / "shot.png";
-  const fs::path profile = work / "profile";
-  const std::string command =
-      std::string("timeout -k 5 60 ") + kChromium +
-      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-      " --disable-background-networking --disable-component-update --disable-sync"
-      " --disable-default-apps --disable-extensions --no-default-browser-check"
-      " --user-data-dir=" +
-      quoted(profile) +
-      " --enable-logging=stderr --v=0 --window-size=1280,2400 --screenshot=" + quoted(shot) +
-      " --dump-dom 'file://" + page.string() + "' >" + quoted(work / "dom.html") + " 2>" +
-      quoted(work / "chromium.log");
-  const int rc = std::system(command.c_str());
-  std::error_code ignored;
-  fs::remove_all(profile, ignored);
-  const std::string dom = read_file(work / "dom.html");
-  const std::string log = read_file(work / "chromium.log");
-  CAPTURE(log);
-  CHECK(rc == 0);
-  REQUIRE(fs::exists(shot));
-  CHECK(fs::file_size(shot) > 20'000);
+  const ChromiumRun run =
+      render_page(work, page, "1280,2400", shot, work / "dom.html", work / "chromium.log");
+  const std::string& dom = run.out;
+  CAPTURE(run.log);
   // Each distribution: one polyline per run; the curve over the three runs: p50 and p99.
   for (const char* id :
        {"dist-time_to_first_token", "dist-inter_token_latency", "dist-request_latency"}) {
@@ -112,8 +81,5 @@ TEST_CASE("compare.html renders in headless Chromium with one line per run") {
   CHECK(count_of(figure(dom, "turns-chart"), "<rect class=\"bar") == 6);
   CHECK(count_of(dom, "class=\"config-row\"") == 1);  // load.concurrency
   CHECK(dom.find("+50.0% worse") != std::string::npos);
-  for (const std::string problem :
-       {"CONSOLE", "Uncaught", "Content Security Policy", "net::ERR_"}) {
-    CHECK_MESSAGE(log.find(problem) == std::string::npos, problem);
-  }
+  CHECK(console_problems(run.log).empty());
 }

@@ -1,7 +1,8 @@
 // A scripted stand-in for convoy-worker that speaks the wire protocol with cppzmq: DEALER
 // (identity = worker id) to the controller's ROUTER, PUSH to the Welcome's results endpoint.
-// It runs each assigned conversation instantly when its start time arrives, and can be told to
-// hang (go silent) to exercise the controller's liveness handling. Driven by pump(): no
+// It runs each assigned conversation instantly when its start time arrives (a window one as
+// convoy-worker does: in the slot an end frees, or on a start; given back on Stop), and can be
+// told to hang (go silent) to exercise the controller's liveness handling. Driven by pump(): no
 // threads of its own, every wait bounded. It heartbeats every 10 ms, well inside the short
 // liveness the protocol tests give the controller (RunSeams::liveness).
 #pragma once
@@ -57,6 +58,9 @@ class FakeWorker {
   // the first Assign batch at these positions as unreadable (UndecodableAssign).
   uint64_t fail_index_multiple = 0;
   std::vector<uint32_t> unreadable_positions_of_first_batch;
+  // After completing this many conversations, leave mid-run as a signalled worker does: give
+  // the window back unstarted and say bye. -1 = never.
+  int leave_after_completed = -1;
 
   // --- what happened ---
   bool welcomed = false;
@@ -70,6 +74,7 @@ class FakeWorker {
   int completed = 0;
   int pings = 0;  // clock pings answered (kClockPings at registration, then the re-checks)
   std::vector<proto::Conversation> assigned;     // every conversation received, in order
+  std::set<std::string> window_ids;              // those of them that came in window batches
   std::set<std::string> completed_ids;           // correlation ids run to the end
   std::set<std::string> failed_ids;              // reported failed (fail_* knobs)
   std::optional<std::string> left_in_flight_id;  // the one abandoned mid-conversation
@@ -162,6 +167,7 @@ class FakeWorker {
     for (uint32_t pos = 0; pos < a.conversations.size(); ++pos) {
       proto::Conversation& c = a.conversations[pos];
       assigned.push_back(c);
+      if (a.window) window_ids.insert(c.correlation_id);
       const auto& unreadable = unreadable_positions_of_first_batch;
       if (first && std::find(unreadable.begin(), unreadable.end(), pos) != unreadable.end()) {
         failed_ids.insert(c.correlation_id);
@@ -172,13 +178,31 @@ class FakeWorker {
         failed_ids.insert(c.correlation_id);
         continue;
       }
-      queue_.push_back(std::move(c));
+      if (!a.window && stop_starting) {
+        report.ended.push_back({c.index, proto::EndReason::kCancelled});  // never started
+      } else if (!a.window) {
+        queue_.push_back(std::move(c));
+      } else if (stop_starting) {
+        report.returned.push_back(c.index);
+      } else {
+        window_.push_back(std::move(c));  // waits for a slot this worker frees, or a start
+      }
+    }
+    for (const proto::WindowStart& s : a.start) {
+      auto it = std::find_if(window_.begin(), window_.end(), [&](const proto::Conversation& c) {
+        return c.index == s.conversation_index;
+      });
+      if (it == window_.end()) continue;  // refilled here already, or given back
+      it->start_ns = s.start_ns;
+      queue_.push_back(std::move(*it));
+      window_.erase(it);
     }
     if (first && !unreadable_positions_of_first_batch.empty()) {
       report.undecodable.push_back(
           {a.batch, unreadable_positions_of_first_batch, -1, "not a conversation"});
     }
-    if (!report.failed.empty() || !report.undecodable.empty()) {
+    if (!report.failed.empty() || !report.undecodable.empty() || !report.returned.empty() ||
+        !report.ended.empty()) {
       send_raw_results(proto::encode(report, version_));
     }
   }
@@ -189,7 +213,11 @@ class FakeWorker {
     proto::Results batch = new_batch();
     for (const auto& c : queue_) batch.ended.push_back({c.index, proto::EndReason::kCancelled});
     queue_.clear();
-    if (!batch.ended.empty()) send_raw_results(proto::encode(batch, version_));
+    for (const auto& c : window_) batch.returned.push_back(c.index);  // never started
+    window_.clear();
+    if (!batch.ended.empty() || !batch.returned.empty()) {
+      send_raw_results(proto::encode(batch, version_));
+    }
     if (cancel && !bye_sent) {
       send_raw_results(proto::encode(proto::Bye{id_, token, "done", 0}, version_));
       bye_sent = true;
@@ -244,17 +272,40 @@ class FakeWorker {
       batch.ended.push_back({c.index, proto::EndReason::kCompleted});
       completed_ids.insert(c.correlation_id);
       ++completed;
+      if (!window_.empty() && !leaving()) {
+        // Concurrency refill, as convoy-worker does it: the window's next starts in this slot.
+        proto::Conversation next = std::move(window_.front());
+        window_.pop_front();
+        batch.ended.back().refilled_by = static_cast<int64_t>(next.index);
+        next.start_ns = now;
+        queue_.push_back(std::move(next));
+      }
     }
-    if (!batch.records.empty() || !batch.ended.empty()) {
+    const bool leave = leaving() && !stop_starting;
+    if (leave) {
+      // As a signalled convoy-worker: what ran has ended, the window goes back unstarted (in
+      // the same batch as the last ends), then the Bye.
+      for (const auto& c : window_) batch.returned.push_back(c.index);
+      window_.clear();
+      stop_starting = true;
+    }
+    if (!batch.records.empty() || !batch.ended.empty() || !batch.returned.empty()) {
       send_raw_results(proto::encode(batch, version_));
     }
+    if (leave && !bye_sent) {
+      send_raw_results(proto::encode(proto::Bye{id_, token, "done", 0}, version_));
+      bye_sent = true;
+    }
   }
+
+  bool leaving() const { return leave_after_completed >= 0 && completed >= leave_after_completed; }
 
   std::string id_;
   uint32_t version_;
   zmq::socket_t control_;
   zmq::socket_t results_;
-  std::deque<proto::Conversation> queue_;  // assigned, not yet run (start order = arrival order)
+  std::deque<proto::Conversation> queue_;   // assigned, not yet run (start order = arrival order)
+  std::deque<proto::Conversation> window_;  // window conversations: not started, hold no slot
   int64_t last_hello_ns_ = 0;
   int batches_ = 0;
   int64_t last_heartbeat_ns_ = 0;

@@ -3,7 +3,6 @@
 #include <doctest/doctest.h>
 
 #include <cstdint>
-#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -11,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/html_test_util.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -29,14 +29,6 @@ using namespace convoy::test;
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kS = 1'000'000'000;
 constexpr const char* kScriptMessage = "bad gateway <script>alert('x')</script> & more";
-
-size_t count_of(const std::string& text, const std::string& needle) {
-  size_t n = 0;
-  for (size_t at = text.find(needle); at != std::string::npos; at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 // A streamed request of conversation `conv`, turn `turn`, sent at `at`.
 Record ok_record(int64_t at, uint32_t conv, uint32_t turn, int64_t ttft_ms, int64_t osl) {
@@ -392,120 +384,54 @@ TEST_CASE("write_report_html writes the page atomically") {
   CHECK_THROWS(write_report_html(dir.path() / "missing" / "report.html", snapshot, extras));
 }
 
-namespace {
-
-constexpr const char* kChromium = "/usr/bin/chromium";
-
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
-
-// Runs headless Chromium on `page` with `action` flags, bounded by `timeout`; stdout and
-// stderr go to the named files. Returns the shell's exit status.
-int run_chromium(const fs::path& work, const fs::path& page, const std::string& action,
-                 const fs::path& stdout_path, const fs::path& stderr_path) {
-  const fs::path profile = work / ("profile-" + stdout_path.stem().string());
-  std::error_code ignored;
-  fs::remove_all(profile, ignored);
-  const std::string command =
-      std::string("timeout -k 5 60 ") + kChromium +
-      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-      " --disable-background-networking --disable-component-update --disable-sync"
-      " --disable-default-apps --disable-extensions --no-default-browser-check"
-      " --user-data-dir=" +
-      quoted(profile) + " " + action + " 'file://" + page.string() + "' >" + quoted(stdout_path) +
-      " 2>" + quoted(stderr_path);
-  const int rc = std::system(command.c_str());
-  fs::remove_all(profile, ignored);
-  return rc;
-}
-
-std::vector<std::string> console_problems(const std::string& log) {
-  std::vector<std::string> problems;
-  std::istringstream in(log);
-  for (std::string line; std::getline(in, line);) {
-    if (line.find("CONSOLE") != std::string::npos || line.find("Uncaught") != std::string::npos ||
-        line.find("Content Security Policy") != std::string::npos ||
-        line.find("net::ERR_") != std::string::npos) {
-      problems.push_back(line);
-    }
-  }
-  return problems;
-}
-
-}  // namespace
-
 // The page renders in a real browser without errors. Debian's chromium is installed by
 // scripts/setup; without it these tests say so and check nothing else.
 TEST_CASE("report.html renders in headless Chromium") {
-  if (!fs::exists(kChromium)) {
-    MESSAGE("skipped: ", kChromium, " is not installed (scripts/setup installs it)");
-    return;
-  }
+  if (chromium_missing()) return;
   // Kept in the build tree so a developer can look at the screenshot.
   const fs::path work = fs::path(CONVOY_BINARY_DIR) / "test-artifacts" / "report_html";
   fs::create_directories(work);
   const fs::path page = work / "report.html";
   const fs::path shot = work / "shot.png";
-  fs::remove(shot);
   write_report_html(page, realistic_snapshot(), realistic_extras());
 
   // One launch: screenshot, the DOM on stdout, console messages in the log on stderr.
-  const int rc = run_chromium(work, page,
-                              "--enable-logging=stderr --v=0 --window-size=1280,2000"
-                              " --screenshot=" +
-                                  shot.string() + " --dump-dom",
-                              work / "dom.html", work / "chromium.log");
-  const std::string dom = read_file(work / "dom.html");
-  const std::string log = read_file(work / "chromium.log");
-  CAPTURE(log);
-  CHECK(rc == 0);
-  REQUIRE(fs::exists(shot));
-  CHECK(fs::file_size(shot) > 20'000);
+  const ChromiumRun run =
+      render_page(work, page, "1280,2000", shot, work / "dom.html", work / "chromium.log");
+  const std::string& dom = run.out;
+  CAPTURE(run.log);
   CHECK(read_file(shot).rfind("\x89PNG", 0) == 0);
   CHECK(dom.find("class=\"badge warn\">warn</span>") != std::string::npos);
   CHECK(dom.find("worker w-1 was lost") != std::string::npos);
   CHECK(dom.find("id=\"workers\"") != std::string::npos);
   CHECK(dom.find("<polyline") != std::string::npos);
   CHECK(dom.find("<script") == std::string::npos);  // the error message stayed text
-  CHECK(console_problems(log).empty());
+  CHECK(console_problems(run.log).empty());
 }
 
 // A sweep's page (stage table, stage marks, curves) renders too; the DOM holds what was drawn.
 TEST_CASE("report.html of a sweep renders in headless Chromium") {
-  if (!fs::exists(kChromium)) {
-    MESSAGE("skipped: ", kChromium, " is not installed (scripts/setup installs it)");
-    return;
-  }
+  if (chromium_missing()) return;
   const fs::path work = fs::path(CONVOY_BINARY_DIR) / "test-artifacts" / "report_html";
   fs::create_directories(work);
   const fs::path page = work / "sweep.html";
   const fs::path shot = work / "sweep.png";
-  fs::remove(shot);
   const auto stages = sweep_stages();
   write_report_html(page, realistic_snapshot(), staged_extras(stages, convoy::ProfileKind::kSweep));
-  const int rc = run_chromium(work, page,
-                              "--enable-logging=stderr --v=0 --window-size=1280,2400"
-                              " --screenshot=" +
-                                  shot.string() + " --dump-dom",
-                              work / "sweep-dom.html", work / "sweep-chromium.log");
-  const std::string dom = read_file(work / "sweep-dom.html");
-  const std::string log = read_file(work / "sweep-chromium.log");
-  CAPTURE(log);
-  CHECK(rc == 0);
-  REQUIRE(fs::exists(shot));
-  CHECK(fs::file_size(shot) > 20'000);
+  const ChromiumRun run = render_page(work, page, "1280,2400", shot, work / "sweep-dom.html",
+                                      work / "sweep-chromium.log");
+  const std::string& dom = run.out;
+  CAPTURE(run.log);
   CHECK(count_of(dom, "class=\"stage-row\"") == 3);
   CHECK(count_of(dom, "class=\"stage-mark\"") == 9);
   CHECK(dom.find("id=\"curve\"") != std::string::npos);
   CHECK(count_of(dom, "<polyline") == 8);
-  CHECK(console_problems(log).empty());
+  CHECK(console_problems(run.log).empty());
 }
 
 // The console check above could fail: a page with a script error trips it.
 TEST_CASE("the Chromium console check sees a script error") {
-  if (!fs::exists(kChromium)) {
-    MESSAGE("skipped: ", kChromium, " is not installed (scripts/setup installs it)");
-    return;
-  }
+  if (chromium_missing()) return;
   const fs::path work = fs::path(CONVOY_BINARY_DIR) / "test-artifacts" / "report_html";
   fs::create_directories(work);
   const fs::path bad = work / "bad.html";
@@ -513,9 +439,9 @@ TEST_CASE("the Chromium console check sees a script error") {
     std::ofstream out(bad);
     out << "<!DOCTYPE html><html><body><script>no_such_function();</script></body></html>";
   }
-  run_chromium(work, bad, "--enable-logging=stderr --v=0 --dump-dom", work / "bad.out",
-               work / "bad.log");
-  const auto problems = console_problems(read_file(work / "bad.log"));
+  const ChromiumRun run = run_chromium(work, bad, "--enable-logging=stderr --v=0 --dump-dom",
+                                       work / "bad.out", work / "bad.log");
+  const auto problems = console_problems(run.log);
   REQUIRE(problems.size() == 1);
   CHECK(problems[0].find("Uncaught ReferenceError") != std::string::npos);
 }

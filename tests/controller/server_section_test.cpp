@@ -5,12 +5,12 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
-#include <cstdlib>
 #include <filesystem>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "controller/html_test_util.hpp"
 #include "controller/report/report_html.hpp"
 #include "server_metrics_fixture.hpp"
 #include "test_util.hpp"
@@ -23,16 +23,6 @@ namespace {
 
 constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kS = 1'000'000'000;
-
-size_t count_of(const std::string& text, const std::string& needle, size_t from = 0,
-                size_t to = std::string::npos) {
-  size_t n = 0;
-  for (size_t at = text.find(needle, from); at != std::string::npos && at < to;
-       at = text.find(needle, at + 1)) {
-    ++n;
-  }
-  return n;
-}
 
 // The section's text: from id="server" to its </section>.
 std::string server_part(const std::string& html) {
@@ -214,42 +204,20 @@ TEST_CASE("the console's server table stops at kMaxServerTableRows rows per endp
         std::string::npos);
 }
 
-namespace {
-
-constexpr const char* kChromium = "/usr/bin/chromium";
-
-std::string quoted(const fs::path& p) { return "'" + p.string() + "'"; }
-
-}  // namespace
-
 // The section renders in a real browser: the DOM Chromium built holds the charts drawn.
 TEST_CASE("report.html's Server section renders in headless Chromium") {
-  if (!fs::exists(kChromium)) {
-    MESSAGE("skipped: ", kChromium, " is not installed (scripts/setup installs it)");
-    return;
-  }
+  if (chromium_missing()) return;
   const fs::path work = fs::path(CONVOY_BINARY_DIR) / "test-artifacts" / "server_section";
   fs::create_directories(work);
   const fs::path page = work / "report.html";
   write_report_html(page, client_snapshot(), extras_with(three_endpoints()));
-  const fs::path profile = work / "profile";
-  std::error_code ignored;
-  fs::remove_all(profile, ignored);
-  const std::string command =
-      std::string("timeout -k 5 60 ") + kChromium +
-      " --headless --no-sandbox --disable-gpu --disable-quic --no-first-run"
-      " --disable-background-networking --disable-component-update --disable-sync"
-      " --disable-default-apps --disable-extensions --no-default-browser-check"
-      " --user-data-dir=" +
-      quoted(profile) +
-      " --enable-logging=stderr --v=0 --window-size=1280,3000 --dump-dom 'file://" + page.string() +
-      "' >" + quoted(work / "dom.html") + " 2>" + quoted(work / "chromium.log");
-  const int rc = std::system(command.c_str());
-  fs::remove_all(profile, ignored);
-  const std::string dom = read_file(work / "dom.html");
-  const std::string log = read_file(work / "chromium.log");
+  const ChromiumRun run =
+      run_chromium(work, page, "--enable-logging=stderr --v=0 --window-size=1280,3000 --dump-dom",
+                   work / "dom.html", work / "chromium.log");
+  const std::string& dom = run.out;
+  const std::string& log = run.log;
   CAPTURE(log);
-  CHECK(rc == 0);
+  CHECK(run.rc == 0);
   const std::string server = server_part(dom);
   REQUIRE_FALSE(server.empty());
   CHECK(count_of(server, "<polyline") == 12);

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "controller/report/report_html.hpp"
+#include "controller/report_records.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -36,23 +37,11 @@ std::vector<std::string> lines_of(const std::string& text) {
 }
 
 Record ok_record(int64_t at, uint32_t turn) {
-  Record r;
-  r.x_request_id = "rid-" + std::to_string(at);
+  Record r = streamed_ok_record(at);
   r.x_correlation_id = "cid-1";
   r.conversation_id = "conv-1";
   r.turn_index = turn;
-  r.intended_ns = at;
-  r.sent_ns = at + kMs;
-  r.first_byte_ns = at + 20 * kMs;
-  r.first_token_ns = at + 21 * kMs;
-  r.second_token_ns = at + 26 * kMs;
-  r.last_token_ns = at + 41 * kMs;
-  r.end_ns = at + 42 * kMs;
-  r.chunk_gaps_ns = {5 * kMs, 5 * kMs, 5 * kMs, 5 * kMs};
-  r.input_tokens = 64;
-  r.output_tokens = 5;
   r.cached_tokens = 32;
-  r.http_status = 200;
   r.session_control = R"({"session_id":"cid-1","action":"bind","timeout":300})";
   return r;
 }
@@ -301,4 +290,29 @@ TEST_CASE("every output is valid UTF-8 whatever bytes a server sent") {
   const std::string page = convoy::controller::report_html(snapshot, extras);
   CHECK(strict_text(page));
   CHECK(page.find("bad " + fffd + fffd + " body " + fffd) != std::string::npos);
+}
+
+TEST_CASE("records.jsonl carries reasoning_tokens and first_output_token_ns") {
+  // A reasoning model: 3 of the 5 output tokens reasoned, the answer's first chunk at 36 ms.
+  Record thinking = ok_record(1'000'000'000, 0);
+  thinking.reasoning_tokens = 3;
+  thinking.first_output_token_ns = thinking.intended_ns + 36 * kMs;
+  const auto doc = parse_json(convoy::controller::record_json_line(thinking, "w-0", "host"));
+  REQUIRE(doc.HasMember("first_output_token_ns"));
+  CHECK(doc["first_output_token_ns"].GetInt64() == 1'036'000'000);
+  CHECK(doc["first_token_ns"].GetInt64() == 1'021'000'000);  // the first token of any kind
+  CHECK(doc["metrics"]["reasoning_tokens"].GetInt64() == 3);
+  CHECK(doc["metrics"]["osl"].GetInt64() == 5);  // reasoning included
+
+  // No reasoning, no answer content (a request that failed before it): 0 and null.
+  Record plain = error_record(2'000'000'000);
+  const auto none = parse_json(convoy::controller::record_json_line(plain, "w-0", "host"));
+  REQUIRE(none.HasMember("first_output_token_ns"));
+  CHECK(none["first_output_token_ns"].IsNull());
+  CHECK(none["metrics"]["reasoning_tokens"].GetInt64() == 0);
+
+  // More reasoning than the server's completion_tokens: at most osl, as summary.json counts it.
+  thinking.reasoning_tokens = 9;
+  const auto capped = parse_json(convoy::controller::record_json_line(thinking, "w-0", "host"));
+  CHECK(capped["metrics"]["reasoning_tokens"].GetInt64() == 5);
 }

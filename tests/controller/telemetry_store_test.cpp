@@ -7,44 +7,17 @@
 #include <string>
 #include <vector>
 
+#include "controller/series_store_test_util.hpp"
 #include "controller/telemetry/known_metrics.hpp"
 #include "controller/telemetry/series_store.hpp"
 
 using namespace convoy::telemetry;
+using namespace convoy::test;
 
 namespace {
 
-constexpr int64_t kSecond = 1'000'000'000;
-
-std::vector<Sample> scrape_of(const std::string& text) {
-  std::vector<Sample> out;
-  PromParser parser;
-  parser.parse(text, [&](const Sample& s) { out.push_back(s); });
-  return out;
-}
-
 SeriesStore make_store(int64_t max_series = 10000) {
   return SeriesStore({{"server", "http://127.0.0.1:1/metrics"}}, max_series);
-}
-
-void feed(SeriesStore& store, int64_t t_ns, const std::string& text) {
-  store.add_scrape(0, t_ns, scrape_of(text), 0, "");
-}
-
-rapidjson::Document summary(const SeriesStore& store) {
-  rapidjson::Document d;
-  d.Parse(store.summary_json(1.0).c_str());
-  REQUIRE_FALSE(d.HasParseError());
-  return d;
-}
-
-// The metrics[] entry named `name` (the first one).
-const rapidjson::Value& metric(const rapidjson::Document& d, const std::string& name) {
-  for (const auto& m : d["metrics"].GetArray()) {
-    if (name == m["name"].GetString()) return m;
-  }
-  FAIL("no metric " << name);
-  return d;
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <regex>
 #include <string>
 
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -16,10 +17,9 @@ using namespace convoy::test;
 
 TEST_CASE("aiperf_export and slice_s against the mock write AIPerf's files and time slices") {
   const fs::path out = fresh_path("e2e-aiperf-export");
-  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                  out.string(), "--quiet", "--set", "dataset.conversations=12", "--set",
-                  "mock.speedup=20", "--set", "workers.local=2", "--set", "output.slice_s=0.25",
-                  "--set", "output.aiperf_export=true"});
+  Subprocess run(
+      quickstart_run_argv(out, {"dataset.conversations=12", "mock.speedup=20", "workers.local=2",
+                                "output.slice_s=0.25", "output.aiperf_export=true"}));
   const auto rc = run.wait(120);
   INFO(run.output());
   REQUIRE(rc.has_value());

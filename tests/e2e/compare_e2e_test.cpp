@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -19,25 +20,10 @@ namespace {
 
 // A short quickstart run (single worker, fast mock) into `out`, with extra --set flags.
 void short_run(const fs::path& out, const std::vector<std::string>& sets) {
-  std::vector<std::string> argv = {bin("controller/convoy"),
-                                   "run",
-                                   src("configs/quickstart.yaml"),
-                                   "-o",
-                                   out.string(),
-                                   "--quiet",
-                                   "--set",
-                                   "dataset.conversations=8",
-                                   "--set",
-                                   "mock.speedup=20",
-                                   "--set",
-                                   "workers.local=1",
-                                   "--set",
-                                   "output.html=false"};
-  for (const auto& s : sets) {
-    argv.push_back("--set");
-    argv.push_back(s);
-  }
-  Subprocess run(argv);
+  std::vector<std::string> all = {"dataset.conversations=8", "mock.speedup=20", "workers.local=1",
+                                  "output.html=false"};
+  all.insert(all.end(), sets.begin(), sets.end());
+  Subprocess run(quickstart_run_argv(out, all));
   const auto rc = run.wait(120);
   INFO(run.output());
   REQUIRE(rc.has_value());

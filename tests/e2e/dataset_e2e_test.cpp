@@ -10,6 +10,8 @@
 #include <fstream>
 #include <map>
 
+#include "e2e/mock_log.hpp"
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -23,14 +25,6 @@ std::string to_text(const rapidjson::Value& v) {
   rapidjson::Writer<rapidjson::StringBuffer> w(sb);
   v.Accept(w);
   return sb.GetString();
-}
-
-// Starts convoy-mock on a free port, logging every request; returns its url.
-std::string start_mock(Subprocess& mock) {
-  REQUIRE(mock.wait_for_output("listening on ", 30));
-  auto pos = mock.output().find("http://");
-  REQUIRE(pos != std::string::npos);
-  return mock.output().substr(pos, mock.output().find('\n', pos) - pos);
 }
 
 }  // namespace
@@ -50,10 +44,9 @@ TEST_CASE("a Mooncake trace replays on its timestamps") {
       << R"({"timestamp": 600, "input_length": 600, "output_length": 4, "hash_ids": [4]})"
       << "\n";
   fs::path out = dir / "out";
-  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                  out.string(), "--quiet", "--set", "dataset.type=mooncake", "--set",
-                  "dataset.path=" + (dir / "trace.jsonl").string(), "--set", "load.mode=trace",
-                  "--set", "mock.speedup=20", "--set", "session_routing.mode=off"});
+  Subprocess run(quickstart_run_argv(
+      out, {"dataset.type=mooncake", "dataset.path=" + (dir / "trace.jsonl").string(),
+            "load.mode=trace", "mock.speedup=20", "session_routing.mode=off"}));
   auto rc = run.wait(90);
   INFO(run.output());
   REQUIRE(rc.has_value());
@@ -86,11 +79,11 @@ TEST_CASE("the same seed sends the same request bodies whatever the number of wo
     fs::path log = dir / ("requests-" + std::to_string(workers) + ".jsonl");
     Subprocess mock({bin("mock/convoy-mock"), "--port", "0", "--speedup", "50", "--log-requests",
                      log.string()});
-    std::string url = start_mock(mock);
-    Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                    (dir / ("out-" + std::to_string(workers))).string(), "--quiet", "--set",
-                    "target.url=" + url, "--set", "workers.local=" + std::to_string(workers),
-                    "--set", "dataset.conversations=10", "--set", "dataset.history=recorded"});
+    std::string url = mock_url(mock);
+    Subprocess run(
+        quickstart_run_argv(dir / ("out-" + std::to_string(workers)),
+                            {"target.url=" + url, "workers.local=" + std::to_string(workers),
+                             "dataset.conversations=10", "dataset.history=recorded"}));
     auto rc = run.wait(90);
     INFO(run.output());
     REQUIRE(rc.has_value());
@@ -151,9 +144,8 @@ TEST_CASE("a dataset that cannot cross the wire stops the run before anything st
     expected = data.string() + ":1: timestamp: must be <= 1e+15";
   }
   fs::path out = dir / "out";
-  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                  out.string(), "--quiet", "--set", "dataset.type=" + type, "--set",
-                  "dataset.path=" + data.string()});
+  Subprocess run(
+      quickstart_run_argv(out, {"dataset.type=" + type, "dataset.path=" + data.string()}));
   auto rc = run.wait(60);
   INFO(run.output());
   REQUIRE(rc.has_value());
@@ -169,9 +161,8 @@ TEST_CASE("ten million synthetic conversations start at once and cost no memory 
   // demand the run is over in about its 1 s.
   fs::path dir = fresh_dir("e2e-ten-million");
   fs::path out = dir / "out";
-  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                  out.string(), "--quiet", "--set", "dataset.conversations=10000000", "--set",
-                  "load.duration_s=1", "--set", "mock.speedup=20"});
+  Subprocess run(quickstart_run_argv(
+      out, {"dataset.conversations=10000000", "load.duration_s=1", "mock.speedup=20"}));
   auto rc = run.wait(60);
   INFO(run.output());
   REQUIRE(rc.has_value());

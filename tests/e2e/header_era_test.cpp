@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "e2e/mock_log.hpp"
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -30,24 +31,9 @@ struct Seen {
 // Runs 4 conversations of exactly 3 turns in header mode against `url`; returns the exit code.
 int run_header_mode(const std::string& url, const fs::path& out,
                     const std::vector<std::string>& extra) {
-  std::vector<std::string> argv = {bin("controller/convoy"),
-                                   "run",
-                                   src("configs/quickstart.yaml"),
-                                   "-o",
-                                   out.string(),
-                                   "--quiet",
-                                   "--set",
-                                   "target.url=" + url,
-                                   "--set",
-                                   "dataset.conversations=4",
-                                   "--set",
-                                   "dataset.turns.mean=3",
-                                   "--set",
-                                   "dataset.turns.stddev=0",
-                                   "--set",
-                                   "session_routing.mode=header",
-                                   "--set",
-                                   "output.html=false"};
+  std::vector<std::string> argv = quickstart_run_argv(
+      out, {"target.url=" + url, "dataset.conversations=4", "dataset.turns.mean=3",
+            "dataset.turns.stddev=0", "session_routing.mode=header", "output.html=false"});
   argv.insert(argv.end(), extra.begin(), extra.end());
   Subprocess run(argv);
   const auto rc = run.wait(90);

@@ -1,14 +1,9 @@
 // End to end: output.metrics_listen (issue 18 item 1). A running `convoy run` serves /metrics
 // that promtool accepts; a real Prometheus server scrapes it and its HTTP API returns convoy's
 // series; a busy port stops the run before anything starts (exit 3).
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <rapidjson/document.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
-#include <unistd.h>
 
 #include <cctype>
 #include <chrono>
@@ -19,6 +14,7 @@
 #include <optional>
 #include <string>
 
+#include "e2e/http_get.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -54,37 +50,6 @@ fs::path write_file(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
   std::ofstream(path) << text;
   return path;
-}
-
-// GET `path` from 127.0.0.1:`port` over HTTP/1.0 (the server closes after the body): the status
-// line's code and the body; 0 when nothing answered within 5 s.
-std::pair<int, std::string> http_get(int port, const std::string& path) {
-  const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-        static_cast<ssize_t>(request.size())) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      char buf[16384];
-      while (std::chrono::steady_clock::now() < deadline) {
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, 100) <= 0) continue;
-        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        response.append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  ::close(fd);
-  const auto body = response.find("\r\n\r\n");
-  if (response.rfind("HTTP/1.", 0) != 0 || body == std::string::npos) return {0, response};
-  return {std::stoi(response.substr(9, 3)), response.substr(body + 4)};
 }
 
 std::string url_encode(const std::string& s) {

@@ -16,6 +16,7 @@
 #include <utility>
 #include <vector>
 
+#include "e2e/mock_log.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -31,11 +32,7 @@ struct Mock {
         "--log-requests",        log.string()};
     argv.insert(argv.end(), flags.begin(), flags.end());
     process.emplace(argv);
-    REQUIRE(process->wait_for_output("listening on ", 30));
-    const std::string& out = process->output();
-    const auto pos = out.find("http://");
-    REQUIRE(pos != std::string::npos);
-    url = out.substr(pos, out.find('\n', pos) - pos);
+    url = mock_url(*process);
   }
   ~Mock() {
     process->signal(SIGTERM);

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 #include "tmpfs_util.hpp"
@@ -127,9 +128,7 @@ TEST_CASE("report.html that alone does not fit exits 3 and summary.json names it
 TEST_CASE("an output folder removed during the run exits 3 naming what was lost") {
   const fs::path out = fresh_path("e2e-outremoved");
   // Real-time streams (no speedup override below it) so the run is mid-flight when it goes.
-  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                  out.string(), "--quiet", "--set", "dataset.conversations=16", "--set",
-                  "mock.itl_ms=10"});
+  Subprocess run(quickstart_run_argv(out, {"dataset.conversations=16", "mock.itl_ms=10"}));
   // records.jsonl opens before workers start.
   REQUIRE(wait_for_change(
       out, [&] { return fs::exists(out / "records.jsonl"); }, 20));

@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -166,11 +167,15 @@ class CountingServer {
 
 struct Ran {
   int measured = 0;
+  int warmup = 0;
   std::set<std::string> conversations;  // correlation ids with a measured record
+  int64_t last_warmup_sent_ns = 0;
+  int64_t first_measure_sent_ns = INT64_MAX;
 };
 
+// `stop`: the run's stop condition and any other settings, as --set arguments' values.
 Ran run_against(const CountingServer& server, const fs::path& out, int concurrency, int workers,
-                int sessions) {
+                const std::vector<std::string>& sets) {
   std::vector<std::string> argv = {bin("controller/convoy"),
                                    "run",
                                    src("configs/quickstart.yaml"),
@@ -188,11 +193,10 @@ Ran run_against(const CountingServer& server, const fs::path& out, int concurren
                                    "--set",
                                    "load.concurrency=" + std::to_string(concurrency),
                                    "--set",
-                                   "load.sessions=" + std::to_string(sessions),
-                                   "--set",
                                    "workers.local=" + std::to_string(workers),
                                    "--set",
                                    "output.html=false"};
+  for (const std::string& set : sets) argv.insert(argv.end(), {"--set", set});
   Subprocess run(argv);
   const auto rc = run.wait(120);
   INFO(run.output());
@@ -200,8 +204,14 @@ Ran run_against(const CountingServer& server, const fs::path& out, int concurren
   CHECK(*rc == 0);
   Ran ran;
   for (const auto& r : read_jsonl(out / "records.jsonl")) {
-    if (std::string(r["phase"].GetString()) != "measure") continue;
+    const int64_t sent = r["sent_ns"].GetInt64();
+    if (std::string(r["phase"].GetString()) != "measure") {
+      ++ran.warmup;
+      ran.last_warmup_sent_ns = std::max(ran.last_warmup_sent_ns, sent);
+      continue;
+    }
     ++ran.measured;
+    ran.first_measure_sent_ns = std::min(ran.first_measure_sent_ns, sent);
     ran.conversations.insert(r["x_correlation_id"].GetString());
   }
   return ran;
@@ -213,16 +223,48 @@ TEST_CASE("concurrency refill: the server never sees more requests at once than 
   TempDir dir("convoy-refill-");
   CountingServer server(/*hold_ms=*/2);
   SUBCASE("one worker, one slot") {
-    const Ran ran = run_against(server, dir.path() / "one", 1, 1, 30);
+    const Ran ran = run_against(server, dir.path() / "one", 1, 1, {"load.sessions=30"});
     CHECK(server.max_in_flight() == 1);
     CHECK(ran.conversations.size() == 30);  // load.sessions exact
     CHECK(ran.measured == server.requests());
   }
   SUBCASE("two workers, four slots") {
-    const Ran ran = run_against(server, dir.path() / "two", 4, 2, 80);
+    const Ran ran = run_against(server, dir.path() / "two", 4, 2, {"load.sessions=80"});
     CHECK(server.max_in_flight() <= 4);
     CHECK(server.max_in_flight() >= 2);
     CHECK(ran.conversations.size() == 80);
     CHECK(ran.measured == server.requests());
   }
+}
+
+TEST_CASE("concurrency refill under load.requests: within load.concurrency, exact request count") {
+  // Multi-turn conversations (the quickstart's 1 to 6 turns): the last one is cut to fit.
+  TempDir dir("convoy-refill-requests-");
+  CountingServer server(/*hold_ms=*/2);
+  SUBCASE("one worker, one slot") {
+    const Ran ran = run_against(server, dir.path() / "one", 1, 1, {"load.requests=40"});
+    CHECK(server.max_in_flight() == 1);
+    CHECK(server.requests() == 40);
+    CHECK(ran.measured == 40);
+  }
+  SUBCASE("two workers, four slots") {
+    const Ran ran = run_against(server, dir.path() / "two", 4, 2, {"load.requests=150"});
+    CHECK(server.max_in_flight() <= 4);
+    CHECK(server.max_in_flight() >= 2);
+    CHECK(server.requests() == 150);
+    CHECK(ran.measured == 150);
+  }
+}
+
+TEST_CASE("concurrency refill in warmup: within load.concurrency, over before the measure") {
+  TempDir dir("convoy-refill-warmup-");
+  CountingServer server(/*hold_ms=*/2);
+  const Ran ran = run_against(server, dir.path() / "warm", 4, 2,
+                              {"load.warmup_sessions=30", "load.sessions=30"});
+  CHECK(server.max_in_flight() <= 4);
+  CHECK(ran.conversations.size() == 30);
+  CHECK(ran.warmup > 0);
+  CHECK(ran.measured + ran.warmup == server.requests());
+  // No warmup conversation starts in the measure: it begins once every one of them ended.
+  CHECK(ran.last_warmup_sent_ns < ran.first_measure_sent_ns);
 }

@@ -11,6 +11,8 @@
 #include <utility>
 #include <vector>
 
+#include "e2e/mock_log.hpp"
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -49,27 +51,12 @@ Counted run_with_requests(const fs::path& dir, int requests, int concurrency, in
                                         log.string()};
   mock_argv.insert(mock_argv.end(), mock_flags.begin(), mock_flags.end());
   Subprocess mock(mock_argv);
-  REQUIRE(mock.wait_for_output("listening on ", 30));
-  const auto pos = mock.output().find("http://");
-  REQUIRE(pos != std::string::npos);
-  const std::string url = mock.output().substr(pos, mock.output().find('\n', pos) - pos);
+  const std::string url = mock_url(mock);
 
-  std::vector<std::string> argv = {bin("controller/convoy"),
-                                   "run",
-                                   src("configs/quickstart.yaml"),
-                                   "-o",
-                                   out.string(),
-                                   "--quiet",
-                                   "--set",
-                                   "target.url=" + url,
-                                   "--set",
-                                   "load.requests=" + std::to_string(requests),
-                                   "--set",
-                                   "load.concurrency=" + std::to_string(concurrency),
-                                   "--set",
-                                   "seed=" + std::to_string(seed),
-                                   "--set",
-                                   "output.html=false"};
+  std::vector<std::string> argv =
+      quickstart_run_argv(out, {"target.url=" + url, "load.requests=" + std::to_string(requests),
+                                "load.concurrency=" + std::to_string(concurrency),
+                                "seed=" + std::to_string(seed), "output.html=false"});
   argv.insert(argv.end(), extra.begin(), extra.end());
   Subprocess run(argv);
   const auto rc = run.wait(90);

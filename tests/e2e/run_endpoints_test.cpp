@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <string>
 
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -29,9 +30,7 @@ std::string word_after(const std::string& text, const std::string& prefix) {
 TEST_CASE("convoy run talks to its own workers over ipc in a private folder") {
   fs::path out = fresh_path("e2e-run-ipc");
   // ~20 ms per token: long enough to look at the folder while the run goes on.
-  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                  out.string(), "--quiet", "--set", "mock.itl_ms=20", "--set",
-                  "dataset.conversations=16"});
+  Subprocess run(quickstart_run_argv(out, {"mock.itl_ms=20", "dataset.conversations=16"}));
   REQUIRE(run.wait_for_output("controller listening on ", 60));
   REQUIRE(run.wait_for_output(")\n", 10));
   INFO(run.output());
@@ -57,8 +56,7 @@ TEST_CASE("a workers.listen endpoint in use fails the run before anything starts
   LoopbackListener taken;
   const std::string endpoint = "tcp://127.0.0.1:" + std::to_string(taken.port());
   fs::path out = fresh_path("e2e-run-in-use");
-  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                  out.string(), "--quiet", "--set", "workers.listen=" + endpoint});
+  Subprocess run(quickstart_run_argv(out, {"workers.listen=" + endpoint}));
   auto rc = run.wait(60);
   INFO(run.output());
   REQUIRE(rc.has_value());
@@ -88,9 +86,8 @@ TEST_CASE("a workers.listen host name is a config error, and IPv6 addresses bind
       return;
     }
     fs::path out = fresh_path("e2e-run-ipv6");
-    Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                    out.string(), "--quiet", "--set", "workers.listen=tcp://[::1]:0", "--set",
-                    "dataset.conversations=4"});
+    Subprocess run(
+        quickstart_run_argv(out, {"workers.listen=tcp://[::1]:0", "dataset.conversations=4"}));
     auto rc = run.wait(120);
     INFO(run.output());
     REQUIRE(rc.has_value());

@@ -9,6 +9,7 @@
 #include <regex>
 #include <set>
 
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -18,12 +19,7 @@ using namespace convoy::test;
 namespace {
 
 std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> extra) {
-  std::vector<std::string> argv = {bin("controller/convoy"),
-                                   "run",
-                                   src("configs/quickstart.yaml"),
-                                   "-o",
-                                   out.string(),
-                                   "--quiet"};
+  std::vector<std::string> argv = quickstart_run_argv(out, {});
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }

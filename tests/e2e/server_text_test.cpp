@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "e2e/tiny_http_server.hpp"
 #include "test_util.hpp"
@@ -63,18 +64,8 @@ std::string bad_bytes_reply(const std::string& /*request*/, int index) {
 
 std::vector<std::string> run_args(const fs::path& out, const std::string& url,
                                   std::vector<std::string> extra) {
-  std::vector<std::string> argv = {bin("controller/convoy"),
-                                   "run",
-                                   src("configs/quickstart.yaml"),
-                                   "-o",
-                                   out.string(),
-                                   "--quiet",
-                                   "--set",
-                                   "target.url=" + url,
-                                   "--set",
-                                   "workers.local=1",
-                                   "--set",
-                                   "load.concurrency=2"};
+  std::vector<std::string> argv =
+      quickstart_run_argv(out, {"target.url=" + url, "workers.local=1", "load.concurrency=2"});
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
 }

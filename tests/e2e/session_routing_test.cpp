@@ -1,14 +1,9 @@
 // End to end: Dynamo conversation-aware routing (issue 6) with the real convoy binaries against a
 // real convoy-mock. The affinity runs use the mock's random router, so that a conversation stays
 // on one simulated worker only because of what convoy sends (bind, legacy open, or the header).
-#include <arpa/inet.h>
 #include <doctest/doctest.h>
-#include <netinet/in.h>
-#include <poll.h>
 #include <rapidjson/document.h>
-#include <sys/socket.h>
 
-#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -16,8 +11,10 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 #include <vector>
 
+#include "e2e/http_get.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -60,35 +57,11 @@ Mock start_mock(std::vector<std::string> flags) {
   return m;
 }
 
-// GET `path` from 127.0.0.1:`port` over HTTP/1.0 (the server closes after the body); the body.
-std::string http_get(int port, const std::string& path) {
-  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-  REQUIRE(fd >= 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_port = htons(static_cast<uint16_t>(port));
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  std::string response;
-  if (::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0) {
-    const std::string request = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
-    if (::send(fd, request.data(), request.size(), MSG_NOSIGNAL) ==
-        static_cast<ssize_t>(request.size())) {
-      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
-      char buf[16384];
-      while (std::chrono::steady_clock::now() < deadline) {
-        pollfd p{fd, POLLIN, 0};
-        if (::poll(&p, 1, 100) <= 0) continue;
-        const ssize_t n = ::recv(fd, buf, sizeof buf, 0);
-        if (n <= 0) break;
-        response.append(buf, static_cast<size_t>(n));
-      }
-    }
-  }
-  ::close(fd);
-  const auto body = response.find("\r\n\r\n");
-  REQUIRE_MESSAGE(body != std::string::npos, response);
-  REQUIRE_MESSAGE(response.rfind("HTTP/1.0 200", 0) == 0, response);
-  return response.substr(body + 4);
+// GET `path` from the mock (its /mock/stats): the body of a 200 answer; anything else fails.
+std::string ok_body(int port, const std::string& path) {
+  auto response = http_get(port, path, 10);
+  REQUIRE_MESSAGE(response.first == 200, response.second);
+  return std::move(response.second);
 }
 
 struct RunSpec {
@@ -207,7 +180,7 @@ double baseline_later_ttft_p50_ms() {
       CHECK(seq == std::vector<std::string>(kTurns, "-"));
     }
     // Without routing the conversations do move between workers: the comparison means something.
-    auto stats = parse_json(http_get(mock.port, "/mock/stats"));
+    auto stats = parse_json(ok_body(mock.port, "/mock/stats"));
     CHECK(stats["sessions"]["worker_switches"].GetInt64() > 0);
     const double value = later_turn_ttft_p50_ms(r);
     fs::remove_all(dir);
@@ -238,7 +211,7 @@ void check_affinity_run(const std::string& mode, std::vector<std::string> contra
   for (const auto& [id, seq] : sequences) CHECK_MESSAGE(seq == expected_sequence, id);
 
   // The mock saw each conversation on one simulated worker only.
-  const std::string stats_text = http_get(mock.port, "/mock/stats");
+  const std::string stats_text = ok_body(mock.port, "/mock/stats");
   INFO(stats_text);
   auto stats = parse_json(stats_text);
   REQUIRE_FALSE(stats.HasParseError());

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "e2e/mock_log.hpp"
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "test_util.hpp"
 
@@ -60,28 +61,10 @@ TEST_CASE(
                    "header", "--log-requests", log.string()});
   const std::string url = mock_url(mock);
   const fs::path out = dir / "out";
-  Subprocess run({bin("controller/convoy"),
-                  "run",
-                  src("configs/quickstart.yaml"),
-                  "-o",
-                  out.string(),
-                  "--quiet",
-                  "--set",
-                  "target.url=" + url,
-                  "--set",
-                  "dataset.type=jsonl",
-                  "--set",
-                  "dataset.path=" + data.string(),
-                  "--set",
-                  "dataset.conversations=2",
-                  "--set",
-                  "load.sessions=2",
-                  "--set",
-                  "session_routing.mode=header",
-                  "--set",
-                  "workers.local=2",
-                  "--set",
-                  "output.html=false"});
+  Subprocess run(quickstart_run_argv(
+      out, {"target.url=" + url, "dataset.type=jsonl", "dataset.path=" + data.string(),
+            "dataset.conversations=2", "load.sessions=2", "session_routing.mode=header",
+            "workers.local=2", "output.html=false"}));
   const auto rc = run.wait(90);
   INFO(run.output());
   REQUIRE(rc.has_value());

@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "common/zmq_util.hpp"
+#include "e2e/quickstart_run.hpp"
 #include "e2e/subprocess.hpp"
 #include "proto/envelope.hpp"
 #include "test_util.hpp"
@@ -51,10 +52,9 @@ TEST_CASE("a worker killed mid-run is reported lost and no conversation is split
   fs::path out = fresh_path("e2e-worker-loss");
   // ~1 s conversations (3 turns of ~32 tokens at 10 ms), 12 at a time over 3 workers, 120 in
   // all: the run lasts long enough for the loss to be detected (3 s) while work remains.
-  Subprocess run({bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o",
-                  out.string(), "--quiet", "--set", "workers.local=3", "--set", "mock.itl_ms=10",
-                  "--set", "dataset.conversations=120", "--set", "load.concurrency=12", "--set",
-                  "load.grace_s=5"});
+  Subprocess run(
+      quickstart_run_argv(out, {"workers.local=3", "mock.itl_ms=10", "dataset.conversations=120",
+                                "load.concurrency=12", "load.grace_s=5"}));
 
   // The three convoy-worker children: measuring starts once all of them have registered.
   REQUIRE_MESSAGE(run.wait_for_output("measuring: ", 60), run.output());

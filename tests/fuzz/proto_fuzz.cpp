@@ -33,12 +33,17 @@ void check_salvage(const uint8_t* data, size_t size, const std::optional<Decoded
   if (!d || d->type != MsgType::kAssign) return;
   auto whole = d->as<Assign>();
   if (!whole) return;
-  // Everything decoded whole must decode piece by piece too, to the same conversations.
-  if (!s->failed.empty() || s->undecodable) std::abort();
+  // Everything decoded whole must decode piece by piece too, to the same conversations, window
+  // flag and starts.
+  if (!s->failed.empty() || s->undecodable || !s->unreadable_starts.empty()) std::abort();
   if (s->conversations.size() != whole->conversations.size()) std::abort();
+  if (s->window != whole->window) std::abort();
+  if (encode(Assign{0, {}, false, s->start}) != encode(Assign{0, {}, false, whole->start})) {
+    std::abort();
+  }
   for (size_t i = 0; i < s->conversations.size(); ++i) {
-    Assign one{0, {s->conversations[i]}};
-    Assign other{0, {whole->conversations[i]}};
+    Assign one{0, {s->conversations[i]}, false, {}};
+    Assign other{0, {whole->conversations[i]}, false, {}};
     if (encode(one) != encode(other)) std::abort();
   }
   // The same Assign, encoded afresh and cut short where the first byte says: what is salvaged
@@ -51,8 +56,8 @@ void check_salvage(const uint8_t* data, size_t size, const std::optional<Decoded
   if (!part) return;
   if (part->conversations.size() > whole->conversations.size()) std::abort();
   for (size_t i = 0; i < part->conversations.size(); ++i) {
-    Assign one{0, {part->conversations[i]}};
-    Assign other{0, {whole->conversations[i]}};
+    Assign one{0, {part->conversations[i]}, false, {}};
+    Assign other{0, {whole->conversations[i]}, false, {}};
     if (encode(one) != encode(other)) std::abort();
   }
   if (!part->undecodable && part->failed.empty()) std::abort();

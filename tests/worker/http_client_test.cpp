@@ -1021,3 +1021,65 @@ TEST_CASE("http: a response header over libcurl's limit says so") {
   CHECK(r.error.message.find("response header larger than libcurl's limit") == 0);
   CHECK(r.request_reached_server);
 }
+
+// Transfers are pooled (issue 19): whatever one request left in a Transfer must not reach the
+// next request that reuses it.
+TEST_CASE("http: a reused transfer starts clean after errors, a cancel and a large reply") {
+  std::map<std::string, CannedReply> replies = canned_replies();
+  CannedReply big;  // one 40 KiB event: the SSE buffers grow
+  big.steps = {{0, kRoleChunk + chat_chunk(std::string(40u << 10, 'z')) + kDone}};
+  replies["/big"] = big;
+  TestServer server(replies);
+  Harness h;
+  const HttpResponse first = h.run(chat_request(server, "/stream"));
+  REQUIRE(first.error.kind == ErrorKind::kNone);
+  CHECK(h.run(chat_request(server, "/openai-429")).error.kind == ErrorKind::kHttpStatus);
+  CHECK(h.run(chat_request(server, "/malformed")).error.kind == ErrorKind::kMalformedEvent);
+  CHECK(h.run(chat_request(server, "/nonstream")).reply_text == "Hi there");
+  CHECK(h.run(chat_request(server, "/big")).reply_text.size() == (40u << 10));
+  auto cancelled = chat_request(server, "/hold-mid");
+  cancelled.cancel_after_ms = 20;
+  CHECK(h.run(cancelled).error.kind == ErrorKind::kCancelled);
+  for (int i = 0; i < 3; ++i) {
+    const HttpResponse again = h.run(chat_request(server, "/stream"));
+    CHECK(again.error.kind == ErrorKind::kNone);
+    CHECK(again.http_status == 200);
+    CHECK(again.reply_text == first.reply_text);
+    CHECK(again.content_events == first.content_events);
+    CHECK(again.chunk_gaps_ns.size() == first.chunk_gaps_ns.size());
+    CHECK(again.has_usage);
+    CHECK(again.cached_tokens == first.cached_tokens);
+    CHECK(again.served_by.empty());
+    CHECK(again.sent_ns <= again.first_token_ns);
+  }
+  SUBCASE("a smaller max_response_bytes than a kept buffer's capacity still bounds it") {
+    HttpRequest small = chat_request(server, "/stream");
+    small.max_response_bytes = 4096;
+    const HttpResponse r = h.run(small);
+    CHECK(r.error.kind == ErrorKind::kNone);
+    CHECK(r.max_buffered_bytes <= 4096);
+  }
+}
+
+TEST_CASE("http: the id of a finished request never cancels the next one in its place") {
+  TestServer server(canned_replies());
+  Harness h;
+  HttpResponse first;
+  int calls = 0;
+  const auto old_id = h.client.start(chat_request(server, "/fast"), [&](HttpResponse&& r) {
+    first = std::move(r);
+    ++calls;
+  });
+  REQUIRE(run_until(h.loop, [&] { return calls == 1; }));
+  HttpResponse second;
+  const auto new_id = h.client.start(chat_request(server, "/fast"), [&](HttpResponse&& r) {
+    second = std::move(r);
+    ++calls;
+  });
+  CHECK(new_id != old_id);
+  h.client.cancel(old_id);  // finished: a no-op, whatever now runs in its slot
+  REQUIRE(run_until(h.loop, [&] { return calls == 2; }));
+  CHECK(first.error.kind == ErrorKind::kNone);
+  CHECK(second.error.kind == ErrorKind::kNone);
+  CHECK(second.reply_text == "ab");
+}

@@ -489,3 +489,56 @@ TEST_CASE("worker: a start runs a window conversation and a Stop gives the rest 
   CHECK(recorded == std::vector<uint64_t>{21});
   CHECK(worker.wait_exit(3 * kSec) == 0);
 }
+
+TEST_CASE("worker: a salvaged window batch waits in the window and starts only in freed slots") {
+  InprocController controller;
+  DeliveryCount delivered;
+  WorkerThread worker(controller, options_for(controller), fake_http(&delivered, true));
+  REQUIRE(controller.welcome());
+  // Over the decoder's 16 MiB string limit: the batch does not decode whole and is salvaged.
+  proto::Conversation heavy = conversation(12);
+  heavy.turns[0].user_text.assign(17u << 20, 'x');
+  proto::Assign window;
+  window.batch = 1;
+  window.window = true;
+  window.conversations = {conversation(10), std::move(heavy), conversation(11)};
+  controller.send(window);
+  // The heavy one is reported failed; the two others wait for a slot: a heartbeat after the
+  // report shows nothing running (they used to start at once, outside every slot).
+  std::vector<uint64_t> failed, early_records;
+  const int64_t deadline = steady_now_ns() + 3 * kSec;
+  while (failed.empty() && steady_now_ns() < deadline) {
+    auto d = controller.next_result(deadline - steady_now_ns());
+    if (!d || d->type != proto::MsgType::kResults) continue;
+    auto r = d->as<proto::Results>();
+    REQUIRE(r.has_value());
+    for (const auto& f : r->failed) failed.push_back(f.conversation_index);
+    for (const auto& rec : r->records) early_records.push_back(rec.conversation_index);
+  }
+  CHECK(failed == std::vector<uint64_t>{12});
+  const int64_t reported_ns = steady_now_ns();  // the worker's clock too: one process
+  std::optional<proto::Heartbeat> hb;
+  while (!hb && steady_now_ns() < deadline) {
+    auto d = controller.expect_control(proto::MsgType::kHeartbeat, deadline - steady_now_ns());
+    if (!d) break;
+    auto h = d->as<proto::Heartbeat>();
+    if (h && h->sent_ns > reported_ns) hb = h;  // one sent after the salvage, not a queued one
+  }
+  REQUIRE(hb.has_value());
+  CHECK(hb->active_conversations == 0);
+  CHECK(early_records.empty());
+  // One conversation in one slot: 10 and then 11 follow it in that slot.
+  controller.assign({conversation(1)}, 2);
+  std::vector<uint64_t> recorded;
+  const auto ends = collect_ends(controller, 3, &recorded);
+  REQUIRE(ends.size() == 3);
+  CHECK(ends[0].conversation_index == 1u);
+  CHECK(ends[0].refilled_by == 10);
+  CHECK(ends[1].conversation_index == 10u);
+  CHECK(ends[1].refilled_by == 11);
+  CHECK(ends[2].conversation_index == 11u);
+  CHECK(ends[2].refilled_by == -1);
+  CHECK(recorded == std::vector<uint64_t>{1, 10, 11});
+  controller.send(proto::Stop{true});
+  CHECK(worker.wait_exit(3 * kSec) == 0);
+}
