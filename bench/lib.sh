@@ -123,7 +123,7 @@ PY
 # worker does, for the given seconds. A timer that expires while the cores run something else
 # fires when the kernel next schedules the thread (and, in a VM, when the host runs the vCPU);
 # no client can send earlier than it wakes. bench_wakeup_start SECONDS starts it in the
-# background; bench_wakeup_p99 waits for it and prints "p99_ms p50_ms max_ms" (or "null" when
+# background; bench_wakeup_p99 waits for its end and prints "p99_ms p50_ms max_ms" (or "null" when
 # cyclictest is missing).
 bench_wakeup_start() {  # bench_wakeup_start SECONDS
   WAKEUP_PID=""
@@ -133,12 +133,18 @@ bench_wakeup_start() {  # bench_wakeup_start SECONDS
   WAKEUP_PID=$!
 }
 
+bench_wakeup_wait() {  # in the shell that started it, before $(bench_wakeup_p99)
+  if [[ -n "${WAKEUP_PID:-}" ]]; then wait "$WAKEUP_PID" || true; fi
+}
+
 bench_wakeup_p99() {
   if [[ -z "${WAKEUP_PID:-}" ]]; then
     echo null
     return 0
   fi
-  wait "$WAKEUP_PID" || true
+  # Called in $(...), a subshell, which cannot `wait` for the shell's child: poll until it exits
+  # (cyclictest writes its histogram at exit).
+  while kill -0 "$WAKEUP_PID" 2>/dev/null; do sleep 0.2; done
   python3 - "$WAKEUP_OUT" <<'PY'
 import sys
 hist = {}
