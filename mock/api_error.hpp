@@ -16,6 +16,10 @@ std::string_view status_type(int status);
 // {"message":..., "type":..., "code":...}
 std::string error_body(const ApiError& error);
 
+// The prefix of Dynamo's 400 for a body serde cannot read into its request type.
+inline constexpr std::string_view kDeserializePrefix =
+    "Failed to deserialize the JSON body into the target type: ";
+
 inline ApiError bad_request(std::string message) { return {400, std::move(message)}; }
 inline ApiError not_found(std::string message) { return {404, std::move(message)}; }
 inline ApiError internal_error(std::string message) { return {500, std::move(message)}; }

@@ -8,9 +8,6 @@ namespace convoy::mock {
 
 namespace {
 
-constexpr std::string_view kDeserializePrefix =
-    "Failed to deserialize the JSON body into the target type: ";
-
 ApiError invalid(const std::string& what) {
   return bad_request(std::string(kDeserializePrefix) + what);
 }

@@ -24,9 +24,6 @@ const char* to_string(SessionAction action) {
 
 namespace {
 
-constexpr std::string_view kDeserializePrefix =
-    "Failed to deserialize the JSON body into the target type: ";
-
 // A NUL-terminated input stream. Unlike rapidjson::StringStream it is not copied into the
 // reader's locals while a token is read, so Tell() is exact inside handler callbacks.
 struct TrackingStream {

@@ -7,6 +7,8 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <rapidjson/document.h>
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
 #include <signal.h>
 #include <sys/inotify.h>
 #include <sys/socket.h>
@@ -17,6 +19,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <string>
 #include <system_error>
@@ -73,6 +76,21 @@ inline rapidjson::Document parse_json(const std::string& text) {
   rapidjson::Document doc;
   doc.Parse(text.c_str(), text.size());
   return doc;
+}
+
+// A JSON value written back compactly, for comparing against literal text.
+inline std::string to_json(const rapidjson::Value& v) {
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  v.Accept(w);
+  return buffer.GetString();
+}
+
+// The member names of a JSON object.
+inline std::set<std::string> keys_of(const rapidjson::Value& v) {
+  std::set<std::string> keys;
+  for (const auto& m : v.GetObject()) keys.insert(m.name.GetString());
+  return keys;
 }
 
 inline rapidjson::Document read_json(const std::filesystem::path& path) {

@@ -13,10 +13,10 @@ namespace convoy::worker {
 
 namespace {
 
-using rapidjson::Document;
+using JsonDocument = rapidjson::Document;
 using rapidjson::SizeType;
 using rapidjson::Value;
-using Allocator = Document::AllocatorType;
+using Allocator = JsonDocument::AllocatorType;
 using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
 
 Value string_value(std::string_view text, Allocator& a) {
@@ -47,7 +47,7 @@ const char* type_name(const Value& v) {
 // Parses `text` with `a` as allocator, so the result can be moved into a body that uses `a`.
 // Returns "" on success, else the parse error.
 std::string parse_into(const std::string& text, Allocator& a, Value* out) {
-  Document doc(&a);
+  JsonDocument doc(&a);
   doc.Parse(text.data(), text.size());
   if (doc.HasParseError()) {
     return std::string(rapidjson::GetParseError_En(doc.GetParseError())) + " at offset " +
@@ -113,8 +113,8 @@ void write_key(JsonWriter& w, const Value& name) {
 // nvext with the overlay's session_control merged in. convoy owns session_id, action and
 // timeout: they are set as computed, or removed when this request does not carry them (a close
 // has no timeout, a bare legacy request has neither). Every other key is kept.
-Document merged_nvext(const Value* existing, const SessionControl& control) {
-  Document nvext;
+JsonDocument merged_nvext(const Value* existing, const SessionControl& control) {
+  JsonDocument nvext;
   if (existing != nullptr && existing->IsObject()) {
     nvext.CopyFrom(*existing, nvext.GetAllocator());
   } else {
@@ -239,7 +239,7 @@ RequestBuilder::RequestBuilder(const proto::WorkerSettings& settings)
 
 bool RequestBuilder::try_format(const std::string& system_prompt,
                                 const std::vector<ChatMessage>& history, const proto::Turn& turn,
-                                Document* out, std::string* error) const {
+                                JsonDocument* out, std::string* error) const {
   auto fail = [&](std::string message) {
     if (error) *error = std::move(message);
     return false;
@@ -317,17 +317,17 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
   return true;
 }
 
-Document RequestBuilder::format(const std::string& system_prompt,
-                                const std::vector<ChatMessage>& history,
-                                const proto::Turn& turn) const {
-  Document body;
+JsonDocument RequestBuilder::format(const std::string& system_prompt,
+                                    const std::vector<ChatMessage>& history,
+                                    const proto::Turn& turn) const {
+  JsonDocument body;
   std::string error;
   if (!try_format(system_prompt, history, turn, &body, &error)) throw RequestFormatError(error);
   return body;
 }
 
-Document format_body(const proto::WorkerSettings& s, const std::string& system_prompt,
-                     const std::vector<ChatMessage>& history, const proto::Turn& turn) {
+JsonDocument format_body(const proto::WorkerSettings& s, const std::string& system_prompt,
+                         const std::vector<ChatMessage>& history, const proto::Turn& turn) {
   return RequestBuilder(s).format(system_prompt, history, turn);
 }
 
@@ -351,7 +351,7 @@ void write_request(JsonWriter& w, const Value& body, const SessionOverlay& overl
   }
   std::string sent;
   auto write_nvext = [&](const Value* existing) {
-    Document nvext = merged_nvext(existing, *overlay.session_control);
+    JsonDocument nvext = merged_nvext(existing, *overlay.session_control);
     nvext.Accept(w);
     if (sent.empty()) sent = to_string(nvext["session_control"]);
   };
@@ -389,7 +389,7 @@ struct RequestBodyArena::Impl {
   static constexpr size_t kMaxBytes = 4u << 20;  // a larger body spills into heap chunks
   std::vector<char> buffer = std::vector<char>(kFirstBytes);
   std::optional<rapidjson::MemoryPoolAllocator<>> pool;
-  std::optional<Document> document;  // on `pool`
+  std::optional<JsonDocument> document;  // on `pool`
   rapidjson::StringBuffer out;
   JsonWriter writer{out};
 
@@ -403,7 +403,7 @@ struct RequestBodyArena::Impl {
 RequestBodyArena::RequestBodyArena() : impl_(std::make_unique<Impl>()) {}
 RequestBodyArena::~RequestBodyArena() = default;
 
-Document& RequestBodyArena::fresh_document() {
+JsonDocument& RequestBodyArena::fresh_document() {
   Impl& s = *impl_;
   const size_t used = s.pool->Size();
   if (used > s.buffer.size() && s.buffer.size() < Impl::kMaxBytes) {

@@ -99,10 +99,6 @@ void put_number(W& w, const char* key, double v) {
 
 using Pretty = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
-constexpr const char* kPercentileKeys[] = {"p1",  "p5",  "p10", "p25", "p50",
-                                           "p75", "p90", "p95", "p99"};
-static_assert(std::size(kPercentileKeys) == kReportedPercentiles.size());
-
 // JsonMetricResult, field order as declared there; count and sum only on record metrics
 // (schema 1.1), nothing but unit and avg on aggregate / derived ones.
 void write_metric(Pretty& w, const Exported& e) {
@@ -267,9 +263,9 @@ std::string aiperf_profile_csv(const MetricsSnapshot& snapshot) {
 
 namespace {
 
-using Line = rapidjson::Writer<rapidjson::StringBuffer>;
+using JsonLine = rapidjson::Writer<rapidjson::StringBuffer>;
 
-void put_wall(Line& w, const char* key, int64_t steady_ns, int64_t offset_ns) {
+void put_wall(JsonLine& w, const char* key, int64_t steady_ns, int64_t offset_ns) {
   w.Key(key);
   if (steady_ns > 0) {
     w.Int64(steady_ns + offset_ns);
@@ -279,7 +275,7 @@ void put_wall(Line& w, const char* key, int64_t steady_ns, int64_t offset_ns) {
 }
 
 // MetricValue {value, unit}.
-void put_value(Line& w, const char* tag, double value, const char* unit) {
+void put_value(JsonLine& w, const char* tag, double value, const char* unit) {
   w.Key(tag);
   w.StartObject();
   w.Key("value");
@@ -289,7 +285,7 @@ void put_value(Line& w, const char* tag, double value, const char* unit) {
   w.EndObject();
 }
 
-void put_count(Line& w, const char* tag, int64_t value) {
+void put_count(JsonLine& w, const char* tag, int64_t value) {
   w.Key(tag);
   w.StartObject();
   w.Key("value");
@@ -302,7 +298,8 @@ void put_count(Line& w, const char* tag, int64_t value) {
 double ms(int64_t ns) { return static_cast<double>(ns) / 1e6; }
 
 // MetricRecordMetadata (aiperf/common/models/record_models.py).
-void write_metadata(Line& w, const proto::Record& r, std::string_view worker_id, int64_t offset) {
+void write_metadata(JsonLine& w, const proto::Record& r, std::string_view worker_id,
+                    int64_t offset) {
   w.Key("metadata");
   w.StartObject();
   w.Key("session_num");  // multi-turn: the session's index in the benchmark
@@ -327,7 +324,7 @@ void write_metadata(Line& w, const proto::Record& r, std::string_view worker_id,
 }
 
 // The record metrics AIPerf computes per request, in display units.
-void write_record_metrics(Line& w, const proto::Record& r, const RequestMetrics& m) {
+void write_record_metrics(JsonLine& w, const proto::Record& r, const RequestMetrics& m) {
   w.Key("metrics");
   w.StartObject();
   if (!m.ok) {
@@ -364,7 +361,7 @@ void write_record_metrics(Line& w, const proto::Record& r, const RequestMetrics&
 }
 
 // ErrorDetails {code, type, message}; null when the request succeeded.
-void write_error(Line& w, const proto::Record& r) {
+void write_error(JsonLine& w, const proto::Record& r) {
   w.Key("error");
   if (r.error.kind == proto::ErrorKind::kNone) {
     w.Null();
@@ -391,7 +388,7 @@ int64_t wall_minus_steady_now() {
 std::string aiperf_record_line(const proto::Record& r, std::string_view worker_id,
                                int64_t wall_minus_steady_ns) {
   rapidjson::StringBuffer buffer;
-  Line w(buffer);
+  JsonLine w(buffer);
   w.StartObject();
   write_metadata(w, r, worker_id, wall_minus_steady_ns);
   write_record_metrics(w, r, compute_request_metrics(r));

@@ -12,10 +12,6 @@ namespace {
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
-constexpr const char* kPercentileKeys[] = {"p1",  "p5",  "p10", "p25", "p50",
-                                           "p75", "p90", "p95", "p99"};
-static_assert(std::size(kPercentileKeys) == kReportedPercentiles.size());
-
 void number(Writer& w, double v) {
   if (std::isfinite(v)) {
     w.Double(v);

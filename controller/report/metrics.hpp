@@ -57,6 +57,9 @@ bool is_slo_metric(std::string_view tag);
 const std::vector<std::string>& slo_metric_tags();
 
 inline constexpr std::array<double, 9> kReportedPercentiles{1, 5, 10, 25, 50, 75, 90, 95, 99};
+// Their keys in summary.json and the exports, same order.
+inline constexpr std::array<const char*, kReportedPercentiles.size()> kPercentileKeys{
+    "p1", "p5", "p10", "p25", "p50", "p75", "p90", "p95", "p99"};
 
 // One metric tag's statistics in its display unit (latencies in ms).
 struct MetricStats {

@@ -14,14 +14,14 @@ namespace convoy::controller {
 
 namespace {
 
-std::string fixed(double v, int decimals) {
+std::string fixed_digits(double v, int decimals) {
   char buffer[48];
   std::snprintf(buffer, sizeof buffer, "%.*f", decimals, v);
   return buffer;
 }
 
-std::string ms(double v) { return fixed(v, v < 10 ? 1 : 0) + " ms"; }
-std::string pct(double fraction) { return fixed(fraction * 100, 0) + "%"; }
+std::string ms(double v) { return fixed_digits(v, v < 10 ? 1 : 0) + " ms"; }
+std::string pct(double fraction) { return fixed_digits(fraction * 100, 0) + "%"; }
 
 std::string endpoint_phrase(const ServerSeries& s) {
   return (s.title.empty() ? s.name : s.title) + " (" + s.name + ") on endpoint '" + s.endpoint +
@@ -144,10 +144,11 @@ void queueing_insight(const InsightInputs& in, const ServerMetricsView& view,
   i.title = "Requests queue on the server: '" + endpoint + "'";
   i.problem = "The client's TTFT rose while the server's waiting count rose (evidence: " +
               endpoint_phrase(s) + (series.size() > 1 ? ", summed over its label sets" : "") +
-              " peaked at " + fixed(e->peak, 0) + "; while it was at or above " +
-              fixed(e->high_waiting, 1) + ", the client's TTFT p50 was " + ms(e->ttft_high_ms) +
-              ", while at or below " + fixed(e->low_waiting, 1) + ", " + ms(e->ttft_low_ms) +
-              "; correlation " + fixed(e->r, 2) + " over " + std::to_string(e->points) +
+              " peaked at " + fixed_digits(e->peak, 0) + "; while it was at or above " +
+              fixed_digits(e->high_waiting, 1) + ", the client's TTFT p50 was " +
+              ms(e->ttft_high_ms) + ", while at or below " + fixed_digits(e->low_waiting, 1) +
+              ", " + ms(e->ttft_low_ms) + "; correlation " + fixed_digits(e->r, 2) + " over " +
+              std::to_string(e->points) +
               " time buckets). Time to first token is spent waiting for the engine to admit "
               "the request, not computing it.";
   i.likely_causes = {
@@ -198,8 +199,8 @@ void kv_pressure_insight(const ServerMetricsView& view, const std::string& endpo
   i.problem = "KV cache usage went above 95% with preemptions increasing (evidence: " +
               endpoint_phrase(*top) + " peaked at " + pct(peak) + ", averaged " +
               pct(top->avg.value_or(0) * scale) + time_above + "; " +
-              endpoint_phrase(*preemptions.front()) + " rose by " + fixed(preempted, 0) + " (" +
-              fixed(rate, 2) +
+              endpoint_phrase(*preemptions.front()) + " rose by " + fixed_digits(preempted, 0) +
+              " (" + fixed_digits(rate, 2) +
               "/s)). A preempted request loses its cache and is recomputed, so its latency "
               "grows and the server's throughput falls.";
   i.likely_causes = {"More concurrent sequences, or longer contexts, than the KV cache holds.",
@@ -252,7 +253,7 @@ void overhead_insight(const InsightInputs& in, const ServerMetricsView& view,
               " of the client's), spent in the network, the frontend and the client (evidence: " +
               "the server's p50 lies in its histogram bucket " + ms(low * to_ms) + " to " +
               (std::isinf(high) ? std::string("+Inf") : ms(high * to_ms)) + ", " +
-              fixed(buckets.back().second, 0) + " observations in the window).";
+              fixed_digits(buckets.back().second, 0) + " observations in the window).";
   if (gap_ms < 0) {
     i.problem +=
         " The server reports more than the client saw: its buckets are too coarse "

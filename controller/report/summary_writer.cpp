@@ -30,10 +30,6 @@ namespace {
 using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
 // Names of the percentile keys, in kReportedPercentiles order.
-constexpr const char* kPercentileKeys[] = {"p1",  "p5",  "p10", "p25", "p50",
-                                           "p75", "p90", "p95", "p99"};
-static_assert(std::size(kPercentileKeys) == kReportedPercentiles.size());
-
 void write_number(JsonWriter& w, double v) {
   if (std::isfinite(v)) {
     w.Double(v);

@@ -260,9 +260,6 @@ std::string csv_number(double v) {
 }  // namespace
 
 std::string timeslices_csv(const std::vector<TimeSliceStats>& slices) {
-  static constexpr const char* kPercentileKeys[] = {"p1",  "p5",  "p10", "p25", "p50",
-                                                    "p75", "p90", "p95", "p99"};
-  static_assert(std::size(kPercentileKeys) == kReportedPercentiles.size());
   std::ostringstream out;
   out << "timeslice,start_s,end_s,metric,unit,stat,value\n";
   for (const TimeSliceStats& t : slices) {

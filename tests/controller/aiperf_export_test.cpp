@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "controller/report_records.hpp"
+#include "test_time.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -25,13 +26,11 @@ using convoy::proto::ErrorKind;
 using convoy::proto::Record;
 using namespace convoy::test;
 
-constexpr int64_t kMs = 1'000'000;
-
 std::string fixture_path(const std::string& name) {
   return std::string(CONVOY_SOURCE_DIR) + "/tests/fixtures/aiperf/" + name;
 }
 
-Record ok_record(int64_t at, uint64_t conversation) {
+Record export_ok_record(int64_t at, uint64_t conversation) {
   Record r = streamed_ok_record(at);
   r.x_correlation_id = "cid-" + std::to_string(conversation);
   r.conversation_id = "conv-" + std::to_string(conversation);
@@ -54,10 +53,10 @@ Record cancelled_record(int64_t at) {
   return r;
 }
 
-MetricsSnapshot sample_snapshot() {
+MetricsSnapshot export_snapshot() {
   Config config;
   MetricsAggregator agg(config);
-  for (int i = 0; i < 10; ++i) agg.add(ok_record(1'000'000'000 + i * 100 * kMs, i));
+  for (int i = 0; i < 10; ++i) agg.add(export_ok_record(1'000'000'000 + i * 100 * kMs, i));
   agg.add(cancelled_record(2'000'000'000));
   return agg.snapshot();
 }
@@ -95,12 +94,6 @@ void check_same_shape(const rapidjson::Value& fixture, const rapidjson::Value& o
   if (fixture.HasMember("unit")) CHECK(ours.MemberCount() == fixture.MemberCount());
 }
 
-std::set<std::string> keys_of(const rapidjson::Value& v) {
-  std::set<std::string> keys;
-  for (const auto& m : v.GetObject()) keys.insert(m.name.GetString());
-  return keys;
-}
-
 std::vector<std::string> crlf_lines(const std::string& text) {
   std::vector<std::string> lines;
   size_t at = 0;
@@ -120,7 +113,7 @@ TEST_CASE("profile_export_aiperf.json has the keys, types and nesting of AIPerf 
   config.target.model = "Qwen/Qwen3-0.6B";
   config.load.requests = 20;
   const std::string text = convoy::controller::aiperf_profile_json(
-      sample_snapshot(), config, provenance(), "http://127.0.0.1:8000");
+      export_snapshot(), config, provenance(), "http://127.0.0.1:8000");
   const rapidjson::Document ours = parse_json(text);
   REQUIRE_FALSE(ours.HasParseError());
   const rapidjson::Document fixture = read_json(fixture_path("profile_export_aiperf.json"));
@@ -142,7 +135,7 @@ TEST_CASE("profile_export_aiperf.json has the keys, types and nesting of AIPerf 
 
 TEST_CASE("profile_export_aiperf.csv has AIPerf's two sections") {
   const std::vector<std::string> lines =
-      crlf_lines(convoy::controller::aiperf_profile_csv(sample_snapshot()));
+      crlf_lines(convoy::controller::aiperf_profile_csv(export_snapshot()));
   REQUIRE(lines.size() > 4);
   CHECK(lines[0] == "Metric,avg,min,max,sum,p1,p5,p10,p25,p50,p75,p90,p95,p99,std");
   const auto blank = std::find(lines.begin(), lines.end(), "");
@@ -172,17 +165,17 @@ TEST_CASE("profile_export.jsonl lines follow AIPerf's record layout") {
   const std::vector<rapidjson::Document> fixture = read_jsonl(fixture_path("profile_export.jsonl"));
   REQUIRE(fixture.size() == 2);
   const int64_t offset = 1'700'000'000'000'000'000;
-  const rapidjson::Document ok =
-      parse_json(convoy::controller::aiperf_record_line(ok_record(5 * kMs, 45), "w1", offset));
+  const rapidjson::Document ok = parse_json(
+      convoy::controller::aiperf_record_line(export_ok_record(5 * kMs, 45), "w1", offset));
   const rapidjson::Document failed =
       parse_json(convoy::controller::aiperf_record_line(cancelled_record(7 * kMs), "w2", offset));
   REQUIRE_FALSE(ok.HasParseError());
   REQUIRE_FALSE(failed.HasParseError());
   check_same_shape(fixture[0], ok, "ok");
   check_same_shape(fixture[1], failed, "failed");
-  CHECK(keys_of(ok["metadata"]) == keys_of(fixture[0]["metadata"]));
-  CHECK(keys_of(ok["metrics"]) == keys_of(fixture[0]["metrics"]));
-  CHECK(keys_of(failed["metrics"]) == keys_of(fixture[1]["metrics"]));
+  CHECK(convoy::test::keys_of(ok["metadata"]) == convoy::test::keys_of(fixture[0]["metadata"]));
+  CHECK(convoy::test::keys_of(ok["metrics"]) == convoy::test::keys_of(fixture[0]["metrics"]));
+  CHECK(convoy::test::keys_of(failed["metrics"]) == convoy::test::keys_of(fixture[1]["metrics"]));
   SUBCASE("times are epoch ns, metrics in display units") {
     CHECK(ok["metadata"]["request_start_ns"].GetInt64() == offset + 6 * kMs);
     CHECK(ok["metadata"]["request_end_ns"].GetInt64() == offset + 47 * kMs);
@@ -202,8 +195,8 @@ TEST_CASE("profile_export.jsonl is streamed and leaves out close requests") {
   const fs::path path = dir.path() / "profile_export.jsonl";
   {
     AiperfRecordsWriter writer(path);
-    writer.write(ok_record(kMs, 1), "w1");
-    Record close = ok_record(2 * kMs, 1);
+    writer.write(export_ok_record(kMs, 1), "w1");
+    Record close = export_ok_record(2 * kMs, 1);
     close.close_request = true;
     writer.write(close, "w1");
     writer.write(cancelled_record(3 * kMs), "w1");

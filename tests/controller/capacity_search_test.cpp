@@ -108,7 +108,6 @@ TEST_CASE("capacity search: steps run as stages, each judged after its in-flight
     if (!v) return std::nullopt;
     return convoy::search_step(load, *v, finished + 1);
   };
-  constexpr int64_t kS = 1'000'000'000;
   const int64_t t0 = 1000 * kS;
   StagePlan plan({}, next, /*wait_idle_ns=*/30 * kS);
   plan.start(t0);

@@ -7,21 +7,21 @@
 #include <cstdint>
 
 #include "controller/report/metrics.hpp"
+#include "test_time.hpp"
 
 using convoy::controller::ClientTimeline;
 using convoy::controller::ClientTimePoint;
 
 namespace {
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
-constexpr int64_t kOrigin = 5 * kS;
+constexpr int64_t kTimelineOrigin = 5 * kS;
 }  // namespace
 
 TEST_CASE("client timeline: TTFT p50 and p99 per bucket by first-token time") {
   ClientTimeline t;
   // Bucket 0: 1..100 ms. Bucket 2: one 250 ms TTFT, exact (its min and max).
-  for (int64_t v = 1; v <= 100; ++v) t.add_ttft(kOrigin, kOrigin + 500 * kMs, v * kMs);
-  t.add_ttft(kOrigin, kOrigin + 2 * kS + 1, 250 * kMs);
+  for (int64_t v = 1; v <= 100; ++v)
+    t.add_ttft(kTimelineOrigin, kTimelineOrigin + 500 * kMs, v * kMs);
+  t.add_ttft(kTimelineOrigin, kTimelineOrigin + 2 * kS + 1, 250 * kMs);
   const auto points = t.points();
   REQUIRE(points.size() == 3);
   CHECK(points[0].ttft_count == 100);
@@ -42,9 +42,11 @@ TEST_CASE("client timeline: TTFT p50 and p99 per bucket by first-token time") {
 
 TEST_CASE("client timeline: requests in flight averaged over each bucket") {
   ClientTimeline t;
-  t.add_in_flight(kOrigin, kOrigin + 500 * kMs, kOrigin + 3500 * kMs);  // 0.5 s to 3.5 s
-  t.add_in_flight(kOrigin, kOrigin + 1000 * kMs, kOrigin + 1500 * kMs);
-  t.add_in_flight(kOrigin, kOrigin + 3200 * kMs, kOrigin + 3200 * kMs);  // nothing: no time
+  t.add_in_flight(kTimelineOrigin, kTimelineOrigin + 500 * kMs,
+                  kTimelineOrigin + 3500 * kMs);  // 0.5 s to 3.5 s
+  t.add_in_flight(kTimelineOrigin, kTimelineOrigin + 1000 * kMs, kTimelineOrigin + 1500 * kMs);
+  t.add_in_flight(kTimelineOrigin, kTimelineOrigin + 3200 * kMs,
+                  kTimelineOrigin + 3200 * kMs);  // nothing: no time
   const auto points = t.points();
   REQUIRE(points.size() == 4);
   CHECK(points[0].in_flight == doctest::Approx(0.5));
@@ -55,10 +57,10 @@ TEST_CASE("client timeline: requests in flight averaged over each bucket") {
 
 TEST_CASE("client timeline: a run longer than kMaxPoints buckets coarsens and keeps its time") {
   ClientTimeline t;
-  t.add_in_flight(kOrigin, kOrigin, kOrigin + 100 * kS);
-  t.add_ttft(kOrigin, kOrigin + 10 * kS, 30 * kMs);
+  t.add_in_flight(kTimelineOrigin, kTimelineOrigin, kTimelineOrigin + 100 * kS);
+  t.add_ttft(kTimelineOrigin, kTimelineOrigin + 10 * kS, 30 * kMs);
   // 2999 s: the width doubles to 4 s (750 buckets); the first request's 100 s stay counted.
-  t.add_in_flight(kOrigin, kOrigin, kOrigin + 2999 * kS);
+  t.add_in_flight(kTimelineOrigin, kTimelineOrigin, kTimelineOrigin + 2999 * kS);
   const auto points = t.points();
   CHECK(t.bucket_s() == doctest::Approx(4));
   REQUIRE(points.size() == 750);
@@ -71,8 +73,8 @@ TEST_CASE("client timeline: a run longer than kMaxPoints buckets coarsens and ke
   CHECK(*points[2].ttft_p50_ms == doctest::Approx(30));
   const size_t bytes = t.memory_bytes();
   for (int i = 0; i < 1000; ++i) {
-    t.add_in_flight(kOrigin, kOrigin + i * kS, kOrigin + (i + 5) * kS);
-    t.add_ttft(kOrigin, kOrigin + i * kS, (1 + i) * kMs);
+    t.add_in_flight(kTimelineOrigin, kTimelineOrigin + i * kS, kTimelineOrigin + (i + 5) * kS);
+    t.add_ttft(kTimelineOrigin, kTimelineOrigin + i * kS, (1 + i) * kMs);
   }
   CHECK(t.memory_bytes() == bytes);
 }

@@ -9,7 +9,7 @@
 
 namespace {
 
-std::string error_of(const std::string& yaml) {
+std::string listen_error_of(const std::string& yaml) {
   try {
     (void)convoy::parse_config(yaml, "c.yaml");
   } catch (const convoy::ConfigError& e) {
@@ -41,7 +41,7 @@ TEST_CASE("workers.results_listen") {
     CHECK(c.workers.results_listen == std::optional<std::string>("tcp://10.0.0.1:7000"));
   }
   SUBCASE("must be an endpoint") {
-    const std::string e = error_of("workers:\n  results_listen: 0.0.0.0:5556\n");
+    const std::string e = listen_error_of("workers:\n  results_listen: 0.0.0.0:5556\n");
     CHECK(e.find("c.yaml:2") != std::string::npos);
     CHECK(e.find("workers.results_listen") != std::string::npos);
     CHECK(e.find("expected tcp://HOST:PORT or ipc://PATH") != std::string::npos);
@@ -50,28 +50,29 @@ TEST_CASE("workers.results_listen") {
 
 TEST_CASE("workers.listen must be an address ZeroMQ can bind") {
   SUBCASE("a host name is refused with the key, the line and a suggestion") {
-    const std::string e = error_of("name: a\nworkers:\n  listen: tcp://localhost:0\n");
+    const std::string e = listen_error_of("name: a\nworkers:\n  listen: tcp://localhost:0\n");
     INFO(e);
     CHECK(e.find("c.yaml:3") != std::string::npos);
     CHECK(e.find("workers.listen") != std::string::npos);
     CHECK(e.find("'localhost'") != std::string::npos);
     CHECK(e.find("tcp://127.0.0.1:PORT") != std::string::npos);
-    CHECK(error_of("workers:\n  listen: tcp://controller.example:5555\n").find("host name") !=
-          std::string::npos);
+    CHECK(
+        listen_error_of("workers:\n  listen: tcp://controller.example:5555\n").find("host name") !=
+        std::string::npos);
   }
   SUBCASE("results_listen too") {
-    const std::string e =
-        error_of("workers:\n  listen: tcp://0.0.0.0:5555\n  results_listen: tcp://localhost:1\n");
+    const std::string e = listen_error_of(
+        "workers:\n  listen: tcp://0.0.0.0:5555\n  results_listen: tcp://localhost:1\n");
     CHECK(e.find("workers.results_listen") != std::string::npos);
   }
   SUBCASE("a bracketed host must be an IPv6 address") {
-    CHECK(error_of("workers:\n  listen: tcp://[nope]:0\n").find("not an IPv6 address") !=
+    CHECK(listen_error_of("workers:\n  listen: tcp://[nope]:0\n").find("not an IPv6 address") !=
           std::string::npos);
   }
   SUBCASE("addresses, the wildcard, interface names and ipc are accepted") {
     for (const char* ok : {"tcp://127.0.0.1:0", "tcp://0.0.0.0:5555", "tcp://*:5555",
                            "tcp://[::]:0", "tcp://[::1]:7000", "tcp://lo:0", "ipc:///tmp/c.sock"}) {
-      CHECK_MESSAGE(error_of(std::string("workers:\n  listen: ") + ok + "\n").empty(), ok);
+      CHECK_MESSAGE(listen_error_of(std::string("workers:\n  listen: ") + ok + "\n").empty(), ok);
     }
   }
 }

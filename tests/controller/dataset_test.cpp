@@ -17,20 +17,20 @@ namespace {
 namespace fs = std::filesystem;
 
 // A scratch folder removed at scope exit.
-class TempDir {
+class DatasetDir {
  public:
-  TempDir() {
+  DatasetDir() {
     path_ = fs::temp_directory_path() /
             ("convoy-dataset-test-" + std::to_string(reinterpret_cast<uintptr_t>(this)) + "-" +
              std::to_string(::getpid()));
     fs::create_directories(path_);
   }
-  ~TempDir() {
+  ~DatasetDir() {
     std::error_code ec;
     fs::remove_all(path_, ec);
   }
-  TempDir(const TempDir&) = delete;
-  TempDir& operator=(const TempDir&) = delete;
+  DatasetDir(const DatasetDir&) = delete;
+  DatasetDir& operator=(const DatasetDir&) = delete;
 
   fs::path write(const std::string& name, const std::string& text) const {
     const fs::path file = path_ / name;
@@ -75,7 +75,7 @@ TEST_CASE("load_dataset: synthetic") {
 }
 
 TEST_CASE("load_dataset: jsonl and mooncake files") {
-  TempDir dir;
+  DatasetDir dir;
   SUBCASE("jsonl by path") {
     const auto file = dir.write("chat.jsonl", "{\"text\": \"hello\"}\n{\"text\": \"world\"}\n");
     Config config;
@@ -122,7 +122,7 @@ TEST_CASE("load_dataset: jsonl and mooncake files") {
 namespace convoy::controller {
 
 TEST_CASE("open_dataset: file datasets are read back from the open file by offset") {
-  TempDir dir;
+  DatasetDir dir;
   const auto file = dir.write("chat.jsonl", "{\"text\": \"hello\"}\n{\"text\": \"world\"}\n");
   Config config;
   config.dataset.type = DatasetType::kJsonl;

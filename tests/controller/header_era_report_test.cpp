@@ -10,12 +10,14 @@
 #include <vector>
 
 #include "controller/config/config.hpp"
+#include "controller/insight_util.hpp"
 #include "controller/report/header_era_json.hpp"
 #include "controller/report/insights.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/records_writer.hpp"
 #include "controller/report/run_facts.hpp"
 #include "controller/report/summary_writer.hpp"
+#include "test_time.hpp"
 
 namespace {
 
@@ -29,9 +31,6 @@ using convoy::controller::MetricsAggregator;
 using convoy::controller::MetricsSnapshot;
 using convoy::proto::Record;
 using convoy::proto::SessionRoutingMode;
-
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
 
 // A successful streamed request of one session: sent at `sent_ns`, TTFT `ttft_ms`, ends 50 ms
 // after the first token.
@@ -97,14 +96,7 @@ InsightInputs affinity_inputs(const AffinitySummary& a, SessionRoutingMode mode,
   return in;
 }
 
-const Insight* find(const std::vector<Insight>& insights, const std::string& id) {
-  for (const auto& i : insights) {
-    if (i.id == id) return &i;
-  }
-  return nullptr;
-}
-
-bool contains(const std::string& text, const std::string& needle) {
+bool has_text(const std::string& text, const std::string& needle) {
   return text.find(needle) != std::string::npos;
 }
 
@@ -272,7 +264,7 @@ TEST_CASE("affinity is reported only with verify and is unverified when no reply
 
   const auto insights =
       convoy::controller::detect_insights(affinity_inputs(*a, SessionRoutingMode::kHeader));
-  CHECK(find(insights, "affinity_not_verified") != nullptr);
+  CHECK(convoy::test::find_insight(insights, "affinity_not_verified") != nullptr);
 }
 
 TEST_CASE("summary.json carries targets affinity and run.close_requests") {
@@ -341,13 +333,13 @@ TEST_CASE("affinity insight: moves on nearly every turn in header mode name the 
   session(t, "b", {{"2", 0}, {"3", 1}, {"1", 1}, {"4", 1}}, 1 * kS);
   const auto insights = convoy::controller::detect_insights(
       affinity_inputs(t.summary(), SessionRoutingMode::kHeader));
-  const Insight* i = find(insights, "affinity_moves");
+  const Insight* i = convoy::test::find_insight(insights, "affinity_moves");
   REQUIRE(i != nullptr);
   CHECK(i->severity == "warning");
-  CHECK(contains(i->problem, "2 sessions of 2 moved"));
+  CHECK(has_text(i->problem, "2 sessions of 2 moved"));
   REQUIRE(i->likely_causes.size() == 5);
-  CHECK(contains(i->likely_causes[0], "without --router-session-affinity-ttl-secs"));
-  CHECK(contains(i->likely_causes[0], "100% of turns moved, 6 of 6"));
+  CHECK(has_text(i->likely_causes[0], "without --router-session-affinity-ttl-secs"));
+  CHECK(has_text(i->likely_causes[0], "100% of turns moved, 6 of 6"));
   CHECK(i->example_correlation_ids.size() == 2);
 }
 
@@ -363,19 +355,19 @@ TEST_CASE("affinity insight: moves only after long idle gaps name the think time
     session(h, "b", {{"1001", 0}, {"1001", 1}, {"1001", 1}, {"1001", 1}, {"1001", 1}}, 1 * kS);
     const auto insights = convoy::controller::detect_insights(
         affinity_inputs(h.summary(), SessionRoutingMode::kHeader));
-    const Insight* i = find(insights, "affinity_moves");
+    const Insight* i = convoy::test::find_insight(insights, "affinity_moves");
     REQUIRE(i != nullptr);
-    CHECK(contains(i->likely_causes[0], "Think time"));
-    CHECK(contains(i->likely_causes[0], "at least 10.0 s"));
-    CHECK(contains(i->likely_causes[0], "at most 1.0 s"));
+    CHECK(has_text(i->likely_causes[0], "Think time"));
+    CHECK(has_text(i->likely_causes[0], "at least 10.0 s"));
+    CHECK(has_text(i->likely_causes[0], "at most 1.0 s"));
   }
   SUBCASE("bind mode: the move came after more than timeout_s") {
     const auto insights = convoy::controller::detect_insights(
         affinity_inputs(t.summary(), SessionRoutingMode::kBind, 5));
-    const Insight* i = find(insights, "affinity_moves");
+    const Insight* i = convoy::test::find_insight(insights, "affinity_moves");
     REQUIRE(i != nullptr);
-    CHECK(contains(i->likely_causes[0], "Think time"));
-    CHECK(contains(i->likely_causes[0], "1 of 1 moves came after an idle gap longer than"));
+    CHECK(has_text(i->likely_causes[0], "Think time"));
+    CHECK(has_text(i->likely_causes[0], "1 of 1 moves came after an idle gap longer than"));
   }
 }
 
@@ -385,10 +377,10 @@ TEST_CASE("affinity insight: moves back between a few workers name several front
   session(t, "b", {{"2", 0}, {"2", 1}, {"2", 1}, {"2", 1}, {"2", 1}, {"2", 1}}, 1 * kS);
   const auto insights = convoy::controller::detect_insights(
       affinity_inputs(t.summary(), SessionRoutingMode::kHeader));
-  const Insight* i = find(insights, "affinity_moves");
+  const Insight* i = convoy::test::find_insight(insights, "affinity_moves");
   REQUIRE(i != nullptr);
-  CHECK(contains(i->likely_causes[0], "Several frontends"));
-  CHECK(contains(i->likely_causes[0], "1 of 2 moves went back"));
+  CHECK(has_text(i->likely_causes[0], "Several frontends"));
+  CHECK(has_text(i->likely_causes[0], "1 of 2 moves went back"));
 }
 
 TEST_CASE("affinity insight: one move away from a worker that went away names it") {
@@ -398,13 +390,13 @@ TEST_CASE("affinity insight: one move away from a worker that went away names it
   session(t, "b", {{"1001", 0}, {"1001", 1}, {"1003", 5}, {"1003", 1}, {"1003", 1}}, 1 * kS);
   const auto insights = convoy::controller::detect_insights(
       affinity_inputs(t.summary(), SessionRoutingMode::kHeader));
-  const Insight* i = find(insights, "affinity_moves");
+  const Insight* i = convoy::test::find_insight(insights, "affinity_moves");
   REQUIRE(i != nullptr);
   // Moves after 5 s gaps where stays had 1 s: the think-time cause is supported too and comes
   // first in the issue's order; the gone worker is listed right after it with its evidence.
-  CHECK(contains(i->likely_causes[0], "Think time"));
-  CHECK(contains(i->likely_causes[1], "A worker went away"));
-  CHECK(contains(i->likely_causes[1], "2 of 2 moved sessions moved once"));
+  CHECK(has_text(i->likely_causes[0], "Think time"));
+  CHECK(has_text(i->likely_causes[1], "A worker went away"));
+  CHECK(has_text(i->likely_causes[1], "2 of 2 moved sessions moved once"));
 }
 
 TEST_CASE("affinity insight: occasional moves to new workers name soft mode") {
@@ -413,38 +405,41 @@ TEST_CASE("affinity insight: occasional moves to new workers name soft mode") {
   session(t, "b", {{"1", 0}, {"1", 1}, {"1", 1}, {"1", 1}, {"1", 1}, {"1", 1}}, 1 * kS);
   const auto insights = convoy::controller::detect_insights(
       affinity_inputs(t.summary(), SessionRoutingMode::kHeader));
-  const Insight* i = find(insights, "affinity_moves");
+  const Insight* i = convoy::test::find_insight(insights, "affinity_moves");
   REQUIRE(i != nullptr);
-  CHECK(contains(i->likely_causes[0], "--router-session-affinity-mode soft"));
-  CHECK(contains(i->likely_causes[0], "evidence"));
+  CHECK(has_text(i->likely_causes[0], "--router-session-affinity-mode soft"));
+  CHECK(has_text(i->likely_causes[0], "evidence"));
 }
 
 TEST_CASE("no affinity insight without moves or without verify") {
   AffinityTracker t;
   session(t, "a", {{"1", 0}, {"1", 1}, {"1", 1}}, 1 * kS);
   auto in = affinity_inputs(t.summary(), SessionRoutingMode::kHeader);
-  CHECK(find(convoy::controller::detect_insights(in), "affinity_moves") == nullptr);
+  CHECK(convoy::test::find_insight(convoy::controller::detect_insights(in), "affinity_moves") ==
+        nullptr);
   AffinityTracker moved;
   session(moved, "a", {{"1", 0}, {"2", 1}}, 1 * kS);
   in = affinity_inputs(moved.summary(), SessionRoutingMode::kHeader);
   in.verify = false;
-  CHECK(find(convoy::controller::detect_insights(in), "affinity_moves") == nullptr);
+  CHECK(convoy::test::find_insight(convoy::controller::detect_insights(in), "affinity_moves") ==
+        nullptr);
 }
 
 TEST_CASE("one URL failing alone gets an insight naming it") {
   InsightInputs in;
   in.targets = {{"http://127.0.0.1:9001", 50, 0}, {"http://127.0.0.1:9002", 1, 40}};
   auto insights = convoy::controller::detect_insights(in);
-  const Insight* i = find(insights, "target_url_failing");
+  const Insight* i = convoy::test::find_insight(insights, "target_url_failing");
   REQUIRE(i != nullptr);
   CHECK(i->severity == "error");
-  CHECK(contains(i->title, "http://127.0.0.1:9002"));
+  CHECK(has_text(i->title, "http://127.0.0.1:9002"));
   CHECK(i->affected_requests == 40);
   CHECK(std::count_if(insights.begin(), insights.end(),
                       [](const Insight& x) { return x.id == "target_url_failing"; }) == 1);
 
   in.targets[0].errors = 50;  // both fail: not "alone"
-  CHECK(find(convoy::controller::detect_insights(in), "target_url_failing") == nullptr);
+  CHECK(convoy::test::find_insight(convoy::controller::detect_insights(in), "target_url_failing") ==
+        nullptr);
 }
 
 TEST_CASE("Dynamo's 256-byte session id rejection gets its insight") {
@@ -452,11 +447,11 @@ TEST_CASE("Dynamo's 256-byte session id rejection gets its insight") {
   in.errors = {group(400, "session affinity ID must not exceed N bytes")};
   in.errors[0].example = "session affinity ID must not exceed 256 bytes";
   const auto insights = convoy::controller::detect_insights(in);
-  const Insight* i = find(insights, "session_id_too_long");
+  const Insight* i = convoy::test::find_insight(insights, "session_id_too_long");
   REQUIRE(i != nullptr);
   CHECK(i->affected_requests == 4);
-  CHECK(contains(i->problem, "HTTP 400"));
-  CHECK(contains(i->problem, "256 bytes"));
+  CHECK(has_text(i->problem, "HTTP 400"));
+  CHECK(has_text(i->problem, "256 bytes"));
 }
 
 TEST_CASE("a full affinity table gets its insight with what to lower") {
@@ -465,20 +460,22 @@ TEST_CASE("a full affinity table gets its insight with what to lower") {
     in.sessions_started = 70'000;
     in.errors = {group(429, "session affinity entry limit reached")};
     const auto insights = convoy::controller::detect_insights(in);
-    const Insight* i = find(insights, "affinity_table_full");
+    const Insight* i = convoy::test::find_insight(insights, "affinity_table_full");
     REQUIRE(i != nullptr);
-    CHECK(contains(i->problem, "65,536"));
-    CHECK(contains(i->problem, "70000 sessions"));
-    CHECK(contains(i->likely_causes[0], "idle"));
-    CHECK(contains(i->likely_causes[1], "does not free a binding"));
-    CHECK(contains(i->fixes[0], "Lower --router-session-affinity-ttl-secs"));
+    CHECK(has_text(i->problem, "65,536"));
+    CHECK(has_text(i->problem, "70000 sessions"));
+    CHECK(has_text(i->likely_causes[0], "idle"));
+    CHECK(has_text(i->likely_causes[1], "does not free a binding"));
+    CHECK(has_text(i->fixes[0], "Lower --router-session-affinity-ttl-secs"));
   }
   SUBCASE("the frontend's public overload message, only in header mode") {
     InsightInputs in;
     in.errors = {group(529, "Service temporarily overloaded")};
-    CHECK(find(convoy::controller::detect_insights(in), "affinity_table_full") == nullptr);
+    CHECK(convoy::test::find_insight(convoy::controller::detect_insights(in),
+                                     "affinity_table_full") == nullptr);
     in.session_routing_mode = SessionRoutingMode::kHeader;
-    CHECK(find(convoy::controller::detect_insights(in), "affinity_table_full") != nullptr);
+    CHECK(convoy::test::find_insight(convoy::controller::detect_insights(in),
+                                     "affinity_table_full") != nullptr);
   }
 }
 
@@ -490,14 +487,17 @@ TEST_CASE("a conflict with an explicit worker or DP-rank pin gets its insight") 
     CAPTURE(message);
     InsightInputs in;
     in.errors = {group(400, message)};
-    CHECK(find(convoy::controller::detect_insights(in), "affinity_pin_conflict") != nullptr);
+    CHECK(convoy::test::find_insight(convoy::controller::detect_insights(in),
+                                     "affinity_pin_conflict") != nullptr);
   }
   InsightInputs unrelated;
   unrelated.errors = {group(400, "bad request")};
-  CHECK(find(convoy::controller::detect_insights(unrelated), "affinity_pin_conflict") == nullptr);
+  CHECK(convoy::test::find_insight(convoy::controller::detect_insights(unrelated),
+                                   "affinity_pin_conflict") == nullptr);
   InsightInputs unavailable;  // an engine session whose worker died is no pin conflict
   unavailable.errors = {group(500, "session ID is bound to worker N, which is unavailable")};
-  CHECK(find(convoy::controller::detect_insights(unavailable), "affinity_pin_conflict") == nullptr);
+  CHECK(convoy::test::find_insight(convoy::controller::detect_insights(unavailable),
+                                   "affinity_pin_conflict") == nullptr);
 }
 
 TEST_CASE("add_header_era_inputs takes the config and the snapshot") {
@@ -518,6 +518,6 @@ TEST_CASE("add_header_era_inputs takes the config and the snapshot") {
   CHECK(in.targets[1].errors == 1);
   REQUIRE(in.session_headers_in_target.size() == 1);
   CHECK(in.session_headers_in_target[0] == "X-Session-ID");
-  CHECK(find(convoy::controller::detect_insights(in), "session_header_in_target_headers") !=
-        nullptr);
+  CHECK(convoy::test::find_insight(convoy::controller::detect_insights(in),
+                                   "session_header_in_target_headers") != nullptr);
 }

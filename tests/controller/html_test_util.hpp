@@ -27,6 +27,18 @@ inline size_t count_of(const std::string& text, const std::string& needle, size_
   return n;
 }
 
+// The x coordinates of the first <polyline> at or after `from` in an SVG chart.
+inline std::vector<double> polyline_xs(const std::string& html, size_t from) {
+  std::vector<double> xs;
+  const size_t at = html.find("<polyline ", from);
+  if (at == std::string::npos) return xs;
+  const size_t begin = html.find("points=\"", at) + 8;
+  const size_t end = html.find('"', begin);
+  std::istringstream in(html.substr(begin, end - begin));
+  for (std::string point; in >> point;) xs.push_back(std::stod(point.substr(0, point.find(','))));
+  return xs;
+}
+
 inline constexpr const char* kChromium = "/usr/bin/chromium";  // scripts/setup installs it
 
 // True, after saying so, when Chromium is not installed: the caller then checks nothing.

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/insight_util.hpp"
 #include "controller/report/insights.hpp"
 
 using namespace convoy::controller;
@@ -38,13 +39,6 @@ std::vector<std::string> ids(const std::vector<Insight>& insights) {
   return out;
 }
 
-const Insight* find(const std::vector<Insight>& insights, const std::string& id) {
-  for (const auto& i : insights) {
-    if (i.id == id) return &i;
-  }
-  return nullptr;
-}
-
 bool mentions(const std::vector<std::string>& lines, const std::string& needle) {
   return std::any_of(lines.begin(), lines.end(),
                      [&](const std::string& l) { return l.find(needle) != std::string::npos; });
@@ -71,7 +65,7 @@ TEST_CASE("no errors and no cache signal: no insights") {
 TEST_CASE("insight (a): a 400 rejecting action bind") {
   SUBCASE("positive: Dynamo v1.1/v1.2's message") {
     auto found = detect_insights(with_errors({err(400, "Bad Request", kBindRejected, 12)}));
-    const Insight* i = find(found, "session_control_bind_unsupported");
+    const Insight* i = convoy::test::find_insight(found, "session_control_bind_unsupported");
     REQUIRE(i);
     CHECK(i->title == "Unsupported Dynamo session_control action: bind");
     CHECK(i->severity == "error");
@@ -85,9 +79,10 @@ TEST_CASE("insight (a): a 400 rejecting action bind") {
     CHECK(found.size() == 1);
   }
   SUBCASE("negative: another unknown variant, or not a client error") {
-    CHECK(find(detect_insights(with_errors(
-                   {err(400, "Bad Request", "unknown variant `pin`, expected `open`")})),
-               "session_control_bind_unsupported") == nullptr);
+    CHECK(convoy::test::find_insight(
+              detect_insights(
+                  with_errors({err(400, "Bad Request", "unknown variant `pin`, expected `open`")})),
+              "session_control_bind_unsupported") == nullptr);
     CHECK(detect_insights(with_errors({err(500, "Internal", kBindRejected)})).empty());
     CHECK(detect_insights(with_errors({err(400, "Bad Request", "bind failed")})).empty());
   }
@@ -115,7 +110,7 @@ TEST_CASE("insight (c): legacy mode with near-zero later-turn cache hits") {
   in.later_turn_requests_reporting_cached = 100;
   SUBCASE("positive") {
     auto found = detect_insights(in);
-    const Insight* i = find(found, "legacy_affinity_ineffective");
+    const Insight* i = convoy::test::find_insight(found, "legacy_affinity_ineffective");
     REQUIRE(i);
     CHECK(i->severity == "warning");
     CHECK(i->problem.find("0.06%") != std::string::npos);

@@ -13,20 +13,20 @@
 namespace convoy::controller {
 namespace {
 
-std::vector<proto::Conversation> parse(const std::string& text, Config config = {}) {
+std::vector<proto::Conversation> parse_jsonl(const std::string& text, Config config = {}) {
   std::istringstream in(text);
   return parse_jsonl_dataset(in, "data.jsonl", config);
 }
 
 // The ConfigError message for `text`, "" when it parses.
 std::string error_of(const std::string& text, Config config = {}) {
-  return test::error_message<ConfigError>([&] { parse(text, config); });
+  return test::error_message<ConfigError>([&] { parse_jsonl(text, config); });
 }
 
 }  // namespace
 
 TEST_CASE("jsonl single-turn rows") {
-  const auto all = parse(
+  const auto all = parse_jsonl(
       "{\"text\": \"Hello there\", \"max_tokens\": 7, \"extra\": {\"nvext\": {\"a\": 1}}}\n"
       "{\"messages\": [{\"role\": \"system\", \"content\": \"Be brief.\"},"
       " {\"role\": \"user\", \"content\": \"Hi\"}], \"reply\": \"Hello!\"}\n"
@@ -67,7 +67,7 @@ TEST_CASE("jsonl single-turn rows") {
 TEST_CASE("jsonl multi-turn rows") {
   Config config;
   config.dataset.think_time_ms = Distribution{250, 0, 0, std::nullopt};
-  const auto all = parse(
+  const auto all = parse_jsonl(
       "{\"conversation_id\": \"s1\", \"turns\": [{\"text\": \"first\", \"delay_ms\": 99},"
       " {\"text\": \"second\", \"delay_ms\": 1500, \"max_tokens\": 5},"
       " {\"messages\": [{\"role\": \"user\", \"content\": \"third\"}]}]}\n",
@@ -87,7 +87,7 @@ TEST_CASE("jsonl multi-turn rows") {
 TEST_CASE("jsonl: history recorded fills replies the file left out") {
   Config config;
   config.dataset.history = HistoryMode::kRecorded;
-  const auto all = parse(
+  const auto all = parse_jsonl(
       "{\"turns\": [{\"text\": \"a\", \"max_tokens\": 3, \"reply\": \"given\"},"
       " {\"text\": \"b\", \"max_tokens\": 4}, {\"text\": \"c\"}]}\n",
       config);
@@ -101,7 +101,7 @@ TEST_CASE("jsonl: dataset.conversations keeps the first N rows, blank lines are 
   config.dataset.conversations = 2;
   config.dataset.conversations_set = true;
   const auto all =
-      parse("{\"text\": \"a\"}\n\n  \n{\"text\": \"b\"}\r\n{\"text\": \"c\"}\n", config);
+      parse_jsonl("{\"text\": \"a\"}\n\n  \n{\"text\": \"b\"}\r\n{\"text\": \"c\"}\n", config);
   REQUIRE(all.size() == 2);
   CHECK(all[1].turns[0].user_text == "b");
 }
@@ -109,8 +109,8 @@ TEST_CASE("jsonl: dataset.conversations keeps the first N rows, blank lines are 
 TEST_CASE("jsonl: the same input gives byte-identical conversations") {
   const std::string text =
       "{\"text\": \"a\"}\n{\"turns\": [{\"text\": \"b\"}, {\"text\": \"c\"}]}\n";
-  const auto a = parse(text);
-  const auto b = parse(text);
+  const auto a = parse_jsonl(text);
+  const auto b = parse_jsonl(text);
   for (size_t i = 0; i < a.size(); ++i) CHECK(testing::packed(a[i]) == testing::packed(b[i]));
 }
 
@@ -240,7 +240,8 @@ TEST_CASE("jsonl: invalid UTF-8 anywhere in a row is rejected at load") {
   CHECK(error_of("{\"text\": \"a\", \"extra\": {\"\xF5\": 1}}\n") ==
         "data.jsonl:1: extra: a key is not valid UTF-8");
   SUBCASE("valid multi-byte text and escapes pass") {
-    const auto all = parse("{\"text\": \"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \\u00e9\"}\n");
+    const auto all =
+        parse_jsonl("{\"text\": \"caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \\u00e9\"}\n");
     CHECK(all[0].turns[0].user_text == "caf\xC3\xA9 \xE2\x82\xAC \xF0\x9F\x98\x80 \xC3\xA9");
   }
   SUBCASE("a lone surrogate escape is invalid JSON") {
@@ -288,7 +289,7 @@ TEST_CASE("jsonl: rows are read back by their offset when asked, nothing is kept
   CHECK(dataset->conversation(1).turns[0].user_text == "one");
   CHECK(rows->reads == std::vector<uint64_t>{34, 18});
   SUBCASE("and equal what a whole parse gives") {
-    const auto all = parse(text);
+    const auto all = parse_jsonl(text);
     for (uint64_t i = 0; i < 3; ++i) {
       CHECK(testing::packed(dataset->conversation(i)) == testing::packed(all[i]));
     }
@@ -329,7 +330,7 @@ TEST_CASE("jsonl sub-agent rows join their lead's family, parents before childre
   const std::string text = family_row("g1", 1, link("c1", 1)) + family_row("lead", 3) +
                            family_row("other", 2) + family_row("c1", 2, link("lead", 1)) +
                            family_row("c2", 1, link("lead", 3));
-  const auto all = parse(text);
+  const auto all = parse_jsonl(text);
   REQUIRE(all.size() == 2);  // families: "lead" and "other"
   const auto& lead = all[0];
   CHECK(lead.conversation_id == "lead");
@@ -363,14 +364,14 @@ TEST_CASE("jsonl sub-agent rows join their lead's family, parents before childre
     CHECK(ids.size() == 5);
   }
   SUBCASE("the same bytes give the same family, and the lead's draws do not depend on it") {
-    CHECK(testing::packed(parse(text)[0]) == testing::packed(lead));
-    const auto alone = parse(family_row("lead", 3));
+    CHECK(testing::packed(parse_jsonl(text)[0]) == testing::packed(lead));
+    const auto alone = parse_jsonl(family_row("lead", 3));
     CHECK(packed_turns(alone[0].turns) == packed_turns(lead.turns));
   }
   SUBCASE("sub-agents get the configured draws for what their rows leave unset") {
     Config config;
     config.dataset.think_time_ms = Distribution{250, 0, 0, std::nullopt};
-    const auto drawn = parse(text, config);
+    const auto drawn = parse_jsonl(text, config);
     for (const auto& child : drawn[0].subagents) {
       CHECK(child.turns.at(0).delay_ms == 0);
       for (size_t k = 1; k < child.turns.size(); ++k) CHECK(child.turns[k].delay_ms == 250);
@@ -379,8 +380,8 @@ TEST_CASE("jsonl sub-agent rows join their lead's family, parents before childre
   }
   SUBCASE("single-turn rows may be sub-agents; unnamed ones are named after the lead") {
     const auto mixed =
-        parse(family_row("L", 2) +
-              "{\"text\": \"helper\", \"parent\": \"L\", \"spawn_after_turn\": 2}\n");
+        parse_jsonl(family_row("L", 2) +
+                    "{\"text\": \"helper\", \"parent\": \"L\", \"spawn_after_turn\": 2}\n");
     REQUIRE(mixed.size() == 1);
     REQUIRE(mixed[0].subagents.size() == 1);
     CHECK(mixed[0].subagents[0].conversation_id == "L/sub0");
@@ -392,9 +393,10 @@ TEST_CASE("jsonl: dataset.conversations counts families, and a cut family goes w
   Config config;
   config.dataset.conversations = 1;
   config.dataset.conversations_set = true;
-  const auto all = parse(family_row("a", 2) + family_row("b", 2) +
-                             family_row("b1", 1, link("b", 1)) + family_row("a1", 1, link("a", 2)),
-                         config);
+  const auto all =
+      parse_jsonl(family_row("a", 2) + family_row("b", 2) + family_row("b1", 1, link("b", 1)) +
+                      family_row("a1", 1, link("a", 2)),
+                  config);
   REQUIRE(all.size() == 1);
   CHECK(all[0].conversation_id == "a");
   REQUIRE(all[0].subagents.size() == 1);
@@ -465,7 +467,7 @@ TEST_CASE("jsonl: the wire limit counts the whole family") {
 }
 
 TEST_CASE("a cycled family gets new ids for every member") {
-  auto family = parse(family_row("lead", 2) + family_row("c", 1, link("lead", 1)))[0];
+  auto family = parse_jsonl(family_row("lead", 2) + family_row("c", 1, link("lead", 1)))[0];
   const auto first = family;
   set_family_ids(family, Config{}.seed, 7, 3);
   CHECK(family.index == 7);

@@ -13,6 +13,7 @@
 
 #include "controller/live/listen_exposure.hpp"
 #include "controller/live/live_metrics.hpp"
+#include "test_time.hpp"
 #include "test_util.hpp"
 
 namespace fs = std::filesystem;
@@ -20,8 +21,6 @@ using convoy::live::ListenError;
 using convoy::live::LiveMetrics;
 
 namespace {
-
-constexpr int64_t kMs = 1'000'000;
 
 size_t append_body(char* data, size_t size, size_t count, void* out) {
   static_cast<std::string*>(out)->append(data, size * count);

@@ -1,4 +1,5 @@
 #include "controller/report/metrics.hpp"
+#include "test_time.hpp"
 
 #include <doctest/doctest.h>
 
@@ -16,9 +17,6 @@ using convoy::controller::MetricsSnapshot;
 using convoy::proto::ErrorKind;
 using convoy::proto::Phase;
 using convoy::proto::Record;
-
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
 
 // A streamed request: intended at `at`, sent 2 ms late, TTFT `ttft_ms`, 10 ms per token after
 // that, `osl` tokens in `osl` content chunks.

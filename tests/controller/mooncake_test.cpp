@@ -11,13 +11,13 @@
 namespace convoy::controller {
 namespace {
 
-std::vector<proto::Conversation> parse(const std::string& text, Config config = {}) {
+std::vector<proto::Conversation> parse_mooncake(const std::string& text, Config config = {}) {
   std::istringstream in(text);
   return parse_mooncake_trace(in, "trace.jsonl", config);
 }
 
-std::string error_of(const std::string& text, Config config = {}) {
-  return test::error_message<ConfigError>([&] { parse(text, config); });
+std::string mooncake_error_of(const std::string& text, Config config = {}) {
+  return test::error_message<ConfigError>([&] { parse_mooncake(text, config); });
 }
 
 constexpr size_t kBlockBytes = kMooncakeBlockTokens * kBytesPerToken;
@@ -31,7 +31,7 @@ Config trace_config() {
 }  // namespace
 
 TEST_CASE("mooncake hash ids become shared text blocks") {
-  const auto all = parse(
+  const auto all = parse_mooncake(
       "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 52, \"hash_ids\": [46, 47, "
       "9]}\n"
       "{\"timestamp\": 10, \"input_length\": 1030, \"output_length\": 26, \"hash_ids\": [46, 47, "
@@ -60,7 +60,7 @@ TEST_CASE("mooncake hash ids become shared text blocks") {
     CHECK(c.substr(0, kBlockBytes) != a.substr(0, kBlockBytes));
   }
   SUBCASE("the same seed gives the same text; another seed other text") {
-    const auto again = parse(
+    const auto again = parse_mooncake(
         "{\"timestamp\": 0, \"input_length\": 1100, \"output_length\": 52, \"hash_ids\": [46, 47, "
         "9]}\n");
     CHECK(testing::packed(again[0]) == testing::packed(all[0]));
@@ -70,7 +70,7 @@ TEST_CASE("mooncake hash ids become shared text blocks") {
 }
 
 TEST_CASE("mooncake tokens beyond the blocks and rows without ids get seeded text") {
-  const auto all = parse(
+  const auto all = parse_mooncake(
       "{\"input_length\": 600, \"hash_ids\": [1]}\n"
       "{\"input_length\": 40}\n"
       "{\"input_length\": 40}\n");
@@ -83,7 +83,7 @@ TEST_CASE("mooncake tokens beyond the blocks and rows without ids get seeded tex
 }
 
 TEST_CASE("mooncake sessions form multi-turn conversations in file order") {
-  const auto all = parse(
+  const auto all = parse_mooncake(
       "{\"session_id\": \"abc\", \"input_length\": 300, \"output_length\": 40}\n"
       "{\"input_length\": 10, \"output_length\": 4}\n"
       "{\"session_id\": \"abc\", \"delay\": 2000, \"input_length\": 150, \"output_length\": 20}\n"
@@ -108,7 +108,7 @@ TEST_CASE("mooncake timestamps drive start_ns in load.mode trace") {
       "{\"timestamp\": 99999, \"input_length\": 10, \"session_id\": \"s\", \"delay\": 5}\n"
       "{\"timestamp\": 4000, \"input_length\": 10}\n";
   SUBCASE("relative to the first timestamp, in ns") {
-    const auto all = parse(trace, trace_config());
+    const auto all = parse_mooncake(trace, trace_config());
     REQUIRE(all.size() == 3);
     CHECK(all[0].start_ns == 0);
     CHECK(all[1].start_ns == 500'500'000);
@@ -119,43 +119,44 @@ TEST_CASE("mooncake timestamps drive start_ns in load.mode trace") {
     Config config = trace_config();
     config.dataset.conversations = 2;
     config.dataset.conversations_set = true;
-    const auto all = parse(trace, config);
+    const auto all = parse_mooncake(trace, config);
     CHECK(all.size() == 2);
   }
   SUBCASE("other modes leave start_ns 0") {
-    for (const auto& c : parse(trace)) CHECK(c.start_ns == 0);
+    for (const auto& c : parse_mooncake(trace)) CHECK(c.start_ns == 0);
   }
   SUBCASE("trace mode needs a timestamp on each conversation's first row") {
-    CHECK(error_of("{\"timestamp\": 0, \"input_length\": 10}\n{\"input_length\": 10}\n",
-                   trace_config()) ==
+    CHECK(mooncake_error_of("{\"timestamp\": 0, \"input_length\": 10}\n{\"input_length\": 10}\n",
+                            trace_config()) ==
           "trace.jsonl:2: timestamp: required on a conversation's first row with load.mode trace");
   }
 }
 
 TEST_CASE("mooncake errors name the file, the line and what is wrong") {
-  CHECK(error_of("{\"input_length\": 10}\n{\"input_length\": 10,}\n") ==
+  CHECK(mooncake_error_of("{\"input_length\": 10}\n{\"input_length\": 10,}\n") ==
         "trace.jsonl:2: invalid JSON at column 21: Missing a name for object member.");
-  CHECK(error_of("{\"output_length\": 10}\n") ==
+  CHECK(mooncake_error_of("{\"output_length\": 10}\n") ==
         "trace.jsonl:1: input_length: exactly one of \"input_length\", \"text_input\" or "
         "\"messages\" is required");
-  CHECK(error_of("{\"input_length\": 10, \"text_input\": \"a\"}\n") ==
+  CHECK(mooncake_error_of("{\"input_length\": 10, \"text_input\": \"a\"}\n") ==
         "trace.jsonl:1: input_length: exactly one of \"input_length\", \"text_input\" or "
         "\"messages\" is required");
-  CHECK(error_of("{\"input_length\": 512, \"hash_ids\": [1, 2]}\n") ==
+  CHECK(mooncake_error_of("{\"input_length\": 512, \"hash_ids\": [1, 2]}\n") ==
         "trace.jsonl:1: input_length: 512 leaves the last of 2 hash_ids empty (blocks of 512 "
         "tokens)");
-  CHECK(error_of("{\"input_length\": 10, \"hash_ids\": [1, -2]}\n") ==
+  CHECK(mooncake_error_of("{\"input_length\": 10, \"hash_ids\": [1, -2]}\n") ==
         "trace.jsonl:1: hash_ids[1]: expected a non-negative integer, got a number");
-  CHECK(error_of("{\"text_input\": \"a\", \"hash_ids\": [1]}\n") ==
+  CHECK(mooncake_error_of("{\"text_input\": \"a\", \"hash_ids\": [1]}\n") ==
         "trace.jsonl:1: hash_ids: only allowed with \"input_length\"");
-  CHECK(error_of("{\"input_length\": 0}\n") == "trace.jsonl:1: input_length: must be >= 1, got 0");
-  CHECK(error_of("{\"input_length\": 5, \"hashids\": [1]}\n") ==
+  CHECK(mooncake_error_of("{\"input_length\": 0}\n") ==
+        "trace.jsonl:1: input_length: must be >= 1, got 0");
+  CHECK(mooncake_error_of("{\"input_length\": 5, \"hashids\": [1]}\n") ==
         "trace.jsonl:1: hashids: unknown key (expected one of: timestamp, input_length, "
         "text_input, messages, output_length, hash_ids, session_id, delay, extra)");
-  CHECK(error_of("{\"messages\": [{\"role\": \"narrator\", \"content\": \"x\"}]}\n") ==
+  CHECK(mooncake_error_of("{\"messages\": [{\"role\": \"narrator\", \"content\": \"x\"}]}\n") ==
         "trace.jsonl:1: messages[0].role: \"narrator\" is not one of system, user, assistant, "
         "tool");
-  CHECK(error_of("") == "trace.jsonl: the trace has no rows");
+  CHECK(mooncake_error_of("") == "trace.jsonl: the trace has no rows");
 }
 
 }  // namespace convoy::controller
@@ -175,7 +176,7 @@ std::string index_error_of(const std::string& text, Config config = {}) {
 }  // namespace
 
 TEST_CASE("mooncake input_length is bounded by what crosses the wire") {
-  CHECK(error_of("{\"input_length\": 10}\n{\"input_length\": 1e12}\n") ==
+  CHECK(mooncake_error_of("{\"input_length\": 10}\n{\"input_length\": 1e12}\n") ==
         "trace.jsonl:2: input_length: must be <= 4194304, got 1000000000000 (a prompt crosses the "
         "wire "
         "as one string of at most 16777216 bytes (16 MiB))");
@@ -199,22 +200,22 @@ TEST_CASE("mooncake input_length is bounded by what crosses the wire") {
 }
 
 TEST_CASE("mooncake timestamps are finite, bounded and fit int64 nanoseconds") {
-  CHECK(error_of("{\"timestamp\": 0, \"input_length\": 4}\n{\"timestamp\": 1e300, "
-                 "\"input_length\": 4}\n",
-                 trace_config()) ==
+  CHECK(mooncake_error_of("{\"timestamp\": 0, \"input_length\": 4}\n{\"timestamp\": 1e300, "
+                          "\"input_length\": 4}\n",
+                          trace_config()) ==
         "trace.jsonl:2: timestamp: must be <= 1e+15, got 1e+300 (a finite number of "
         "milliseconds; Unix-epoch ms fit)");
-  CHECK(error_of("{\"timestamp\": 1e300, \"input_length\": 4}\n")
+  CHECK(mooncake_error_of("{\"timestamp\": 1e300, \"input_length\": 4}\n")
             .starts_with("trace.jsonl:1: timestamp: must be <= 1e+15"));  // in every mode
-  CHECK(error_of("{\"timestamp\": 5, \"input_length\": 4}\n{\"timestamp\": 2e12, "
-                 "\"input_length\": 4}\n",
-                 trace_config()) ==
+  CHECK(mooncake_error_of("{\"timestamp\": 5, \"input_length\": 4}\n{\"timestamp\": 2e12, "
+                          "\"input_length\": 4}\n",
+                          trace_config()) ==
         "trace.jsonl:2: timestamp: 2e+12 is 2e+12 ms after the earliest first-row timestamp "
         "(line 1); a trace may span at most 1e+12 ms (about 31.7 years)");
-  CHECK(error_of("{\"input_length\": 4, \"delay\": 1e300}\n")
+  CHECK(mooncake_error_of("{\"input_length\": 4, \"delay\": 1e300}\n")
             .starts_with("trace.jsonl:1: delay: must be <= 1e+09, got 1e+300"));
   SUBCASE("Unix-epoch milliseconds replay relative to the earliest") {
-    const auto all = parse(
+    const auto all = parse_mooncake(
         "{\"timestamp\": 1764590000000, \"input_length\": 4}\n"
         "{\"timestamp\": 1764590000250.5, \"input_length\": 4}\n",
         trace_config());
@@ -224,9 +225,9 @@ TEST_CASE("mooncake timestamps are finite, bounded and fit int64 nanoseconds") {
 }
 
 TEST_CASE("mooncake rows with invalid UTF-8 or repeated keys are rejected") {
-  CHECK(error_of("{\"text_input\": \"\xFFx\"}\n") ==
+  CHECK(mooncake_error_of("{\"text_input\": \"\xFFx\"}\n") ==
         "trace.jsonl:1: text_input: invalid UTF-8 at byte 0 of the string");
-  CHECK(error_of("{\"input_length\": 4, \"input_length\": 5}\n") ==
+  CHECK(mooncake_error_of("{\"input_length\": 4, \"input_length\": 5}\n") ==
         "trace.jsonl:1: input_length: duplicate key");
 }
 
@@ -245,7 +246,7 @@ TEST_CASE("mooncake sessions are read back from their rows by offset") {
   CHECK(a.turns[1].user_text == "a1");
   CHECK(a.turns[1].delay_ms == 7);
   CHECK(testing::packed(dataset->conversation(1)) ==
-        testing::packed(parse(text, trace_config())[1]));
+        testing::packed(parse_mooncake(text, trace_config())[1]));
 }
 
 }  // namespace convoy::controller

@@ -14,6 +14,7 @@
 #include "controller/report/run_report.hpp"
 #include "controller/report/summary_writer.hpp"
 #include "controller/run/registry.hpp"
+#include "test_time.hpp"
 #include "test_util.hpp"
 #include "tmpfs_util.hpp"
 
@@ -32,9 +33,6 @@ using convoy::controller::WorkerRegistry;
 using convoy::proto::ErrorKind;
 using convoy::proto::Record;
 using namespace convoy::test;
-
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
 
 Record record(int64_t at, uint32_t conversation, bool ok) {
   Record r;

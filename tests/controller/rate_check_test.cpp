@@ -12,6 +12,7 @@
 #include "controller/report/run_report.hpp"
 #include "controller/run/registry.hpp"
 #include "controller/run/schedule.hpp"
+#include "test_time.hpp"
 
 namespace {
 
@@ -31,9 +32,7 @@ using convoy::controller::VerdictStatus;
 using convoy::controller::worker_summaries;
 using convoy::controller::WorkerRegistry;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
-constexpr int64_t kStart = 100 * kS;
+constexpr int64_t kRateStart = 100 * kS;
 
 // Intended starts of a rate schedule over `duration_s`, from the Scheduler itself.
 std::vector<int64_t> schedule_starts(double rate, Arrival arrival, double burstiness,
@@ -44,8 +43,8 @@ std::vector<int64_t> schedule_starts(double rate, Arrival arrival, double bursti
   load.arrival = arrival;
   load.burstiness = burstiness;
   load.concurrency = 1'000'000;  // no cap: the arrival process alone
-  Scheduler scheduler(load, LoadMode::kRate, seed, std::nullopt, kStart);
-  const auto end = kStart + static_cast<int64_t>(duration_s * 1e9);
+  Scheduler scheduler(load, LoadMode::kRate, seed, std::nullopt, kRateStart);
+  const auto end = kRateStart + static_cast<int64_t>(duration_s * 1e9);
   std::vector<int64_t> starts;
   for (const auto& d : scheduler.due(end, 0)) starts.push_back(d.intended_ns);
   return starts;
@@ -56,9 +55,9 @@ MetricsSnapshot clean_snapshot() {
   MetricsAggregator agg{Config{}};
   convoy::proto::Record r;
   r.x_correlation_id = "cid";
-  r.intended_ns = r.sent_ns = kStart;
-  r.first_token_ns = kStart + 30 * kMs;
-  r.last_token_ns = r.end_ns = kStart + 50 * kMs;
+  r.intended_ns = r.sent_ns = kRateStart;
+  r.first_token_ns = kRateStart + 30 * kMs;
+  r.last_token_ns = r.end_ns = kRateStart + 50 * kMs;
   r.output_tokens = 3;
   r.http_status = 200;
   agg.add(r);

@@ -11,6 +11,7 @@
 #include "controller/report/metrics.hpp"
 #include "controller/report/results_table.hpp"
 #include "controller/report/summary_writer.hpp"
+#include "test_time.hpp"
 
 namespace {
 
@@ -20,7 +21,6 @@ using convoy::controller::MetricsSnapshot;
 using convoy::controller::summary_json;
 using convoy::proto::Record;
 
-constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kBase = 1'000'000'000;
 
 // A streamed reply sent at `at`: first token after 20 ms, then one token every 10 ms; the first

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "controller/run/registry.hpp"
+#include "test_time.hpp"
 
 using convoy::controller::clock_sample;
 using convoy::controller::ClockSample;
@@ -17,7 +18,6 @@ namespace proto = convoy::proto;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kLostAfterNs = kMissedHeartbeats * kHeartbeatPeriodNs;
 
 proto::Hello hello(const std::string& id, uint32_t version = proto::kProtocolVersion) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "controller/html_test_util.hpp"
+#include "test_time.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -26,12 +27,10 @@ using convoy::proto::ErrorKind;
 using convoy::proto::Record;
 using namespace convoy::test;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
 constexpr const char* kScriptMessage = "bad gateway <script>alert('x')</script> & more";
 
 // A streamed request of conversation `conv`, turn `turn`, sent at `at`.
-Record ok_record(int64_t at, uint32_t conv, uint32_t turn, int64_t ttft_ms, int64_t osl) {
+Record html_ok_record(int64_t at, uint32_t conv, uint32_t turn, int64_t ttft_ms, int64_t osl) {
   Record r;
   r.x_request_id = "rid-" + std::to_string(at);
   r.x_correlation_id = "cid-" + std::to_string(conv);
@@ -79,7 +78,7 @@ MetricsSnapshot realistic_snapshot() {
   for (int64_t t = kS; t < 13 * kS; t += 50 * kMs, ++conv) {
     for (uint32_t turn = 0; turn < 4; ++turn) {
       const int64_t ttft_ms = 40 + 15 * turn + (conv * 7919 % 60);
-      agg.add(ok_record(t + turn * 200 * kMs, conv, turn, ttft_ms, 20 + conv % 30));
+      agg.add(html_ok_record(t + turn * 200 * kMs, conv, turn, ttft_ms, 20 + conv % 30));
     }
   }
   for (uint32_t i = 0; i < 4; ++i) {
@@ -132,8 +131,8 @@ std::vector<convoy::controller::StageFacts> sweep_stages() {
     st.settle_end_ns = st.end_ns;
     MetricsAggregator agg{Config{}};
     for (int i = 0; i < 10 * level; ++i) {
-      agg.add(ok_record(st.start_ns + i * (2 * kS / (10 * level)), static_cast<uint32_t>(i), 0,
-                        20 + 10 * level, 10));
+      agg.add(html_ok_record(st.start_ns + i * (2 * kS / (10 * level)), static_cast<uint32_t>(i), 0,
+                             20 + 10 * level, 10));
     }
     st.metrics = agg.snapshot();
     stages.push_back(std::move(st));
@@ -154,16 +153,6 @@ SummaryExtras staged_extras(const std::vector<convoy::controller::StageFacts>& s
 }
 
 // The x coordinates of the first polyline after `from` in `html`.
-std::vector<double> polyline_xs(const std::string& html, size_t from) {
-  std::vector<double> xs;
-  const size_t at = html.find("<polyline ", from);
-  if (at == std::string::npos) return xs;
-  const size_t begin = html.find("points=\"", at) + 8;
-  const size_t end = html.find('"', begin);
-  std::istringstream in(html.substr(begin, end - begin));
-  for (std::string point; in >> point;) xs.push_back(std::stod(point.substr(0, point.find(','))));
-  return xs;
-}
 
 // Structural sanity: every element the page opens is closed.
 void check_balanced(const std::string& html) {
@@ -262,7 +251,7 @@ TEST_CASE("report.html of a sweep: stage table, stage marks and the throughput-l
     CHECK(count_of(html, "<polyline ") == 4 + 4);              // over time + the curves
     CHECK(html.find("Goodput against") == std::string::npos);  // no slo in these stages
     // Joined by level (1, 4, 8), whose throughput grows: x increases along the line.
-    const std::vector<double> xs = polyline_xs(html, html.find("id=\"curve\""));
+    const std::vector<double> xs = convoy::test::polyline_xs(html, html.find("id=\"curve\""));
     REQUIRE(xs.size() == 3);
     CHECK(xs[0] < xs[1]);
     CHECK(xs[1] < xs[2]);

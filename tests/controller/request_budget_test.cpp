@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "controller/run/schedule.hpp"
+#include "test_time.hpp"
 
 namespace {
 
@@ -18,8 +19,7 @@ using convoy::controller::Dispatch;
 using convoy::controller::RequestBudget;
 using convoy::controller::Scheduler;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kStart = 1'000'000 * kMs;
+constexpr int64_t kBudgetStart = 1'000'000 * kMs;
 
 struct SimResult {
   int64_t sent = 0;
@@ -35,7 +35,7 @@ SimResult simulate(int64_t requests, int64_t concurrency, uint64_t seed, int abo
   LoadConfig load;
   load.mode = LoadMode::kConcurrency;
   load.concurrency = concurrency;
-  Scheduler scheduler(load, LoadMode::kConcurrency, seed, std::nullopt, kStart);
+  Scheduler scheduler(load, LoadMode::kConcurrency, seed, std::nullopt, kBudgetStart);
   RequestBudget budget(requests);
   std::mt19937_64 rng(seed);
   struct Active {
@@ -44,7 +44,7 @@ SimResult simulate(int64_t requests, int64_t concurrency, uint64_t seed, int abo
   };
   std::map<uint64_t, Active> active;
   SimResult out;
-  int64_t now = kStart;
+  int64_t now = kBudgetStart;
   for (int step = 0; step < 100'000; ++step) {
     while (budget.remaining() > 0) {
       const auto due = scheduler.due(now, 0, 1);
@@ -135,11 +135,11 @@ TEST_CASE("scheduler hands out at most max conversations per call") {
   LoadConfig load;
   load.mode = LoadMode::kConcurrency;
   load.concurrency = 8;
-  Scheduler scheduler(load, LoadMode::kConcurrency, 1, std::nullopt, kStart);
-  const std::vector<Dispatch> one = scheduler.due(kStart, 0, 1);
+  Scheduler scheduler(load, LoadMode::kConcurrency, 1, std::nullopt, kBudgetStart);
+  const std::vector<Dispatch> one = scheduler.due(kBudgetStart, 0, 1);
   REQUIRE(one.size() == 1);
   CHECK(one[0].seq == 0);
-  CHECK(scheduler.due(kStart, 0, 3).size() == 3);
-  CHECK(scheduler.due(kStart, 0).size() == 4);  // the rest of the 8 slots
+  CHECK(scheduler.due(kBudgetStart, 0, 3).size() == 3);
+  CHECK(scheduler.due(kBudgetStart, 0).size() == 4);  // the rest of the 8 slots
   CHECK(scheduler.in_flight() == 8);
 }

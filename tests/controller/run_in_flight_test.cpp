@@ -16,7 +16,7 @@ namespace proto = convoy::proto;
 
 namespace {
 
-proto::Conversation conversation(uint64_t index, size_t turns, std::string text = "hi") {
+proto::Conversation in_flight_conversation(uint64_t index, size_t turns, std::string text = "hi") {
   proto::Conversation c;
   c.index = index;
   c.correlation_id = "c" + std::to_string(index);
@@ -29,7 +29,7 @@ proto::Conversation conversation(uint64_t index, size_t turns, std::string text 
 }
 
 // Sends nothing: numbers each worker's batches and keeps what went out.
-struct Sent {
+struct InFlightSent {
   std::vector<std::pair<std::string, std::vector<uint64_t>>> batches;  // worker, indexes
   std::map<std::string, uint64_t> numbers;
   InFlight::Send send() {
@@ -45,11 +45,12 @@ struct Sent {
 }  // namespace
 
 TEST_CASE("in flight: batches go out per worker and are split before they outgrow the limit") {
-  Sent sent;
-  const uint64_t one = convoy::controller::wire_bytes_bound(conversation(0, 1, "x"));
+  InFlightSent sent;
+  const uint64_t one = convoy::controller::wire_bytes_bound(in_flight_conversation(0, 1, "x"));
   InFlight book(2 * one + one / 2);  // room for two
-  for (uint64_t i = 0; i < 5; ++i) book.queue("w1", conversation(i, 1, "x"), 100, sent.send());
-  book.queue("w2", conversation(9, 1, "x"), 100, sent.send());
+  for (uint64_t i = 0; i < 5; ++i)
+    book.queue("w1", in_flight_conversation(i, 1, "x"), 100, sent.send());
+  book.queue("w2", in_flight_conversation(9, 1, "x"), 100, sent.send());
   book.flush(sent.send());
   using B = std::pair<std::string, std::vector<uint64_t>>;
   CHECK(sent.batches == std::vector<B>{{"w1", {0, 1}}, {"w1", {2, 3}}, {"w1", {4}}, {"w2", {9}}});
@@ -57,11 +58,11 @@ TEST_CASE("in flight: batches go out per worker and are split before they outgro
 }
 
 TEST_CASE("in flight: an undecodable report names conversations by batch and position") {
-  Sent sent;
+  InFlightSent sent;
   InFlight book(1 << 20);
-  for (uint64_t i = 0; i < 4; ++i) book.queue("w1", conversation(i, 1), 100, sent.send());
+  for (uint64_t i = 0; i < 4; ++i) book.queue("w1", in_flight_conversation(i, 1), 100, sent.send());
   book.flush(sent.send());
-  for (uint64_t i = 4; i < 6; ++i) book.queue("w1", conversation(i, 1), 100, sent.send());
+  for (uint64_t i = 4; i < 6; ++i) book.queue("w1", in_flight_conversation(i, 1), 100, sent.send());
   book.flush(sent.send());
   auto sorted = [](std::vector<uint64_t> v) {
     std::sort(v.begin(), v.end());
@@ -74,10 +75,10 @@ TEST_CASE("in flight: an undecodable report names conversations by batch and pos
 }
 
 TEST_CASE("in flight: a conversation ends only for the worker that holds it") {
-  Sent sent;
+  InFlightSent sent;
   InFlight book(1 << 20);
   RequestBudget unlimited;
-  book.queue("w1", conversation(7, 2), 100, sent.send());
+  book.queue("w1", in_flight_conversation(7, 2), 100, sent.send());
   CHECK_FALSE(book.end("w2", 7, unlimited));
   CHECK_FALSE(book.end("w1", 8, unlimited));
   CHECK(book.end("w1", 7, unlimited));
@@ -88,21 +89,21 @@ TEST_CASE("in flight: a conversation ends only for the worker that holds it") {
 TEST_CASE("in flight: load.requests grants are cut to fit and given back when unsent") {
   InFlight book(1 << 20);
   RequestBudget budget(5);
-  proto::Conversation a = conversation(1, 3);
-  proto::Conversation b = conversation(2, 3);
+  proto::Conversation a = in_flight_conversation(1, 3);
+  proto::Conversation b = in_flight_conversation(2, 3);
   book.apply_grant(a, budget);
   book.apply_grant(b, budget);
   CHECK(a.turns.size() == 3);
   CHECK(b.turns.size() == 2);  // cut: 3 + 2 = the 5 allowed
   CHECK(budget.used());
   SUBCASE("a warmup conversation is never cut and commits nothing") {
-    proto::Conversation w = conversation(3, 4);
+    proto::Conversation w = in_flight_conversation(3, 4);
     w.phase = proto::Phase::kWarmup;
     book.apply_grant(w, budget);
     CHECK(w.turns.size() == 4);
   }
   SUBCASE("ended after one of three sent: two come back") {
-    Sent sent;
+    InFlightSent sent;
     book.queue("w1", a, 100, sent.send());
     proto::Record r;
     r.conversation_index = 1;
@@ -112,13 +113,13 @@ TEST_CASE("in flight: load.requests grants are cut to fit and given back when un
     CHECK(budget.remaining() == 2);
   }
   SUBCASE("ended having sent nothing: nothing comes back") {
-    Sent sent;
+    InFlightSent sent;
     book.queue("w1", a, 100, sent.send());
     REQUIRE(book.end("w1", 1, budget));
     CHECK(budget.remaining() == 0);
   }
   SUBCASE("a re-homed conversation keeps the grant it had") {
-    proto::Conversation again = conversation(2, 3);
+    proto::Conversation again = in_flight_conversation(2, 3);
     book.apply_grant(again, budget);
     CHECK(again.turns.size() == 2);
     CHECK(budget.committed() == 5);
@@ -126,12 +127,12 @@ TEST_CASE("in flight: load.requests grants are cut to fit and given back when un
 }
 
 TEST_CASE("in flight: a lost worker's conversations are taken out, re-homed or lost") {
-  Sent sent;
+  InFlightSent sent;
   InFlight book(1 << 20);
-  book.queue("lost", conversation(1, 1), 100, sent.send());  // due by now
-  book.queue("lost", conversation(2, 1), 900, sent.send());  // not yet due
-  book.queue("lost", conversation(3, 1), 900, sent.send());  // not yet due, but started
-  book.queue("other", conversation(4, 1), 900, sent.send());
+  book.queue("lost", in_flight_conversation(1, 1), 100, sent.send());  // due by now
+  book.queue("lost", in_flight_conversation(2, 1), 900, sent.send());  // not yet due
+  book.queue("lost", in_flight_conversation(3, 1), 900, sent.send());  // not yet due, but started
+  book.queue("other", in_flight_conversation(4, 1), 900, sent.send());
   proto::Record r;
   r.conversation_index = 3;
   book.on_record(r);
@@ -157,7 +158,7 @@ TEST_CASE("in flight: load.requests counts a family's sub-agent turns and cuts t
   // Lead: 3 turns. Sub-agents: #0 (2 turns) after the lead's turn 1, #1 (2) after #0's turn 1,
   // #2 (2) after the lead's turn 3.
   auto family = [&](uint64_t index) {
-    proto::Conversation c = conversation(index, 3);
+    proto::Conversation c = in_flight_conversation(index, 3);
     c.subagents = {subagent(-1, 1, 2), subagent(0, 1, 2), subagent(-1, 3, 2)};
     return c;
   };
@@ -202,9 +203,9 @@ TEST_CASE("in flight: load.requests counts a family's sub-agent turns and cuts t
   SUBCASE("a close request is not one of the granted turns") {
     InFlight book(1 << 20);
     RequestBudget budget(3);
-    proto::Conversation c = conversation(1, 3);
+    proto::Conversation c = in_flight_conversation(1, 3);
     book.apply_grant(c, budget);
-    Sent sent;
+    InFlightSent sent;
     book.queue("w1", c, 100, sent.send());
     proto::Record r;
     r.conversation_index = 1;

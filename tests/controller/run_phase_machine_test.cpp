@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "controller/run/run_phase_machine.hpp"
+#include "test_time.hpp"
 
 using convoy::controller::kAllRunEvents;
 using convoy::controller::RunActionKind;
@@ -20,8 +21,7 @@ using convoy::controller::RunStep;
 
 namespace {
 
-constexpr int64_t kS = 1'000'000'000;
-constexpr int64_t kT0 = 1'000 * kS;  // the clock's start: any value
+constexpr int64_t kMachineT0 = 1'000 * kS;  // the clock's start: any value
 
 RunPhaseSettings settings(bool warmup = true) {
   RunPhaseSettings s;
@@ -41,8 +41,8 @@ std::vector<RunActionKind> kinds(const RunStep& step) {
 
 // A machine brought into `phase` at kT0 by the events a run would see.
 RunPhaseMachine machine_in(RunPhase phase, const RunPhaseSettings& s = settings()) {
-  RunPhaseMachine m(s, kT0);
-  auto go = [&](RunEvent e) { REQUIRE(m.on(e, kT0).changed()); };
+  RunPhaseMachine m(s, kMachineT0);
+  auto go = [&](RunEvent e) { REQUIRE(m.on(e, kMachineT0).changed()); };
   if (phase >= RunPhase::kWarmup) go(RunEvent::kWorkersReady);
   if (phase >= RunPhase::kMeasure) go(RunEvent::kAllConversationsDone);
   if (phase >= RunPhase::kDrain) go(RunEvent::kStopRequested);
@@ -102,7 +102,7 @@ TEST_CASE("run phase machine: every event in every phase does what the table say
   for (RunPhase phase : kAllPhases) {
     for (RunEvent event : kAllRunEvents) {
       RunPhaseMachine m = machine_in(phase);
-      const RunStep step = m.on(event, kT0 + kS);
+      const RunStep step = m.on(event, kMachineT0 + kS);
       INFO(to_string(phase), " + ", to_string(event));
       auto it = table.find({phase, event});
       if (it == table.end()) {
@@ -123,7 +123,7 @@ TEST_CASE("run phase machine: phases only move forward and every change to done 
   for (RunPhase phase : kAllPhases) {
     for (RunEvent event : kAllRunEvents) {
       RunPhaseMachine m = machine_in(phase);
-      const RunStep step = m.on(event, kT0);
+      const RunStep step = m.on(event, kMachineT0);
       INFO(to_string(phase), " + ", to_string(event));
       CHECK(step.phase >= phase);
       CHECK(step.has(RunActionKind::kFinish) == (step.phase == RunPhase::kDone && step.changed()));
@@ -132,17 +132,17 @@ TEST_CASE("run phase machine: phases only move forward and every change to done 
 }
 
 TEST_CASE("run phase machine: without warmup, ready workers start the measure") {
-  RunPhaseMachine m(settings(/*warmup=*/false), kT0);
-  const RunStep step = m.on(RunEvent::kWorkersReady, kT0 + 3 * kS);
+  RunPhaseMachine m(settings(/*warmup=*/false), kMachineT0);
+  const RunStep step = m.on(RunEvent::kWorkersReady, kMachineT0 + 3 * kS);
   CHECK(step.phase == RunPhase::kMeasure);
   CHECK(kinds(step) == std::vector<RunActionKind>{RunActionKind::kStartMeasure});
-  CHECK(m.measure_start_ns() == kT0 + 3 * kS);
-  CHECK(m.next_deadline_ns() == kT0 + 3 * kS + 60 * kS);
+  CHECK(m.measure_start_ns() == kMachineT0 + 3 * kS);
+  CHECK(m.next_deadline_ns() == kMachineT0 + 3 * kS + 60 * kS);
 }
 
 TEST_CASE("run phase machine: warmup then measure then drain then stopping then done") {
-  RunPhaseMachine m(settings(), kT0);
-  int64_t now = kT0;
+  RunPhaseMachine m(settings(), kMachineT0);
+  int64_t now = kMachineT0;
   CHECK(m.on(RunEvent::kWorkersReady, now += kS).phase == RunPhase::kWarmup);
   CHECK_FALSE(m.advance(now += 100 * kS).changed());  // warmup has no deadline
   const int64_t measure_at = now += kS;
@@ -172,18 +172,18 @@ TEST_CASE("run phase machine: warmup then measure then drain then stopping then 
 }
 
 TEST_CASE("run phase machine: the ready timeout ends a run that never started") {
-  RunPhaseMachine m(settings(), kT0);
-  CHECK(m.next_deadline_ns() == kT0 + 20 * kS + 1);
+  RunPhaseMachine m(settings(), kMachineT0);
+  CHECK(m.next_deadline_ns() == kMachineT0 + 20 * kS + 1);
   SUBCASE("not at the deadline itself, one nanosecond after it") {
-    CHECK_FALSE(m.advance(kT0 + 20 * kS).changed());
-    RunStep step = m.advance(kT0 + 20 * kS + 1);
+    CHECK_FALSE(m.advance(kMachineT0 + 20 * kS).changed());
+    RunStep step = m.advance(kMachineT0 + 20 * kS + 1);
     CHECK(step.phase == RunPhase::kDone);
     CHECK(kinds(step) ==
           std::vector<RunActionKind>{RunActionKind::kReportNotReady, RunActionKind::kFinish});
   }
   SUBCASE("workers ready in time: the ready deadline no longer applies") {
-    REQUIRE(m.on(RunEvent::kWorkersReady, kT0 + 19 * kS).changed());
-    CHECK_FALSE(m.advance(kT0 + 21 * kS).changed());
+    REQUIRE(m.on(RunEvent::kWorkersReady, kMachineT0 + 19 * kS).changed());
+    CHECK_FALSE(m.advance(kMachineT0 + 21 * kS).changed());
     CHECK(m.phase() == RunPhase::kWarmup);
   }
 }
@@ -191,19 +191,19 @@ TEST_CASE("run phase machine: the ready timeout ends a run that never started") 
 TEST_CASE("run phase machine: without load.duration_s the measure has no deadline") {
   RunPhaseSettings s = settings(/*warmup=*/false);
   s.measure_duration_ns.reset();
-  RunPhaseMachine m(s, kT0);
-  REQUIRE(m.on(RunEvent::kWorkersReady, kT0).phase == RunPhase::kMeasure);
+  RunPhaseMachine m(s, kMachineT0);
+  REQUIRE(m.on(RunEvent::kWorkersReady, kMachineT0).phase == RunPhase::kMeasure);
   CHECK_FALSE(m.next_deadline_ns().has_value());
-  CHECK_FALSE(m.advance(kT0 + 1'000'000 * kS).changed());
-  CHECK(m.on(RunEvent::kAllConversationsDone, kT0 + kS).phase == RunPhase::kStopping);
+  CHECK_FALSE(m.advance(kMachineT0 + 1'000'000 * kS).changed());
+  CHECK(m.on(RunEvent::kAllConversationsDone, kMachineT0 + kS).phase == RunPhase::kStopping);
 }
 
 TEST_CASE("run phase machine: with no grace the duration's end goes straight to stopping") {
   RunPhaseSettings s = settings(/*warmup=*/false);
   s.grace_ns = 0;
-  RunPhaseMachine m(s, kT0);
-  REQUIRE(m.on(RunEvent::kWorkersReady, kT0).changed());
-  RunStep step = m.advance(kT0 + 60 * kS);
+  RunPhaseMachine m(s, kMachineT0);
+  REQUIRE(m.on(RunEvent::kWorkersReady, kMachineT0).changed());
+  RunStep step = m.advance(kMachineT0 + 60 * kS);
   CHECK(step.phase == RunPhase::kStopping);
   CHECK(kinds(step) ==
         std::vector<RunActionKind>{RunActionKind::kStopStarting, RunActionKind::kCancelAll});
@@ -212,9 +212,9 @@ TEST_CASE("run phase machine: with no grace the duration's end goes straight to 
 TEST_CASE("run phase machine: after a stalled loop the grace period runs from the stop") {
   // The loop woke long after the measure's end: the workers are told to stop only now, so their
   // in-flight requests get the whole grace period from now.
-  RunPhaseMachine m(settings(/*warmup=*/false), kT0);
-  REQUIRE(m.on(RunEvent::kWorkersReady, kT0).changed());
-  const int64_t late = kT0 + 1000 * kS;
+  RunPhaseMachine m(settings(/*warmup=*/false), kMachineT0);
+  REQUIRE(m.on(RunEvent::kWorkersReady, kMachineT0).changed());
+  const int64_t late = kMachineT0 + 1000 * kS;
   RunStep step = m.advance(late);
   CHECK(kinds(step) == std::vector<RunActionKind>{RunActionKind::kStopStarting});
   CHECK(step.phase == RunPhase::kDrain);
@@ -224,35 +224,36 @@ TEST_CASE("run phase machine: after a stalled loop the grace period runs from th
 TEST_CASE("run phase machine: Ctrl-C once drains, twice cancels") {
   SUBCASE("once during the measure: drain, with the grace period from then") {
     RunPhaseMachine m = machine_in(RunPhase::kMeasure);
-    RunStep step = m.on(RunEvent::kStopRequested, kT0 + 7 * kS);
+    RunStep step = m.on(RunEvent::kStopRequested, kMachineT0 + 7 * kS);
     CHECK(step.phase == RunPhase::kDrain);
     CHECK(kinds(step) == std::vector<RunActionKind>{RunActionKind::kStopStarting});
     CHECK(std::string(step.actions[0].why).find("Ctrl-C again") != std::string::npos);
-    CHECK(m.next_deadline_ns() == kT0 + 12 * kS);
+    CHECK(m.next_deadline_ns() == kMachineT0 + 12 * kS);
     SUBCASE("a second Ctrl-C cancels at once, before the grace period ends") {
-      RunStep again = m.on(RunEvent::kCancelRequested, kT0 + 8 * kS);
+      RunStep again = m.on(RunEvent::kCancelRequested, kMachineT0 + 8 * kS);
       CHECK(again.phase == RunPhase::kStopping);
       CHECK(kinds(again) == std::vector<RunActionKind>{RunActionKind::kCancelAll});
-      CHECK(m.next_deadline_ns() == kT0 + 18 * kS);
+      CHECK(m.next_deadline_ns() == kMachineT0 + 18 * kS);
     }
     SUBCASE("the same first Ctrl-C seen again changes nothing") {
-      CHECK_FALSE(m.on(RunEvent::kStopRequested, kT0 + 8 * kS).changed());
+      CHECK_FALSE(m.on(RunEvent::kStopRequested, kMachineT0 + 8 * kS).changed());
       CHECK(m.phase() == RunPhase::kDrain);
     }
   }
   SUBCASE("twice at once (both signals in one loop turn): straight to stopping") {
     RunPhaseMachine m = machine_in(RunPhase::kMeasure);
-    CHECK(m.on(RunEvent::kCancelRequested, kT0).phase == RunPhase::kStopping);
+    CHECK(m.on(RunEvent::kCancelRequested, kMachineT0).phase == RunPhase::kStopping);
   }
   SUBCASE("during warmup: the measure never starts") {
     RunPhaseMachine m = machine_in(RunPhase::kWarmup);
-    REQUIRE(m.on(RunEvent::kStopRequested, kT0).phase == RunPhase::kDrain);
-    CHECK_FALSE(m.on(RunEvent::kAllConversationsDone, kT0).has(RunActionKind::kStartMeasure));
+    REQUIRE(m.on(RunEvent::kStopRequested, kMachineT0).phase == RunPhase::kDrain);
+    CHECK_FALSE(
+        m.on(RunEvent::kAllConversationsDone, kMachineT0).has(RunActionKind::kStartMeasure));
     CHECK(m.phase() == RunPhase::kStopping);
   }
   SUBCASE("before the run started: done, nothing to stop") {
-    RunPhaseMachine m(settings(), kT0);
-    RunStep step = m.on(RunEvent::kStopRequested, kT0);
+    RunPhaseMachine m(settings(), kMachineT0);
+    RunStep step = m.on(RunEvent::kStopRequested, kMachineT0);
     CHECK(step.phase == RunPhase::kDone);
     CHECK_FALSE(step.has(RunActionKind::kStopStarting));
     CHECK_FALSE(step.has(RunActionKind::kCancelAll));
@@ -264,50 +265,51 @@ TEST_CASE("run phase machine: losing every worker ends the run from any running 
        {RunPhase::kWarmup, RunPhase::kMeasure, RunPhase::kDrain, RunPhase::kStopping}) {
     INFO(to_string(phase));
     RunPhaseMachine m = machine_in(phase);
-    RunStep step = m.on(RunEvent::kAllWorkersLost, kT0);
+    RunStep step = m.on(RunEvent::kAllWorkersLost, kMachineT0);
     CHECK(step.phase == RunPhase::kDone);
     CHECK_FALSE(m.next_deadline_ns().has_value());
   }
   // While starting, no worker holds anything: the ready timeout still decides.
-  RunPhaseMachine m(settings(), kT0);
-  CHECK_FALSE(m.on(RunEvent::kAllWorkersLost, kT0).changed());
-  CHECK(m.advance(kT0 + 21 * kS).has(RunActionKind::kReportNotReady));
+  RunPhaseMachine m(settings(), kMachineT0);
+  CHECK_FALSE(m.on(RunEvent::kAllWorkersLost, kMachineT0).changed());
+  CHECK(m.advance(kMachineT0 + 21 * kS).has(RunActionKind::kReportNotReady));
 }
 
 TEST_CASE("run phase machine: load.warmup_s stops starting warmup conversations at its end") {
   RunPhaseSettings s = settings();
   s.warmup_duration_ns = 30 * kS;
-  RunPhaseMachine m(s, kT0);
-  REQUIRE(m.on(RunEvent::kWorkersReady, kT0 + kS).phase == RunPhase::kWarmup);
-  CHECK(m.next_deadline_ns() == kT0 + 31 * kS);
-  CHECK_FALSE(m.advance(kT0 + 31 * kS - 1).changed());
-  const RunStep step = m.advance(kT0 + 31 * kS);
+  RunPhaseMachine m(s, kMachineT0);
+  REQUIRE(m.on(RunEvent::kWorkersReady, kMachineT0 + kS).phase == RunPhase::kWarmup);
+  CHECK(m.next_deadline_ns() == kMachineT0 + 31 * kS);
+  CHECK_FALSE(m.advance(kMachineT0 + 31 * kS - 1).changed());
+  const RunStep step = m.advance(kMachineT0 + 31 * kS);
   CHECK(kinds(step) == std::vector<RunActionKind>{RunActionKind::kEndWarmup});
   CHECK(step.phase == RunPhase::kWarmup);  // what started may finish
   CHECK_FALSE(m.next_deadline_ns().has_value());
-  CHECK_FALSE(m.advance(kT0 + 100 * kS).changed());
+  CHECK_FALSE(m.advance(kMachineT0 + 100 * kS).changed());
   // The last warmup conversation ends: the measure starts then.
-  CHECK(m.on(RunEvent::kAllConversationsDone, kT0 + 40 * kS).phase == RunPhase::kMeasure);
-  CHECK(m.measure_start_ns() == kT0 + 40 * kS);
+  CHECK(m.on(RunEvent::kAllConversationsDone, kMachineT0 + 40 * kS).phase == RunPhase::kMeasure);
+  CHECK(m.measure_start_ns() == kMachineT0 + 40 * kS);
 }
 
 TEST_CASE("run phase machine: a tripped breaker drains then cancels after load.grace_s") {
   RunPhaseMachine m = machine_in(RunPhase::kMeasure);
-  const RunStep step = m.on(RunEvent::kBreakerTripped, kT0 + 7 * kS);
+  const RunStep step = m.on(RunEvent::kBreakerTripped, kMachineT0 + 7 * kS);
   CHECK(step.phase == RunPhase::kDrain);
   CHECK(kinds(step) == std::vector<RunActionKind>{RunActionKind::kStopStarting});
-  CHECK(m.next_deadline_ns() == kT0 + 12 * kS);  // grace 5 s, not the 60 s duration
-  CHECK(kinds(m.advance(kT0 + 12 * kS)) == std::vector<RunActionKind>{RunActionKind::kCancelAll});
+  CHECK(m.next_deadline_ns() == kMachineT0 + 12 * kS);  // grace 5 s, not the 60 s duration
+  CHECK(kinds(m.advance(kMachineT0 + 12 * kS)) ==
+        std::vector<RunActionKind>{RunActionKind::kCancelAll});
   CHECK(m.phase() == RunPhase::kStopping);
 }
 
 TEST_CASE("run phase machine: the end of the load profile drains the last stage") {
   RunPhaseSettings s = settings(/*warmup=*/false);
   s.measure_duration_ns.reset();  // a profile ends itself
-  RunPhaseMachine m(s, kT0);
-  REQUIRE(m.on(RunEvent::kWorkersReady, kT0).phase == RunPhase::kMeasure);
+  RunPhaseMachine m(s, kMachineT0);
+  REQUIRE(m.on(RunEvent::kWorkersReady, kMachineT0).phase == RunPhase::kMeasure);
   CHECK_FALSE(m.next_deadline_ns().has_value());
-  CHECK(m.on(RunEvent::kProfileDone, kT0 + 90 * kS).phase == RunPhase::kDrain);
-  CHECK(m.next_deadline_ns() == kT0 + 95 * kS);
-  CHECK(m.on(RunEvent::kProfileDone, kT0 + 91 * kS).changed() == false);
+  CHECK(m.on(RunEvent::kProfileDone, kMachineT0 + 90 * kS).phase == RunPhase::kDrain);
+  CHECK(m.next_deadline_ns() == kMachineT0 + 95 * kS);
+  CHECK(m.on(RunEvent::kProfileDone, kMachineT0 + 91 * kS).changed() == false);
 }

@@ -26,7 +26,7 @@ LoadConfig concurrency_load(int64_t n) {
   return load;
 }
 
-proto::Conversation conversation(uint64_t index, size_t turns) {
+proto::Conversation budget_conversation(uint64_t index, size_t turns) {
   proto::Conversation c;
   c.index = index;
   c.correlation_id = "c" + std::to_string(index);
@@ -74,8 +74,8 @@ TEST_CASE("refill window: load.requests and warmup by count are windowed, stages
 TEST_CASE("in flight: a window conversation given back unstarted returns its granted turns") {
   InFlight book(1 << 20);
   RequestBudget budget(10);
-  std::vector<proto::Conversation> window = {conversation(1, 4), conversation(2, 4),
-                                             conversation(3, 4)};
+  std::vector<proto::Conversation> window = {budget_conversation(1, 4), budget_conversation(2, 4),
+                                             budget_conversation(3, 4)};
   for (auto& c : window) {
     book.apply_grant(c, budget);
     book.queue("w1", c, 0, discard(), /*window=*/true);
@@ -104,8 +104,8 @@ TEST_CASE("in flight: a window conversation given back unstarted returns its gra
 TEST_CASE("in flight: window conversations a lost worker keeps are lost apart, holding no slot") {
   InFlight book(1 << 20);
   RequestBudget budget(20);
-  std::vector<proto::Conversation> cs = {conversation(0, 2), conversation(1, 2),
-                                         conversation(2, 2)};
+  std::vector<proto::Conversation> cs = {budget_conversation(0, 2), budget_conversation(1, 2),
+                                         budget_conversation(2, 2)};
   for (auto& c : cs) book.apply_grant(c, budget);
   book.queue("w1", cs[0], 0, discard());
   book.queue("w1", cs[1], 0, discard(), /*window=*/true);

@@ -10,6 +10,7 @@
 
 #include "controller/run/in_flight.hpp"
 #include "controller/run/schedule.hpp"
+#include "test_time.hpp"
 
 using convoy::LoadConfig;
 using convoy::LoadMode;
@@ -20,17 +21,16 @@ namespace proto = convoy::proto;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kStart = 1'000'000 * kMs;
+constexpr int64_t kWindowStart = 1'000'000 * kMs;
 
-LoadConfig concurrency_load(int64_t n) {
+LoadConfig window_load(int64_t n) {
   LoadConfig load;
   load.mode = LoadMode::kConcurrency;
   load.concurrency = n;
   return load;
 }
 
-proto::Conversation conversation(uint64_t index) {
+proto::Conversation window_conversation(uint64_t index) {
   proto::Conversation c;
   c.index = index;
   c.correlation_id = "c" + std::to_string(index);
@@ -39,7 +39,7 @@ proto::Conversation conversation(uint64_t index) {
 }
 
 // Keeps every Assign that went out, by worker.
-struct Sent {
+struct WindowSent {
   std::vector<std::pair<std::string, proto::Assign>> batches;
   InFlight::Send send() {
     return [this](const std::string& worker, proto::Assign& msg) {
@@ -53,17 +53,17 @@ int64_t no_offset(const std::string&) { return 0; }
 }  // namespace
 
 TEST_CASE("scheduler: conversations taken ahead hold no slot until a free one is taken") {
-  Scheduler s(concurrency_load(2), LoadMode::kConcurrency, 1, 6, kStart);
-  CHECK(s.due(kStart, 0).size() == 2);  // seqs 0, 1 fill both slots
+  Scheduler s(window_load(2), LoadMode::kConcurrency, 1, 6, kWindowStart);
+  CHECK(s.due(kWindowStart, 0).size() == 2);  // seqs 0, 1 fill both slots
   CHECK(s.take_ahead() == 2u);
   CHECK(s.take_ahead() == 3u);
   CHECK(s.in_flight() == 2);  // taken ahead: no slot
-  CHECK_FALSE(s.take_free_slot(kStart).has_value());
+  CHECK_FALSE(s.take_free_slot(kWindowStart).has_value());
   // A refill keeps the slot (no on_end); an end that comes back frees one for a window.
-  s.on_end(kStart + 5 * kMs);
-  CHECK(s.take_free_slot(kStart + 6 * kMs) == kStart + 5 * kMs);
+  s.on_end(kWindowStart + 5 * kMs);
+  CHECK(s.take_free_slot(kWindowStart + 6 * kMs) == kWindowStart + 5 * kMs);
   CHECK(s.in_flight() == 2);
-  CHECK(s.due(kStart + 6 * kMs, 0).empty());
+  CHECK(s.due(kWindowStart + 6 * kMs, 0).empty());
   SUBCASE("a given-back conversation goes out again before new ones") {
     s.give_back(3);
     CHECK(s.take_ahead() == 3u);
@@ -72,28 +72,28 @@ TEST_CASE("scheduler: conversations taken ahead hold no slot until a free one is
     CHECK(s.exhausted());
     s.give_back(5);
     CHECK_FALSE(s.exhausted());
-    s.on_end(kStart + 7 * kMs);
-    const auto due = s.due(kStart + 7 * kMs, 0);
+    s.on_end(kWindowStart + 7 * kMs);
+    const auto due = s.due(kWindowStart + 7 * kMs, 0);
     REQUIRE(due.size() == 1);
     CHECK(due[0].seq == 5u);
     CHECK(s.exhausted());
   }
   SUBCASE("nothing is taken ahead in mode rate, or while paused") {
-    Scheduler rate(concurrency_load(2), LoadMode::kRate, 1, 6, kStart);
+    Scheduler rate(window_load(2), LoadMode::kRate, 1, 6, kWindowStart);
     CHECK_FALSE(rate.take_ahead().has_value());
     s.pause();
     CHECK_FALSE(s.take_ahead().has_value());
-    CHECK_FALSE(s.take_free_slot(kStart + 7 * kMs).has_value());
+    CHECK_FALSE(s.take_free_slot(kWindowStart + 7 * kMs).has_value());
   }
 }
 
 TEST_CASE("in flight: window conversations travel in window batches and hold no slot") {
-  Sent sent;
+  WindowSent sent;
   InFlight book(1 << 20);
   RequestBudget budget;
-  book.queue("w1", conversation(0), kStart, sent.send());
-  book.queue("w1", conversation(1), 0, sent.send(), /*window=*/true);
-  book.queue("w1", conversation(2), 0, sent.send(), /*window=*/true);
+  book.queue("w1", window_conversation(0), kWindowStart, sent.send());
+  book.queue("w1", window_conversation(1), 0, sent.send(), /*window=*/true);
+  book.queue("w1", window_conversation(2), 0, sent.send(), /*window=*/true);
   book.flush(sent.send());
   REQUIRE(sent.batches.size() == 2);
   CHECK_FALSE(sent.batches[0].second.window);  // direct before window
@@ -114,27 +114,27 @@ TEST_CASE("in flight: window conversations travel in window batches and hold no 
   CHECK(book.windows() == 1);
 
   // A slot that came back starts the oldest window conversation by a start in a window batch.
-  CHECK(book.start_oldest_window(kStart + kMs, [](const std::string&) { return 7; }));
-  CHECK_FALSE(book.start_oldest_window(kStart, no_offset));  // none left
+  CHECK(book.start_oldest_window(kWindowStart + kMs, [](const std::string&) { return 7; }));
+  CHECK_FALSE(book.start_oldest_window(kWindowStart, no_offset));  // none left
   book.flush(sent.send());
   REQUIRE(sent.batches.size() == 3);
   CHECK(sent.batches[2].second.conversations.empty());
   REQUIRE(sent.batches[2].second.start.size() == 1);
   CHECK(sent.batches[2].second.start[0].conversation_index == 2u);
-  CHECK(sent.batches[2].second.start[0].start_ns == kStart + kMs + 7);
+  CHECK(sent.batches[2].second.start[0].start_ns == kWindowStart + kMs + 7);
   // The worker had refilled with it already (the start crossed the refill): not a window one.
   CHECK_FALSE(book.refilled("w1", 2));
   CHECK(book.running() == 2);
 }
 
 TEST_CASE("in flight: a returned window conversation frees a slot only when it had been started") {
-  Sent sent;
+  WindowSent sent;
   InFlight book(1 << 20);
   RequestBudget budget;
-  book.queue("w1", conversation(1), 0, sent.send(), true);
-  book.queue("w1", conversation(2), 0, sent.send(), true);
-  book.queue("w1", conversation(3), 0, sent.send(), true);
-  CHECK(book.start_oldest_window(kStart, no_offset));  // 1: its start crosses the return
+  book.queue("w1", window_conversation(1), 0, sent.send(), true);
+  book.queue("w1", window_conversation(2), 0, sent.send(), true);
+  book.queue("w1", window_conversation(3), 0, sent.send(), true);
+  CHECK(book.start_oldest_window(kWindowStart, no_offset));  // 1: its start crosses the return
   CHECK(book.returned("w1", 1) == InFlight::Returned::kSlot);
   CHECK(book.returned("w1", 2) == InFlight::Returned::kWindow);
   CHECK(book.returned("w1", 2) == InFlight::Returned::kNotHeld);
@@ -149,11 +149,11 @@ TEST_CASE("in flight: a returned window conversation frees a slot only when it h
 }
 
 TEST_CASE("in flight: a lost worker's window comes out marked, for its conversations to go again") {
-  Sent sent;
+  WindowSent sent;
   InFlight book(1 << 20);
-  book.queue("w1", conversation(0), kStart, sent.send());
-  book.queue("w1", conversation(1), 0, sent.send(), true);
-  book.queue("w2", conversation(2), 0, sent.send(), true);
+  book.queue("w1", window_conversation(0), kWindowStart, sent.send());
+  book.queue("w1", window_conversation(1), 0, sent.send(), true);
+  book.queue("w2", window_conversation(2), 0, sent.send(), true);
   auto taken = book.take_worker("w1", [](const InFlight::Entry& e) { return e.window; });
   REQUIRE(taken.rehome.size() == 1);
   CHECK(taken.rehome[0].first == 1u);

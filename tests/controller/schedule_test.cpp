@@ -15,6 +15,7 @@
 #include "controller/dataset/ids.hpp"
 #include "controller/run/schedule.hpp"
 #include "controller/run/sharding.hpp"
+#include "test_time.hpp"
 
 using convoy::Arrival;
 using convoy::LoadConfig;
@@ -26,9 +27,8 @@ using convoy::controller::Sharder;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kSec = 1'000'000'000;
-constexpr int64_t kStart = 1'000 * kSec;  // an arbitrary steady-clock origin
+constexpr int64_t kScheduleSec = 1'000'000'000;
+constexpr int64_t kScheduleStart = 1'000 * kScheduleSec;  // an arbitrary steady-clock origin
 
 LoadConfig rate_load(double rate, Arrival arrival, int64_t cap = 1'000'000,
                      double burstiness = 1.0) {
@@ -41,7 +41,7 @@ LoadConfig rate_load(double rate, Arrival arrival, int64_t cap = 1'000'000,
   return load;
 }
 
-LoadConfig concurrency_load(int64_t n) {
+LoadConfig schedule_concurrency_load(int64_t n) {
   LoadConfig load;
   load.mode = LoadMode::kConcurrency;
   load.concurrency = n;
@@ -86,7 +86,7 @@ int64_t simulate(Scheduler& s, int64_t lookahead_ns,
   using End = std::pair<int64_t, uint64_t>;  // (end time, seq)
   std::priority_queue<End, std::vector<End>, std::greater<>> ends;
   int64_t peak = 0;
-  int64_t now = kStart;
+  int64_t now = kScheduleStart;
   for (int step = 0; step < 2'000'000 && !(s.exhausted() && ends.empty()); ++step, now += kMs) {
     while (!ends.empty() && ends.top().first <= now) {
       s.on_end(ends.top().first);
@@ -148,28 +148,30 @@ TEST_CASE("arrival process: constant, poisson and gamma gaps") {
 
 TEST_CASE("rate schedule: intended times are fixed in advance") {
   SUBCASE("constant rate: intended start i is start + i/rate") {
-    Scheduler s(rate_load(10, Arrival::kConstant), LoadMode::kRate, 1, 50, kStart);
-    auto ds = s.due(kStart + 10 * kSec, 0);
+    Scheduler s(rate_load(10, Arrival::kConstant), LoadMode::kRate, 1, 50, kScheduleStart);
+    auto ds = s.due(kScheduleStart + 10 * kScheduleSec, 0);
     REQUIRE(ds.size() == 50);
     for (size_t i = 0; i < ds.size(); ++i) {
       CHECK(ds[i].seq == i);
-      CHECK(ds[i].intended_ns == kStart + static_cast<int64_t>(i) * 100 * kMs);
+      CHECK(ds[i].intended_ns == kScheduleStart + static_cast<int64_t>(i) * 100 * kMs);
     }
     CHECK(s.exhausted());
-    CHECK(s.due(kStart + 20 * kSec, kSec).empty());
+    CHECK(s.due(kScheduleStart + 20 * kScheduleSec, kScheduleSec).empty());
   }
 
   SUBCASE("a late caller gets the original times, not times stretched to now") {
-    Scheduler s(rate_load(100, Arrival::kPoisson), LoadMode::kRate, 5, 200, kStart);
-    Scheduler reference(rate_load(100, Arrival::kPoisson), LoadMode::kRate, 5, 200, kStart);
+    Scheduler s(rate_load(100, Arrival::kPoisson), LoadMode::kRate, 5, 200, kScheduleStart);
+    Scheduler reference(rate_load(100, Arrival::kPoisson), LoadMode::kRate, 5, 200, kScheduleStart);
     std::vector<int64_t> late;
     // Called rarely and late (every 700 ms)...
-    for (int64_t now = kStart; !s.exhausted() && now < kStart + 100 * kSec; now += 700 * kMs) {
+    for (int64_t now = kScheduleStart; !s.exhausted() && now < kScheduleStart + 100 * kScheduleSec;
+         now += 700 * kMs) {
       for (auto t : intended_times(s.due(now, 0))) late.push_back(t);
     }
     // ...versus called every millisecond.
     std::vector<int64_t> prompt;
-    for (int64_t now = kStart; !reference.exhausted() && now < kStart + 100 * kSec; now += kMs) {
+    for (int64_t now = kScheduleStart;
+         !reference.exhausted() && now < kScheduleStart + 100 * kScheduleSec; now += kMs) {
       for (auto t : intended_times(reference.due(now, 0))) prompt.push_back(t);
     }
     CHECK(late.size() == 200);
@@ -177,50 +179,51 @@ TEST_CASE("rate schedule: intended times are fixed in advance") {
   }
 
   SUBCASE("lookahead releases exactly the conversations intended within the window") {
-    Scheduler s(rate_load(10, Arrival::kConstant), LoadMode::kRate, 1, 10, kStart);
-    auto first = s.due(kStart, 250 * kMs);
-    CHECK(intended_times(first) ==
-          std::vector<int64_t>{kStart, kStart + 100 * kMs, kStart + 200 * kMs});
+    Scheduler s(rate_load(10, Arrival::kConstant), LoadMode::kRate, 1, 10, kScheduleStart);
+    auto first = s.due(kScheduleStart, 250 * kMs);
+    CHECK(intended_times(first) == std::vector<int64_t>{kScheduleStart, kScheduleStart + 100 * kMs,
+                                                        kScheduleStart + 200 * kMs});
     REQUIRE(s.next_intended_ns().has_value());
-    CHECK(*s.next_intended_ns() == kStart + 300 * kMs);
-    CHECK(s.due(kStart + 49 * kMs, 250 * kMs).empty());  // 300 ms is still beyond the window
-    auto edge = s.due(kStart + 50 * kMs, 250 * kMs);     // the window's edge is inclusive
+    CHECK(*s.next_intended_ns() == kScheduleStart + 300 * kMs);
+    CHECK(
+        s.due(kScheduleStart + 49 * kMs, 250 * kMs).empty());  // 300 ms is still beyond the window
+    auto edge = s.due(kScheduleStart + 50 * kMs, 250 * kMs);   // the window's edge is inclusive
     REQUIRE(edge.size() == 1);
     CHECK(edge[0].seq == 3);
-    CHECK(edge[0].intended_ns == kStart + 300 * kMs);
+    CHECK(edge[0].intended_ns == kScheduleStart + 300 * kMs);
     CHECK(s.dispatched() == 4);
     // Without lookahead nothing leaves before its time.
-    CHECK(s.due(kStart + 399 * kMs, 0).empty());
-    CHECK(s.due(kStart + 400 * kMs, 0).size() == 1);
+    CHECK(s.due(kScheduleStart + 399 * kMs, 0).empty());
+    CHECK(s.due(kScheduleStart + 400 * kMs, 0).size() == 1);
   }
 
   SUBCASE("a concurrency cap holds conversations back and keeps their intended times") {
     // 100/s (10 ms apart) with at most 2 in flight; the caller only comes back at +1 s.
-    Scheduler s(rate_load(100, Arrival::kConstant, 2), LoadMode::kRate, 1, 5, kStart);
-    const int64_t now = kStart + kSec;
+    Scheduler s(rate_load(100, Arrival::kConstant, 2), LoadMode::kRate, 1, 5, kScheduleStart);
+    const int64_t now = kScheduleStart + kScheduleSec;
     auto ds = s.due(now, 0);
-    CHECK(intended_times(ds) == std::vector<int64_t>{kStart, kStart + 10 * kMs});
+    CHECK(intended_times(ds) == std::vector<int64_t>{kScheduleStart, kScheduleStart + 10 * kMs});
     CHECK(s.in_flight() == 2);
-    CHECK(s.due(now, kSec).empty());  // held back by the cap, not by time
+    CHECK(s.due(now, kScheduleSec).empty());  // held back by the cap, not by time
     CHECK_FALSE(s.exhausted());
 
     s.on_end(now);
     auto third = s.due(now, 0);
     REQUIRE(third.size() == 1);
     CHECK(third[0].seq == 2);
-    CHECK(third[0].intended_ns == kStart + 20 * kMs);  // the original time...
-    CHECK(now - third[0].intended_ns == 980 * kMs);    // ...so the lag is visible
+    CHECK(third[0].intended_ns == kScheduleStart + 20 * kMs);  // the original time...
+    CHECK(now - third[0].intended_ns == 980 * kMs);            // ...so the lag is visible
 
     s.on_end(now + kMs);
     s.on_end(now + 2 * kMs);
     CHECK(intended_times(s.due(now + 3 * kMs, 0)) ==
-          std::vector<int64_t>{kStart + 30 * kMs, kStart + 40 * kMs});
+          std::vector<int64_t>{kScheduleStart + 30 * kMs, kScheduleStart + 40 * kMs});
     CHECK(s.exhausted());
     CHECK(s.in_flight() == 2);
   }
 
   SUBCASE("with a cap, in flight never exceeds it across a whole run") {
-    Scheduler s(rate_load(1000, Arrival::kPoisson, 3), LoadMode::kRate, 3, 300, kStart);
+    Scheduler s(rate_load(1000, Arrival::kPoisson, 3), LoadMode::kRate, 3, 300, kScheduleStart);
     int64_t max_lag = 0;
     int64_t peak = simulate(
         s, 0, [](uint64_t seq) { return static_cast<int64_t>(2 + seq % 7) * kMs; },
@@ -231,65 +234,66 @@ TEST_CASE("rate schedule: intended times are fixed in advance") {
   }
 
   SUBCASE("without a total the schedule runs until stop()") {
-    Scheduler s(rate_load(1000, Arrival::kConstant), LoadMode::kRate, 1, std::nullopt, kStart);
-    CHECK(s.due(kStart + kSec, 0).size() == 1001);
+    Scheduler s(rate_load(1000, Arrival::kConstant), LoadMode::kRate, 1, std::nullopt,
+                kScheduleStart);
+    CHECK(s.due(kScheduleStart + kScheduleSec, 0).size() == 1001);
     CHECK_FALSE(s.exhausted());
     s.stop();
     CHECK(s.exhausted());
     CHECK_FALSE(s.next_intended_ns().has_value());
-    CHECK(s.due(kStart + 2 * kSec, kSec).empty());
+    CHECK(s.due(kScheduleStart + 2 * kScheduleSec, kScheduleSec).empty());
     CHECK(s.dispatched() == 1001);
   }
 }
 
 TEST_CASE("concurrency schedule: at most N in flight, the next starts when one ends") {
   SUBCASE("the first N start at once, at the start time") {
-    Scheduler s(concurrency_load(4), LoadMode::kConcurrency, 1, 10, kStart);
-    auto ds = s.due(kStart, 0);
+    Scheduler s(schedule_concurrency_load(4), LoadMode::kConcurrency, 1, 10, kScheduleStart);
+    auto ds = s.due(kScheduleStart, 0);
     CHECK(ds.size() == 4);
-    for (const auto& d : ds) CHECK(d.intended_ns == kStart);
+    for (const auto& d : ds) CHECK(d.intended_ns == kScheduleStart);
     CHECK(s.in_flight() == 4);
-    CHECK(s.due(kStart + kSec, kSec).empty());
+    CHECK(s.due(kScheduleStart + kScheduleSec, kScheduleSec).empty());
     CHECK_FALSE(s.next_intended_ns().has_value());
   }
 
   SUBCASE("on_end frees one slot, intended at the moment it freed") {
-    Scheduler s(concurrency_load(2), LoadMode::kConcurrency, 1, 10, kStart);
-    REQUIRE(s.due(kStart, 0).size() == 2);
-    s.on_end(kStart + 30 * kMs);
+    Scheduler s(schedule_concurrency_load(2), LoadMode::kConcurrency, 1, 10, kScheduleStart);
+    REQUIRE(s.due(kScheduleStart, 0).size() == 2);
+    s.on_end(kScheduleStart + 30 * kMs);
     CHECK(s.in_flight() == 1);
     // The caller comes late; the intended time is still when the slot freed.
-    auto ds = s.due(kStart + 45 * kMs, 0);
+    auto ds = s.due(kScheduleStart + 45 * kMs, 0);
     REQUIRE(ds.size() == 1);
     CHECK(ds[0].seq == 2);
-    CHECK(ds[0].intended_ns == kStart + 30 * kMs);
+    CHECK(ds[0].intended_ns == kScheduleStart + 30 * kMs);
     // Two slots free before the caller returns: each keeps its own time, earliest first.
-    s.on_end(kStart + 70 * kMs);
-    s.on_end(kStart + 60 * kMs);
-    CHECK(intended_times(s.due(kStart + 80 * kMs, 0)) ==
-          std::vector<int64_t>{kStart + 60 * kMs, kStart + 70 * kMs});
+    s.on_end(kScheduleStart + 70 * kMs);
+    s.on_end(kScheduleStart + 60 * kMs);
+    CHECK(intended_times(s.due(kScheduleStart + 80 * kMs, 0)) ==
+          std::vector<int64_t>{kScheduleStart + 60 * kMs, kScheduleStart + 70 * kMs});
     CHECK(s.in_flight() == 2);
   }
 
   SUBCASE("exhausted after `total`; the last ends drain in flight to zero") {
-    Scheduler s(concurrency_load(3), LoadMode::kConcurrency, 1, 4, kStart);
-    CHECK(s.due(kStart, 0).size() == 3);
-    s.on_end(kStart + kMs);
-    CHECK(s.due(kStart + kMs, 0).size() == 1);
+    Scheduler s(schedule_concurrency_load(3), LoadMode::kConcurrency, 1, 4, kScheduleStart);
+    CHECK(s.due(kScheduleStart, 0).size() == 3);
+    s.on_end(kScheduleStart + kMs);
+    CHECK(s.due(kScheduleStart + kMs, 0).size() == 1);
     CHECK(s.exhausted());
-    for (int i = 0; i < 2; ++i) s.on_end(kStart + 2 * kMs);
-    CHECK(s.due(kStart + 3 * kMs, 0).empty());
+    for (int i = 0; i < 2; ++i) s.on_end(kScheduleStart + 2 * kMs);
+    CHECK(s.due(kScheduleStart + 3 * kMs, 0).empty());
     CHECK(s.in_flight() == 1);
-    s.on_end(kStart + 4 * kMs);
+    s.on_end(kScheduleStart + 4 * kMs);
     CHECK(s.in_flight() == 0);
-    s.on_end(kStart + 5 * kMs);  // a stray end never goes negative
+    s.on_end(kScheduleStart + 5 * kMs);  // a stray end never goes negative
     CHECK(s.in_flight() == 0);
   }
 
   SUBCASE("over a whole run: never more than N, and every start is an end's time") {
     for (int64_t n : {1, 4, 16}) {
       INFO("concurrency " << n);
-      Scheduler s(concurrency_load(n), LoadMode::kConcurrency, 1, 200, kStart);
+      Scheduler s(schedule_concurrency_load(n), LoadMode::kConcurrency, 1, 200, kScheduleStart);
       auto duration = [](uint64_t seq) {
         return static_cast<int64_t>(3 + (seq * 7919) % 11) * kMs;
       };
@@ -301,9 +305,9 @@ TEST_CASE("concurrency schedule: at most N in flight, the next starts when one e
       });
       CHECK(peak == n);
       CHECK(s.dispatched() == 200);
-      CHECK(starts.count(kStart) == static_cast<size_t>(n));
+      CHECK(starts.count(kScheduleStart) == static_cast<size_t>(n));
       // Every later start is intended at the very moment some conversation ended.
-      starts.erase(kStart);
+      starts.erase(kScheduleStart);
       CHECK(starts.size() == static_cast<size_t>(200 - n));
       for (int64_t t : starts) {
         auto it = ends.find(t);
@@ -315,42 +319,43 @@ TEST_CASE("concurrency schedule: at most N in flight, the next starts when one e
 }
 
 TEST_CASE("trace schedule: intended times from the dataset's offsets") {
-  const std::vector<int64_t> offsets = {0, 5 * kMs, 5 * kMs, 2 * kSec};
+  const std::vector<int64_t> offsets = {0, 5 * kMs, 5 * kMs, 2 * kScheduleSec};
   auto offset_of = [&](uint64_t seq) { return offsets[seq]; };
   LoadConfig load;
   load.mode = LoadMode::kTrace;
   load.concurrency = 1'000;
-  Scheduler s(load, LoadMode::kTrace, 1, offsets.size(), kStart, offset_of);
+  Scheduler s(load, LoadMode::kTrace, 1, offsets.size(), kScheduleStart, offset_of);
 
   SUBCASE("each conversation is intended at start + its offset") {
-    auto first = s.due(kStart, 10 * kMs);
+    auto first = s.due(kScheduleStart, 10 * kMs);
     CHECK(intended_times(first) ==
-          std::vector<int64_t>{kStart, kStart + 5 * kMs, kStart + 5 * kMs});
+          std::vector<int64_t>{kScheduleStart, kScheduleStart + 5 * kMs, kScheduleStart + 5 * kMs});
     REQUIRE(s.next_intended_ns().has_value());
-    CHECK(*s.next_intended_ns() == kStart + 2 * kSec);
-    CHECK(s.due(kStart + 1989 * kMs, 10 * kMs).empty());
-    auto last = s.due(kStart + 1990 * kMs, 10 * kMs);
+    CHECK(*s.next_intended_ns() == kScheduleStart + 2 * kScheduleSec);
+    CHECK(s.due(kScheduleStart + 1989 * kMs, 10 * kMs).empty());
+    auto last = s.due(kScheduleStart + 1990 * kMs, 10 * kMs);
     REQUIRE(last.size() == 1);
     CHECK(last[0].seq == 3);
-    CHECK(last[0].intended_ns == kStart + 2 * kSec);
+    CHECK(last[0].intended_ns == kScheduleStart + 2 * kScheduleSec);
     CHECK(s.exhausted());
   }
 
   SUBCASE("no lookahead: only what is due by now") {
-    CHECK(s.due(kStart + 5 * kMs - 1, 0).size() == 1);
-    CHECK(s.due(kStart + 5 * kMs, 0).size() == 2);
+    CHECK(s.due(kScheduleStart + 5 * kMs - 1, 0).size() == 1);
+    CHECK(s.due(kScheduleStart + 5 * kMs, 0).size() == 2);
   }
 
   SUBCASE("rows out of time order go out by intended time, each with its own seq") {
     // A trace file lists rows in any order: 0, 300, 150, 450 ms.
     const std::vector<int64_t> unsorted = {0, 300 * kMs, 150 * kMs, 450 * kMs};
-    Scheduler t(load, LoadMode::kTrace, 1, unsorted.size(), kStart,
+    Scheduler t(load, LoadMode::kTrace, 1, unsorted.size(), kScheduleStart,
                 [&](uint64_t seq) { return unsorted[seq]; });
     std::vector<Dispatch> got;
-    for (int64_t now = kStart; !t.exhausted() && now < kStart + kSec; now += 10 * kMs) {
+    for (int64_t now = kScheduleStart; !t.exhausted() && now < kScheduleStart + kScheduleSec;
+         now += 10 * kMs) {
       for (const Dispatch& d : t.due(now, 100 * kMs)) {
         CHECK(d.intended_ns - now <= 100 * kMs);  // never later than the lookahead promises
-        if (d.intended_ns > kStart) CHECK(d.intended_ns - now > 80 * kMs);  // not held back
+        if (d.intended_ns > kScheduleStart) CHECK(d.intended_ns - now > 80 * kMs);  // not held back
         got.push_back(d);
       }
     }
@@ -358,15 +363,15 @@ TEST_CASE("trace schedule: intended times from the dataset's offsets") {
     const uint64_t seqs[] = {0, 2, 1, 3};
     for (size_t i = 0; i < got.size(); ++i) {
       CHECK(got[i].seq == seqs[i]);
-      CHECK(got[i].intended_ns == kStart + unsorted[got[i].seq]);
+      CHECK(got[i].intended_ns == kScheduleStart + unsorted[got[i].seq]);
     }
   }
 
   SUBCASE("stop() ends it early") {
-    CHECK(s.due(kStart, 0).size() == 1);
+    CHECK(s.due(kScheduleStart, 0).size() == 1);
     s.stop();
     CHECK(s.exhausted());
-    CHECK(s.due(kStart + 10 * kSec, 0).empty());
+    CHECK(s.due(kScheduleStart + 10 * kScheduleSec, 0).empty());
     CHECK(s.dispatched() == 1);
   }
 }
@@ -384,7 +389,7 @@ TEST_CASE("determinism: same seed, same (seq, intended) whatever the number of w
     Sharder sharder;
     for (int i = 0; i < workers; ++i) sharder.add_worker("w" + std::to_string(i));
     std::map<std::string, std::vector<Entry>> per_worker;
-    Scheduler s(load, mode, seed, total, kStart);
+    Scheduler s(load, mode, seed, total, kScheduleStart);
     simulate(s, 100 * kMs, duration, [&](const Dispatch& d, int64_t) {
       per_worker[sharder.pick(convoy::controller::correlation_id(seed, d.seq))].push_back(
           {d.seq, d.intended_ns});
@@ -405,7 +410,7 @@ TEST_CASE("determinism: same seed, same (seq, intended) whatever the number of w
   const Case cases[] = {
       {"poisson rate", LoadMode::kRate, rate_load(200, Arrival::kPoisson)},
       {"gamma rate with a cap", LoadMode::kRate, rate_load(300, Arrival::kGamma, 8, 0.25)},
-      {"concurrency", LoadMode::kConcurrency, concurrency_load(6)},
+      {"concurrency", LoadMode::kConcurrency, schedule_concurrency_load(6)},
   };
   for (const Case& c : cases) {
     INFO(c.name);
@@ -417,10 +422,10 @@ TEST_CASE("determinism: same seed, same (seq, intended) whatever the number of w
   }
 
   SUBCASE("another seed gives another schedule") {
-    Scheduler a(rate_load(200, Arrival::kPoisson), LoadMode::kRate, seed, 50, kStart);
-    Scheduler b(rate_load(200, Arrival::kPoisson), LoadMode::kRate, seed + 1, 50, kStart);
-    CHECK(intended_times(a.due(kStart + 100 * kSec, 0)) !=
-          intended_times(b.due(kStart + 100 * kSec, 0)));
+    Scheduler a(rate_load(200, Arrival::kPoisson), LoadMode::kRate, seed, 50, kScheduleStart);
+    Scheduler b(rate_load(200, Arrival::kPoisson), LoadMode::kRate, seed + 1, 50, kScheduleStart);
+    CHECK(intended_times(a.due(kScheduleStart + 100 * kScheduleSec, 0)) !=
+          intended_times(b.due(kScheduleStart + 100 * kScheduleSec, 0)));
   }
 }
 
@@ -463,12 +468,12 @@ StageConfig concurrency_stage(LoadLevel slots, std::optional<double> duration_s,
 
 // Every arrival time of a stage (seconds after its start) up to `limit` arrivals.
 std::vector<double> arrival_times_s(const StageConfig& stage, uint64_t seed, size_t limit) {
-  StageArrivals a(stage, seed, kStart);
+  StageArrivals a(stage, seed, kScheduleStart);
   std::vector<double> out;
   while (out.size() < limit) {
     auto t = a.next_ns();
     if (!t) break;
-    out.push_back(static_cast<double>(*t - kStart) / 1e9);
+    out.push_back(static_cast<double>(*t - kScheduleStart) / 1e9);
   }
   return out;
 }
@@ -525,87 +530,93 @@ TEST_CASE("ramp schedule: a concurrency ramp steps the slots at evenly spaced ti
   // 1 -> 4 over 40 s: four levels of 10 s each.
   const LoadLevel r = ramp(1, 4);
   CHECK(stage_slots_at(r, 40.0, 0) == 1);
-  CHECK(stage_slots_at(r, 40.0, 10 * kSec - 1) == 1);
-  CHECK(stage_slots_at(r, 40.0, 10 * kSec) == 2);
-  CHECK(stage_slots_at(r, 40.0, 25 * kSec) == 3);
-  CHECK(stage_slots_at(r, 40.0, 30 * kSec) == 4);
-  CHECK(stage_slots_at(r, 40.0, 90 * kSec) == 4);
-  CHECK(stage_slots_next_change_ns(r, 40.0, 0) == 10 * kSec);
-  CHECK(stage_slots_next_change_ns(r, 40.0, 10 * kSec) == 20 * kSec);
-  CHECK_FALSE(stage_slots_next_change_ns(r, 40.0, 30 * kSec).has_value());
-  CHECK(stage_slots_at(ramp(8, 2), 30.0, 29 * kSec) == 2);  // down: 8, 7, ... 2 (7 levels)
-  CHECK(stage_slots_at(flat(5), 30.0, 12 * kSec) == 5);
+  CHECK(stage_slots_at(r, 40.0, 10 * kScheduleSec - 1) == 1);
+  CHECK(stage_slots_at(r, 40.0, 10 * kScheduleSec) == 2);
+  CHECK(stage_slots_at(r, 40.0, 25 * kScheduleSec) == 3);
+  CHECK(stage_slots_at(r, 40.0, 30 * kScheduleSec) == 4);
+  CHECK(stage_slots_at(r, 40.0, 90 * kScheduleSec) == 4);
+  CHECK(stage_slots_next_change_ns(r, 40.0, 0) == 10 * kScheduleSec);
+  CHECK(stage_slots_next_change_ns(r, 40.0, 10 * kScheduleSec) == 20 * kScheduleSec);
+  CHECK_FALSE(stage_slots_next_change_ns(r, 40.0, 30 * kScheduleSec).has_value());
+  CHECK(stage_slots_at(ramp(8, 2), 30.0, 29 * kScheduleSec) == 2);  // down: 8, 7, ... 2 (7 levels)
+  CHECK(stage_slots_at(flat(5), 30.0, 12 * kScheduleSec) == 5);
   CHECK_FALSE(stage_slots_next_change_ns(flat(5), 30.0, 0).has_value());
 
   // In the scheduler: nothing ends, so each new slot starts a conversation intended exactly
   // at the step.
-  Scheduler s(concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt, kStart);
-  s.set_stage(concurrency_stage(r, 40.0), 1, kStart);
+  Scheduler s(schedule_concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt,
+              kScheduleStart);
+  s.set_stage(concurrency_stage(r, 40.0), 1, kScheduleStart);
   std::vector<int64_t> intended;
-  for (int64_t t = kStart; t <= kStart + 45 * kSec; t += 100 * kMs) {
-    for (const auto& d : s.due(t, 0)) intended.push_back(d.intended_ns - kStart);
+  for (int64_t t = kScheduleStart; t <= kScheduleStart + 45 * kScheduleSec; t += 100 * kMs) {
+    for (const auto& d : s.due(t, 0)) intended.push_back(d.intended_ns - kScheduleStart);
     if (auto next = s.next_intended_ns()) CHECK(*next > t);
   }
-  CHECK(intended == std::vector<int64_t>{0, 10 * kSec, 20 * kSec, 30 * kSec});
+  CHECK(intended ==
+        std::vector<int64_t>{0, 10 * kScheduleSec, 20 * kScheduleSec, 30 * kScheduleSec});
   CHECK(s.in_flight() == 4);
 }
 
 TEST_CASE("stage schedule: when concurrency drops nothing starts until in flight is below it") {
-  Scheduler s(concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt, kStart);
-  s.set_stage(concurrency_stage(flat(4), 10.0, 0), 1, kStart);
-  CHECK(s.due(kStart, 0).size() == 4);
+  Scheduler s(schedule_concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt,
+              kScheduleStart);
+  s.set_stage(concurrency_stage(flat(4), 10.0, 0), 1, kScheduleStart);
+  CHECK(s.due(kScheduleStart, 0).size() == 4);
   // The next stage (2 slots) starts at 10 s with 4 conversations still running.
-  s.set_stage(concurrency_stage(flat(2), 10.0, 1), 1, kStart + 10 * kSec);
-  CHECK(s.due(kStart + 10 * kSec, 0).empty());
-  s.on_end(kStart + 11 * kSec);  // 3 left
-  s.on_end(kStart + 12 * kSec);  // 2 left: still at the level
-  CHECK(s.due(kStart + 12 * kSec, 0).empty());
-  s.on_end(kStart + 13 * kSec);  // 1 left: one slot frees
-  const auto d = s.due(kStart + 13 * kSec, 0);
+  s.set_stage(concurrency_stage(flat(2), 10.0, 1), 1, kScheduleStart + 10 * kScheduleSec);
+  CHECK(s.due(kScheduleStart + 10 * kScheduleSec, 0).empty());
+  s.on_end(kScheduleStart + 11 * kScheduleSec);  // 3 left
+  s.on_end(kScheduleStart + 12 * kScheduleSec);  // 2 left: still at the level
+  CHECK(s.due(kScheduleStart + 12 * kScheduleSec, 0).empty());
+  s.on_end(kScheduleStart + 13 * kScheduleSec);  // 1 left: one slot frees
+  const auto d = s.due(kScheduleStart + 13 * kScheduleSec, 0);
   REQUIRE(d.size() == 1);
-  CHECK(d[0].intended_ns == kStart + 13 * kSec);
+  CHECK(d[0].intended_ns == kScheduleStart + 13 * kScheduleSec);
   CHECK(d[0].seq == 4);  // conversation indexes continue across stages
   CHECK(s.in_flight() == 2);
 
   SUBCASE("a rise opens slots at the stage start") {
-    s.set_stage(concurrency_stage(flat(5), 10.0, 2), 1, kStart + 20 * kSec);
-    const auto more = s.due(kStart + 20 * kSec + 5 * kMs, 0);
+    s.set_stage(concurrency_stage(flat(5), 10.0, 2), 1, kScheduleStart + 20 * kScheduleSec);
+    const auto more = s.due(kScheduleStart + 20 * kScheduleSec + 5 * kMs, 0);
     REQUIRE(more.size() == 3);
-    for (const auto& m : more) CHECK(m.intended_ns == kStart + 20 * kSec);
+    for (const auto& m : more) CHECK(m.intended_ns == kScheduleStart + 20 * kScheduleSec);
   }
   SUBCASE("paused (a settle) nothing starts, even with free slots") {
-    s.on_end(kStart + 14 * kSec);
+    s.on_end(kScheduleStart + 14 * kScheduleSec);
     s.pause();
-    CHECK(s.due(kStart + 14 * kSec, 0).empty());
+    CHECK(s.due(kScheduleStart + 14 * kScheduleSec, 0).empty());
     CHECK_FALSE(s.next_intended_ns().has_value());
   }
 }
 
 TEST_CASE("stage schedule: a stage's end bounds what it dispatches") {
   SUBCASE("duration: nothing intended at or after the end, whatever the lookahead") {
-    Scheduler s(concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt, kStart);
-    s.set_stage(rate_stage(flat(10), 1.0), 1, kStart);
-    const auto d = s.due(kStart + 5 * kSec, 10 * kSec);
+    Scheduler s(schedule_concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt,
+                kScheduleStart);
+    s.set_stage(rate_stage(flat(10), 1.0), 1, kScheduleStart);
+    const auto d = s.due(kScheduleStart + 5 * kScheduleSec, 10 * kScheduleSec);
     CHECK(d.size() == 10);  // 0, 0.1, ... 0.9 s
-    CHECK(d.back().intended_ns == kStart + 900 * kMs);
+    CHECK(d.back().intended_ns == kScheduleStart + 900 * kMs);
   }
   SUBCASE("sessions: at most that many") {
-    Scheduler s(concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt, kStart);
+    Scheduler s(schedule_concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt,
+                kScheduleStart);
     StageConfig st = rate_stage(flat(100), 1.0);
     st.duration_s.reset();
     st.sessions = 7;
-    s.set_stage(st, 1, kStart);
-    CHECK(s.due(kStart + 5 * kSec, 0).size() == 7);
+    s.set_stage(st, 1, kScheduleStart);
+    CHECK(s.due(kScheduleStart + 5 * kScheduleSec, 0).size() == 7);
     CHECK(s.stage_dispatched() == 7);
   }
   SUBCASE("a rate stage's cap holds conversations back without moving their times") {
-    Scheduler s(concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt, kStart);
-    s.set_stage(rate_stage(flat(10), 10.0, Arrival::kConstant, 0, /*cap=*/2), 1, kStart);
-    CHECK(s.due(kStart + kSec, 0).size() == 2);
-    s.on_end(kStart + kSec);
-    const auto d = s.due(kStart + kSec, 0);
+    Scheduler s(schedule_concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt,
+                kScheduleStart);
+    s.set_stage(rate_stage(flat(10), 10.0, Arrival::kConstant, 0, /*cap=*/2), 1, kScheduleStart);
+    CHECK(s.due(kScheduleStart + kScheduleSec, 0).size() == 2);
+    s.on_end(kScheduleStart + kScheduleSec);
+    const auto d = s.due(kScheduleStart + kScheduleSec, 0);
     REQUIRE(d.size() == 1);
-    CHECK(d[0].intended_ns == kStart + 200 * kMs);  // late: schedule lag shows it
+    CHECK(d[0].intended_ns == kScheduleStart + 200 * kMs);  // late: schedule lag shows it
   }
 }
 
@@ -626,13 +637,14 @@ TEST_CASE("stage schedule: intended times are a function of seed, index and the 
     Sharder sharder;
     for (int i = 0; i < workers; ++i) sharder.add_worker("w" + std::to_string(i));
     std::map<std::string, std::vector<Entry>> per_worker;
-    Scheduler s(concurrency_load(1), LoadMode::kConcurrency, seed, std::nullopt, kStart);
+    Scheduler s(schedule_concurrency_load(1), LoadMode::kConcurrency, seed, std::nullopt,
+                kScheduleStart);
     using End = std::pair<int64_t, uint64_t>;
     std::priority_queue<End, std::vector<End>, std::greater<>> ends;
     size_t stage = 0;
-    int64_t stage_start = kStart;
-    s.set_stage(profile[0], seed, kStart);
-    for (int64_t now = kStart; now < kStart + 8 * kSec; now += kMs) {
+    int64_t stage_start = kScheduleStart;
+    s.set_stage(profile[0], seed, kScheduleStart);
+    for (int64_t now = kScheduleStart; now < kScheduleStart + 8 * kScheduleSec; now += kMs) {
       while (!ends.empty() && ends.top().first <= now) {
         s.on_end(ends.top().first);
         ends.pop();

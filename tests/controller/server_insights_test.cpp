@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "controller/insight_util.hpp"
 #include "controller/report/metrics.hpp"
 #include "server_metrics_fixture.hpp"
 
@@ -17,13 +18,6 @@ using namespace convoy::controller;
 using namespace convoy::test;
 
 namespace {
-
-const Insight* find(const std::vector<Insight>& insights, const std::string& id) {
-  for (const auto& i : insights) {
-    if (i.id == id) return &i;
-  }
-  return nullptr;
-}
 
 // 20 one-second buckets: the client's TTFT p50 per bucket.
 std::vector<std::pair<double, double>> client_ttft(const std::function<double(int)>& ms) {
@@ -56,7 +50,7 @@ TEST_CASE("server_queueing fires when the client's TTFT rose with the server's w
   InsightInputs in = with_server(waiting_json([](int i) { return i < 10 ? 0.0 : 15.0; }));
   in.client_ttft_p50_over_time = client_ttft([](int i) { return i < 10 ? 40.0 : 400.0; });
   const auto insights = detect_insights(in);
-  const Insight* q = find(insights, "server_queueing");
+  const Insight* q = convoy::test::find_insight(insights, "server_queueing");
   REQUIRE(q != nullptr);
   CHECK(q->severity == "warning");
   CHECK(q->title == "Requests queue on the server: 'vllm'");
@@ -73,17 +67,17 @@ TEST_CASE("server_queueing stays quiet when TTFT did not follow the waiting coun
   SUBCASE("TTFT flat while requests waited") {
     InsightInputs in = with_server(waiting_json([](int i) { return i < 10 ? 0.0 : 15.0; }));
     in.client_ttft_p50_over_time = client_ttft([](int) { return 40.0; });
-    CHECK(find(detect_insights(in), "server_queueing") == nullptr);
+    CHECK(convoy::test::find_insight(detect_insights(in), "server_queueing") == nullptr);
   }
   SUBCASE("TTFT rose while nothing waited") {
     InsightInputs in = with_server(waiting_json([](int) { return 0.0; }));
     in.client_ttft_p50_over_time = client_ttft([](int i) { return i < 10 ? 40.0 : 400.0; });
-    CHECK(find(detect_insights(in), "server_queueing") == nullptr);
+    CHECK(convoy::test::find_insight(detect_insights(in), "server_queueing") == nullptr);
   }
   SUBCASE("too few client buckets") {
     InsightInputs in = with_server(waiting_json([](int i) { return i < 10 ? 0.0 : 15.0; }));
     in.client_ttft_p50_over_time = {{10.5, 400}, {11.5, 400}, {0.5, 40}};
-    CHECK(find(detect_insights(in), "server_queueing") == nullptr);
+    CHECK(convoy::test::find_insight(detect_insights(in), "server_queueing") == nullptr);
   }
   SUBCASE("no telemetry") {
     InsightInputs in = with_server("");
@@ -112,7 +106,7 @@ std::string kv_json(double peak, double preempted, const std::string& unit = "fr
 TEST_CASE("kv_cache_pressure fires on usage above 95 percent with preemptions increasing") {
   SUBCASE("a fraction") {
     const auto insights = detect_insights(with_server(kv_json(0.99, 12)));
-    const Insight* kv = find(insights, "kv_cache_pressure");
+    const Insight* kv = convoy::test::find_insight(insights, "kv_cache_pressure");
     REQUIRE(kv != nullptr);
     CHECK(kv->severity == "warning");
     CHECK(kv->problem ==
@@ -123,15 +117,18 @@ TEST_CASE("kv_cache_pressure fires on usage above 95 percent with preemptions in
           "recomputed, so its latency grows and the server's throughput falls.");
   }
   SUBCASE("a percentage") {
-    CHECK(find(detect_insights(with_server(kv_json(0.97, 3, "%"))), "kv_cache_pressure") !=
-          nullptr);
+    CHECK(convoy::test::find_insight(detect_insights(with_server(kv_json(0.97, 3, "%"))),
+                                     "kv_cache_pressure") != nullptr);
   }
 }
 
 TEST_CASE("kv_cache_pressure stays quiet below 95 percent or without preemptions") {
-  CHECK(find(detect_insights(with_server(kv_json(0.99, 0))), "kv_cache_pressure") == nullptr);
-  CHECK(find(detect_insights(with_server(kv_json(0.90, 12))), "kv_cache_pressure") == nullptr);
-  CHECK(find(detect_insights(with_server(kv_json(0.90, 12, "%"))), "kv_cache_pressure") == nullptr);
+  CHECK(convoy::test::find_insight(detect_insights(with_server(kv_json(0.99, 0))),
+                                   "kv_cache_pressure") == nullptr);
+  CHECK(convoy::test::find_insight(detect_insights(with_server(kv_json(0.90, 12))),
+                                   "kv_cache_pressure") == nullptr);
+  CHECK(convoy::test::find_insight(detect_insights(with_server(kv_json(0.90, 12, "%"))),
+                                   "kv_cache_pressure") == nullptr);
 }
 
 namespace {
@@ -151,7 +148,7 @@ TEST_CASE("client_side_overhead gives the gap between the client's and the serve
     InsightInputs in = with_server(ttft_json());
     in.client_ttft_p50_ms = 100;
     const auto insights = detect_insights(in);
-    const Insight* o = find(insights, "client_side_overhead");
+    const Insight* o = convoy::test::find_insight(insights, "client_side_overhead");
     REQUIRE(o != nullptr);
     CHECK(o->severity == "info");
     CHECK(o->problem ==
@@ -165,7 +162,7 @@ TEST_CASE("client_side_overhead gives the gap between the client's and the serve
     InsightInputs in = with_server(ttft_json());
     in.client_ttft_p50_ms = 300;
     const auto insights = detect_insights(in);
-    const Insight* o = find(insights, "client_side_overhead");
+    const Insight* o = convoy::test::find_insight(insights, "client_side_overhead");
     REQUIRE(o != nullptr);
     CHECK(o->severity == "warning");
     CHECK(o->problem.find("a gap of 233 ms (78% of the client's)") != std::string::npos);
@@ -175,12 +172,13 @@ TEST_CASE("client_side_overhead gives the gap between the client's and the serve
 TEST_CASE("client_side_overhead stays quiet when client and server agree or one is missing") {
   InsightInputs in = with_server(ttft_json());
   in.client_ttft_p50_ms = 70;  // 3 ms above the server's 67 ms
-  CHECK(find(detect_insights(in), "client_side_overhead") == nullptr);
+  CHECK(convoy::test::find_insight(detect_insights(in), "client_side_overhead") == nullptr);
   in.client_ttft_p50_ms.reset();
-  CHECK(find(detect_insights(in), "client_side_overhead") == nullptr);
+  CHECK(convoy::test::find_insight(detect_insights(in), "client_side_overhead") == nullptr);
   InsightInputs no_histogram = with_server(waiting_json([](int) { return 0.0; }));
   no_histogram.client_ttft_p50_ms = 100;
-  CHECK(find(detect_insights(no_histogram), "client_side_overhead") == nullptr);
+  CHECK(convoy::test::find_insight(detect_insights(no_histogram), "client_side_overhead") ==
+        nullptr);
 }
 
 TEST_CASE("telemetry_endpoint_failed fires for an endpoint whose every scrape failed") {
@@ -199,7 +197,6 @@ TEST_CASE("telemetry_endpoint_failed fires for an endpoint whose every scrape fa
 
 TEST_CASE("add_server_inputs takes the client's TTFT p50 overall and per bucket") {
   MetricsAggregator agg{convoy::Config{}};
-  constexpr int64_t kS = 1'000'000'000;
   agg.set_origin_ns(kS);
   for (int i = 0; i < 30; ++i) {
     convoy::proto::Record r;

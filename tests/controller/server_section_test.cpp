@@ -13,6 +13,7 @@
 #include "controller/html_test_util.hpp"
 #include "controller/report/report_html.hpp"
 #include "server_metrics_fixture.hpp"
+#include "test_time.hpp"
 #include "test_util.hpp"
 
 using namespace convoy::controller;
@@ -21,24 +22,11 @@ namespace fs = std::filesystem;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
-
 // The section's text: from id="server" to its </section>.
 std::string server_part(const std::string& html) {
   const size_t begin = html.find("<section id=\"server\"");
   if (begin == std::string::npos) return {};
   return html.substr(begin, html.find("</section>", begin) - begin);
-}
-
-std::vector<double> polyline_xs(const std::string& html, size_t from) {
-  std::vector<double> xs;
-  const size_t at = html.find("<polyline ", from);
-  if (at == std::string::npos) return xs;
-  const size_t begin = html.find("points=\"", at) + 8;
-  std::istringstream in(html.substr(begin, html.find('"', begin) - begin));
-  for (std::string point; in >> point;) xs.push_back(std::stod(point.substr(0, point.find(','))));
-  return xs;
 }
 
 // 12 s of requests, one every 100 ms, each 300 ms long with a 40 ms TTFT.
@@ -141,9 +129,10 @@ TEST_CASE("report.html's over-time and Server charts share one time axis") {
   const std::string html = report_html(snapshot, extras);
   // Requests/s over time and the client's requests in flight: both 1 s buckets from the
   // measure start, so the same seconds must land on the same pixels.
-  const std::vector<double> over_time = polyline_xs(html, html.find("id=\"over-time\""));
-  const std::vector<double> in_flight =
-      polyline_xs(html, html.find("<figcaption>Client requests in flight</figcaption>"));
+  const std::vector<double> over_time =
+      convoy::test::polyline_xs(html, html.find("id=\"over-time\""));
+  const std::vector<double> in_flight = convoy::test::polyline_xs(
+      html, html.find("<figcaption>Client requests in flight</figcaption>"));
   REQUIRE(over_time.size() >= 2);
   REQUIRE(in_flight.size() >= 2);
   CHECK(over_time[0] == doctest::Approx(in_flight[0]));
@@ -153,7 +142,7 @@ TEST_CASE("report.html's over-time and Server charts share one time axis") {
     const std::string plain = report_html(snapshot, SummaryExtras{});
     CHECK(plain.find("id=\"server\"") == std::string::npos);
     CHECK(plain.find("href=\"#server\"") == std::string::npos);
-    CHECK(polyline_xs(plain, plain.find("id=\"over-time\""))[0] > over_time[0]);
+    CHECK(convoy::test::polyline_xs(plain, plain.find("id=\"over-time\""))[0] > over_time[0]);
   }
 }
 

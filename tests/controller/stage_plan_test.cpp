@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "controller/run/stage_plan.hpp"
+#include "test_time.hpp"
 
 using convoy::LoadLevel;
 using convoy::LoadMode;
@@ -18,8 +19,7 @@ using convoy::controller::StagePlan;
 
 namespace {
 
-constexpr int64_t kS = 1'000'000'000;
-constexpr int64_t kT0 = 500 * kS;
+constexpr int64_t kPlanT0 = 500 * kS;
 
 StageConfig stage(const char* name, double duration_s, double settle_s = 0) {
   StageConfig s;
@@ -43,20 +43,20 @@ using K = StageEventKind;
 
 TEST_CASE("stage plan: duration stages run back to back at their exact edges") {
   StagePlan plan({stage("a", 10), stage("b", 20), stage("c", 5)});
-  CHECK(kinds(plan.start(kT0)) == std::vector<K>{K::kStarted});
-  StageCounters busy{3, 9, kT0, 3};
-  CHECK(plan.next_deadline_ns() == kT0 + 10 * kS);
-  CHECK(plan.advance(kT0 + 10 * kS - 1, busy).empty());
+  CHECK(kinds(plan.start(kPlanT0)) == std::vector<K>{K::kStarted});
+  StageCounters busy{3, 9, kPlanT0, 3};
+  CHECK(plan.next_deadline_ns() == kPlanT0 + 10 * kS);
+  CHECK(plan.advance(kPlanT0 + 10 * kS - 1, busy).empty());
   // The loop woke late: the edge is still the stage's, not the wake-up's.
-  auto ev = plan.advance(kT0 + 10 * kS + 7'000'000, busy);
+  auto ev = plan.advance(kPlanT0 + 10 * kS + 7'000'000, busy);
   CHECK(kinds(ev) == std::vector<K>{K::kEnded, K::kSettled, K::kStarted});
-  CHECK(ev[0].at_ns == kT0 + 10 * kS);
+  CHECK(ev[0].at_ns == kPlanT0 + 10 * kS);
   CHECK(ev[2].stage == 1);
-  CHECK(plan.windows()[1].start_ns == kT0 + 10 * kS);
+  CHECK(plan.windows()[1].start_ns == kPlanT0 + 10 * kS);
   CHECK(plan.windows()[1].config.index == 1);
-  CHECK(kinds(plan.advance(kT0 + 30 * kS, busy)) ==
+  CHECK(kinds(plan.advance(kPlanT0 + 30 * kS, busy)) ==
         std::vector<K>{K::kEnded, K::kSettled, K::kStarted});
-  CHECK(kinds(plan.advance(kT0 + 35 * kS, busy)) ==
+  CHECK(kinds(plan.advance(kPlanT0 + 35 * kS, busy)) ==
         std::vector<K>{K::kEnded, K::kSettled, K::kDone});
   CHECK(plan.done());
   CHECK_FALSE(plan.next_deadline_ns().has_value());
@@ -64,37 +64,37 @@ TEST_CASE("stage plan: duration stages run back to back at their exact edges") {
 
 TEST_CASE("stage plan: a request belongs to the stage in which it was intended to be sent") {
   StagePlan plan({stage("a", 10, /*settle_s=*/2), stage("b", 10)});
-  plan.start(kT0);
-  StageCounters busy{1, 1, kT0, 1};
-  CHECK(plan.route(kT0 + 3 * kS).stage == 0);  // while it runs, its end unknown
-  CHECK(kinds(plan.advance(kT0 + 10 * kS, busy)) == std::vector<K>{K::kEnded});
+  plan.start(kPlanT0);
+  StageCounters busy{1, 1, kPlanT0, 1};
+  CHECK(plan.route(kPlanT0 + 3 * kS).stage == 0);  // while it runs, its end unknown
+  CHECK(kinds(plan.advance(kPlanT0 + 10 * kS, busy)) == std::vector<K>{K::kEnded});
   CHECK(plan.settling());
   CHECK_FALSE(plan.wants_more(busy));  // nothing new starts in a settle
-  CHECK(plan.next_deadline_ns() == kT0 + 12 * kS);
-  CHECK(kinds(plan.advance(kT0 + 12 * kS, busy)) == std::vector<K>{K::kSettled, K::kStarted});
-  CHECK(plan.route(kT0 + 10 * kS - 1).stage == 0);
-  CHECK(plan.route(kT0 + 10 * kS).settle);      // intended in the settle: no stage, no metric
-  CHECK(plan.route(kT0 + 10 * kS).stage == 0);  // whose settle it is
-  CHECK(plan.route(kT0 + 12 * kS - 1).settle);
-  CHECK(plan.route(kT0 + 12 * kS).stage == 1);
-  CHECK_FALSE(plan.route(kT0 + 12 * kS).settle);
-  CHECK(plan.route(kT0 - 1).stage == -1);
-  plan.advance(kT0 + 22 * kS, busy);
+  CHECK(plan.next_deadline_ns() == kPlanT0 + 12 * kS);
+  CHECK(kinds(plan.advance(kPlanT0 + 12 * kS, busy)) == std::vector<K>{K::kSettled, K::kStarted});
+  CHECK(plan.route(kPlanT0 + 10 * kS - 1).stage == 0);
+  CHECK(plan.route(kPlanT0 + 10 * kS).settle);      // intended in the settle: no stage, no metric
+  CHECK(plan.route(kPlanT0 + 10 * kS).stage == 0);  // whose settle it is
+  CHECK(plan.route(kPlanT0 + 12 * kS - 1).settle);
+  CHECK(plan.route(kPlanT0 + 12 * kS).stage == 1);
+  CHECK_FALSE(plan.route(kPlanT0 + 12 * kS).settle);
+  CHECK(plan.route(kPlanT0 - 1).stage == -1);
+  plan.advance(kPlanT0 + 22 * kS, busy);
   CHECK(plan.done());
-  CHECK(plan.route(kT0 + 22 * kS).stage == -1);  // after the profile: its drain
-  CHECK_FALSE(plan.route(kT0 + 22 * kS).settle);
+  CHECK(plan.route(kPlanT0 + 22 * kS).stage == -1);  // after the profile: its drain
+  CHECK_FALSE(plan.route(kPlanT0 + 22 * kS).settle);
 }
 
 TEST_CASE("stage plan: a settle ends early when nothing is in flight") {
   StagePlan plan({stage("a", 10, /*settle_s=*/30), stage("b", 10)});
-  plan.start(kT0);
-  plan.advance(kT0 + 10 * kS, StageCounters{5, 5, kT0, 2});
+  plan.start(kPlanT0);
+  plan.advance(kPlanT0 + 10 * kS, StageCounters{5, 5, kPlanT0, 2});
   REQUIRE(plan.settling());
-  CHECK(plan.advance(kT0 + 11 * kS, StageCounters{5, 5, kT0, 1}).empty());
-  auto ev = plan.advance(kT0 + 13 * kS, StageCounters{5, 5, kT0, 0});
+  CHECK(plan.advance(kPlanT0 + 11 * kS, StageCounters{5, 5, kPlanT0, 1}).empty());
+  auto ev = plan.advance(kPlanT0 + 13 * kS, StageCounters{5, 5, kPlanT0, 0});
   CHECK(kinds(ev) == std::vector<K>{K::kSettled, K::kStarted});
-  CHECK(plan.windows()[0].settle_end_ns == kT0 + 13 * kS);
-  CHECK(plan.windows()[1].start_ns == kT0 + 13 * kS);
+  CHECK(plan.windows()[0].settle_end_ns == kPlanT0 + 13 * kS);
+  CHECK(plan.windows()[1].start_ns == kPlanT0 + 13 * kS);
 }
 
 TEST_CASE("stage plan: sessions and requests ends count what the stage started") {
@@ -103,27 +103,27 @@ TEST_CASE("stage plan: sessions and requests ends count what the stage started")
     s.duration_s.reset();
     s.sessions = 3;
     StagePlan plan({s, stage("next", 5)});
-    plan.start(kT0);
-    CHECK(plan.wants_more(StageCounters{2, 8, kT0 + kS, 2}));
-    CHECK_FALSE(plan.wants_more(StageCounters{3, 12, kT0 + 2 * kS, 3}));
-    CHECK(plan.advance(kT0 + 3 * kS, StageCounters{2, 8, kT0 + kS, 2}).empty());
+    plan.start(kPlanT0);
+    CHECK(plan.wants_more(StageCounters{2, 8, kPlanT0 + kS, 2}));
+    CHECK_FALSE(plan.wants_more(StageCounters{3, 12, kPlanT0 + 2 * kS, 3}));
+    CHECK(plan.advance(kPlanT0 + 3 * kS, StageCounters{2, 8, kPlanT0 + kS, 2}).empty());
     // The third was sent ahead of its intended start: the window closes only after it.
-    CHECK(plan.advance(kT0 + 2 * kS, StageCounters{3, 12, kT0 + 2 * kS, 3}).empty());
-    auto ev = plan.advance(kT0 + 2 * kS + 1, StageCounters{3, 12, kT0 + 2 * kS, 3});
+    CHECK(plan.advance(kPlanT0 + 2 * kS, StageCounters{3, 12, kPlanT0 + 2 * kS, 3}).empty());
+    auto ev = plan.advance(kPlanT0 + 2 * kS + 1, StageCounters{3, 12, kPlanT0 + 2 * kS, 3});
     CHECK(kinds(ev) == std::vector<K>{K::kEnded, K::kSettled, K::kStarted});
-    CHECK(ev[0].at_ns == kT0 + 2 * kS + 1);
+    CHECK(ev[0].at_ns == kPlanT0 + 2 * kS + 1);
   }
   SUBCASE("requests") {
     StageConfig s = stage("r", 0);
     s.duration_s.reset();
     s.requests = 10;
     StagePlan plan({s});
-    plan.start(kT0);
-    CHECK(plan.wants_more(StageCounters{2, 8, kT0, 2}));
-    CHECK_FALSE(plan.wants_more(StageCounters{3, 12, kT0, 3}));
+    plan.start(kPlanT0);
+    CHECK(plan.wants_more(StageCounters{2, 8, kPlanT0, 2}));
+    CHECK_FALSE(plan.wants_more(StageCounters{3, 12, kPlanT0, 3}));
     CHECK_FALSE(plan.next_deadline_ns().has_value());  // a count end has no deadline
-    CHECK(plan.advance(kT0 + kS, StageCounters{2, 8, kT0, 2}).empty());
-    CHECK(kinds(plan.advance(kT0 + kS, StageCounters{3, 12, kT0, 3})) ==
+    CHECK(plan.advance(kPlanT0 + kS, StageCounters{2, 8, kPlanT0, 2}).empty());
+    CHECK(kinds(plan.advance(kPlanT0 + kS, StageCounters{3, 12, kPlanT0, 3})) ==
           std::vector<K>{K::kEnded, K::kSettled, K::kDone});
   }
 }
@@ -137,22 +137,22 @@ TEST_CASE("stage plan: a search's next stage comes when the previous one settled
     return stage("step", 10);
   };
   StagePlan plan({}, next, /*wait_idle_ns=*/5 * kS);
-  CHECK(kinds(plan.start(kT0)) == std::vector<K>{K::kStarted});
+  CHECK(kinds(plan.start(kPlanT0)) == std::vector<K>{K::kStarted});
   CHECK(asked == std::vector<int>{-1});
   // Step 0 ends with work in flight; the wait ends when it is idle.
-  CHECK(kinds(plan.advance(kT0 + 10 * kS, StageCounters{4, 4, kT0, 4})) ==
+  CHECK(kinds(plan.advance(kPlanT0 + 10 * kS, StageCounters{4, 4, kPlanT0, 4})) ==
         std::vector<K>{K::kEnded});
   CHECK(asked.size() == 1);  // not judged before its in-flight work ended
-  CHECK(kinds(plan.advance(kT0 + 12 * kS, StageCounters{4, 4, kT0, 0})) ==
+  CHECK(kinds(plan.advance(kPlanT0 + 12 * kS, StageCounters{4, 4, kPlanT0, 0})) ==
         std::vector<K>{K::kSettled, K::kStarted});
   CHECK(asked == std::vector<int>{-1, 0});
   // Step 1: never idle; the wait is bounded.
-  plan.advance(kT0 + 22 * kS, StageCounters{4, 4, kT0, 4});
-  CHECK(plan.next_deadline_ns() == kT0 + 27 * kS);
-  CHECK(kinds(plan.advance(kT0 + 27 * kS, StageCounters{4, 4, kT0, 4})) ==
+  plan.advance(kPlanT0 + 22 * kS, StageCounters{4, 4, kPlanT0, 4});
+  CHECK(plan.next_deadline_ns() == kPlanT0 + 27 * kS);
+  CHECK(kinds(plan.advance(kPlanT0 + 27 * kS, StageCounters{4, 4, kPlanT0, 4})) ==
         std::vector<K>{K::kSettled, K::kStarted});
-  CHECK(plan.windows()[1].settle_end_ns == kT0 + 27 * kS);
-  plan.advance(kT0 + 37 * kS, StageCounters{4, 4, kT0, 0});
+  CHECK(plan.windows()[1].settle_end_ns == kPlanT0 + 27 * kS);
+  plan.advance(kPlanT0 + 37 * kS, StageCounters{4, 4, kPlanT0, 0});
   CHECK(plan.done());
   CHECK(asked == std::vector<int>{-1, 0, 1, 2});
   CHECK(plan.windows().size() == 3);

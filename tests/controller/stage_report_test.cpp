@@ -13,6 +13,7 @@
 
 #include "controller/report/summary_writer.hpp"
 #include "controller/report/verdict.hpp"
+#include "test_time.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -33,12 +34,10 @@ using convoy::proto::ErrorKind;
 using convoy::proto::Record;
 using namespace convoy::test;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
 constexpr int64_t kMeasureStart = 100 * kS;
 
 // A streamed request intended at `at`: TTFT `ttft_ms`, `osl` tokens 10 ms apart.
-Record ok_record(int64_t at, int64_t ttft_ms, int64_t osl = 11) {
+Record stage_ok_record(int64_t at, int64_t ttft_ms, int64_t osl = 11) {
   Record r;
   r.x_request_id = "rid-" + std::to_string(at);
   r.x_correlation_id = "cid-" + std::to_string(at);
@@ -54,7 +53,7 @@ Record ok_record(int64_t at, int64_t ttft_ms, int64_t osl = 11) {
   return r;
 }
 
-Record error_record(int64_t at) {
+Record stage_error_record(int64_t at) {
   Record r;
   r.x_request_id = "rid-err-" + std::to_string(at);
   r.x_correlation_id = "cid-err";
@@ -92,8 +91,9 @@ StageFacts make_stage(const std::string& name, int index, LoadMode mode, double 
   st.reached_value = value;
   MetricsAggregator agg{Config{}};
   const int64_t span = st.end_ns - st.start_ns;
-  for (int i = 0; i < ok; ++i) agg.add(ok_record(st.start_ns + span * i / (ok + 1), ttft_ms));
-  for (int i = 0; i < errors; ++i) agg.add(error_record(st.start_ns + span * i / (errors + 1)));
+  for (int i = 0; i < ok; ++i) agg.add(stage_ok_record(st.start_ns + span * i / (ok + 1), ttft_ms));
+  for (int i = 0; i < errors; ++i)
+    agg.add(stage_error_record(st.start_ns + span * i / (errors + 1)));
   st.metrics = agg.snapshot();
   return st;
 }
@@ -113,7 +113,7 @@ std::vector<StageFacts> three_stages() {
 MetricsSnapshot whole_run() {
   MetricsAggregator agg{Config{}};
   agg.set_origin_ns(kMeasureStart);
-  for (int i = 0; i < 20; ++i) agg.add(ok_record(kMeasureStart + i * kS, 60));
+  for (int i = 0; i < 20; ++i) agg.add(stage_ok_record(kMeasureStart + i * kS, 60));
   return agg.snapshot();
 }
 
@@ -125,7 +125,7 @@ SummaryExtras extras_for(const std::vector<StageFacts>& stages, ProfileKind prof
   return e;
 }
 
-std::vector<std::string> lines_of(const std::string& text) {
+std::vector<std::string> stage_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
@@ -257,7 +257,7 @@ TEST_CASE("summary.csv has a stage column and one block of rows per stage") {
   std::vector<StageFacts> stages = three_stages();
   stages[1].config.name = "ramp, \"fast\"";
   const MetricsSnapshot run = whole_run();
-  const auto lines = lines_of(convoy::controller::summary_csv(run, stages));
+  const auto lines = stage_lines(convoy::controller::summary_csv(run, stages));
   REQUIRE_FALSE(lines.empty());
   CHECK(lines[0] ==
         "metric,unit,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std,count,sum,stage");
@@ -284,7 +284,7 @@ TEST_CASE("summary.csv has a stage column and one block of rows per stage") {
 }
 
 TEST_CASE("records.jsonl names the stage, or the settle window, of each request") {
-  const Record r = ok_record(kMeasureStart, 50);
+  const Record r = stage_ok_record(kMeasureStart, 50);
   const auto in_stage = parse_json(convoy::controller::record_json_line(r, "w-0", "h", "ramp"));
   CHECK(str(in_stage["stage"]) == "ramp");
   CHECK_FALSE(in_stage.HasMember("settle"));
@@ -354,7 +354,7 @@ TEST_CASE("the console prints a per-stage table at the end") {
   std::vector<StageFacts> stages = three_stages();
   std::ostringstream out;
   convoy::controller::print_stage_table(out, stages);
-  const auto lines = lines_of(out.str());
+  const auto lines = stage_lines(out.str());
   REQUIRE(lines.size() == 3 + stages.size() + 1);  // title, header, rule, rows, rule
   CHECK(lines[0].rfind("convoy | stages", 0) == 0);
   CHECK(lines[1].find("TTFT p99") != std::string::npos);
@@ -370,7 +370,7 @@ TEST_CASE("the console prints a per-stage table at the end") {
     stages[1].slo_met = false;
     std::ostringstream with_slo;
     convoy::controller::print_stage_table(with_slo, stages);
-    const auto rows = lines_of(with_slo.str());
+    const auto rows = stage_lines(with_slo.str());
     CHECK(rows[1].find("SLO") != std::string::npos);
     CHECK(rows[3].substr(rows[3].size() - 3) == "met");
     CHECK(rows[4].substr(rows[4].size() - 6) == "missed");

@@ -11,6 +11,7 @@
 #include "common/histogram.hpp"
 #include "controller/report/summary_writer.hpp"
 #include "controller/report/timeslice.hpp"
+#include "test_time.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -28,9 +29,7 @@ using convoy::proto::ErrorKind;
 using convoy::proto::Record;
 using namespace convoy::test;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
-constexpr int64_t kOrigin = 100 * kS;
+constexpr int64_t kShapeOrigin = 100 * kS;
 
 // A request sent at `sent`, its first token `ttft_ms` later, ending 50 ms after it was sent.
 Record record_at(int64_t sent, int64_t ttft_ms, bool ok = true) {
@@ -69,12 +68,6 @@ const MetricStats* find(const std::vector<MetricStats>& metrics, const std::stri
   return nullptr;
 }
 
-std::set<std::string> keys_of(const rapidjson::Value& v) {
-  std::set<std::string> keys;
-  for (const auto& m : v.GetObject()) keys.insert(m.name.GetString());
-  return keys;
-}
-
 const std::set<std::string> kAggregateKeys = {"unit", "avg"};
 const std::set<std::string> kDistributionKeys = {"unit", "avg", "min",   "max", "p1",  "p5",
                                                  "p10",  "p25", "p50",   "p75", "p90", "p95",
@@ -86,8 +79,8 @@ TEST_CASE("summary.json aggregates carry only unit and avg, distributions every 
   Config config;
   config.slo["time_to_first_token"] = 100;
   MetricsAggregator agg(config);
-  for (int i = 0; i < 5; ++i) agg.add(record_at(kOrigin + i * 100 * kMs, 20));
-  agg.add(record_at(kOrigin + kS, 0, false));
+  for (int i = 0; i < 5; ++i) agg.add(record_at(kShapeOrigin + i * 100 * kMs, 20));
+  agg.add(record_at(kShapeOrigin + kS, 0, false));
   const MetricsSnapshot s = agg.snapshot();
   const rapidjson::Document doc = parse_json(convoy::controller::summary_json(s));
   REQUIRE_FALSE(doc.HasParseError());
@@ -96,16 +89,17 @@ TEST_CASE("summary.json aggregates carry only unit and avg, distributions every 
                           "output_token_throughput", "benchmark_duration", "goodput"}) {
     CAPTURE(tag);
     REQUIRE(doc.HasMember(tag));
-    CHECK(keys_of(doc[tag]) == kAggregateKeys);
+    CHECK(convoy::test::keys_of(doc[tag]) == kAggregateKeys);
   }
   CHECK(doc["request_count"]["avg"].GetDouble() == 5);
   CHECK(doc["error_request_count"]["avg"].GetDouble() == 1);
   for (const MetricStats& m : s.metrics) {
     CAPTURE(m.tag);
     REQUIRE(doc.HasMember(m.tag.c_str()));
-    CHECK(keys_of(doc[m.tag.c_str()]) == (m.aggregate ? kAggregateKeys : kDistributionKeys));
+    CHECK(convoy::test::keys_of(doc[m.tag.c_str()]) ==
+          (m.aggregate ? kAggregateKeys : kDistributionKeys));
   }
-  CHECK(keys_of(doc["time_to_first_token"]) == kDistributionKeys);
+  CHECK(convoy::test::keys_of(doc["time_to_first_token"]) == kDistributionKeys);
   SUBCASE("and the same in each stage") {
     std::vector<StageFacts> stages(1);
     stages[0].config.name = "base";
@@ -114,14 +108,14 @@ TEST_CASE("summary.json aggregates carry only unit and avg, distributions every 
     extras.stages = stages;
     const rapidjson::Document staged = parse_json(convoy::controller::summary_json(s, extras));
     REQUIRE_FALSE(staged.HasParseError());
-    CHECK(keys_of(staged["stages"][0]["request_count"]) == kAggregateKeys);
-    CHECK(keys_of(staged["stages"][0]["time_to_first_token"]) == kDistributionKeys);
+    CHECK(convoy::test::keys_of(staged["stages"][0]["request_count"]) == kAggregateKeys);
+    CHECK(convoy::test::keys_of(staged["stages"][0]["time_to_first_token"]) == kDistributionKeys);
   }
 }
 
 TEST_CASE("summary.json top level has schema_version, convoy_version and the run's identity") {
   MetricsAggregator agg{Config{}};
-  agg.add(record_at(kOrigin, 20));
+  agg.add(record_at(kShapeOrigin, 20));
   SummaryExtras extras;
   extras.benchmark_id = convoy::controller::make_benchmark_id();
   extras.start_time = "2026-12-02T00:01:28.123Z";
@@ -157,17 +151,17 @@ TEST_CASE("summary.json top level has schema_version, convoy_version and the run
 
 TEST_CASE("timeslices split the measured requests by request start across three slices") {
   MetricsAggregator agg(config_with_slices(1.0));
-  agg.set_origin_ns(kOrigin);
-  agg.add(record_at(kOrigin + 200 * kMs, 10));
+  agg.set_origin_ns(kShapeOrigin);
+  agg.add(record_at(kShapeOrigin + 200 * kMs, 10));
   // Sent in slice 0, ends in slice 1: AIPerf's rule puts it in slice 0.
-  Record late = record_at(kOrigin + 900 * kMs, 30);
-  late.end_ns = kOrigin + 1'400 * kMs;
+  Record late = record_at(kShapeOrigin + 900 * kMs, 30);
+  late.end_ns = kShapeOrigin + 1'400 * kMs;
   agg.add(late);
-  agg.add(record_at(kOrigin + 1'500 * kMs, 50));
-  agg.add(record_at(kOrigin + 2'100 * kMs, 70));
-  agg.add(record_at(kOrigin + 2'700 * kMs, 90));
-  agg.add(record_at(kOrigin + 2'800 * kMs, 0, false));
-  Record warmup = record_at(kOrigin + 1'000 * kMs, 5);
+  agg.add(record_at(kShapeOrigin + 1'500 * kMs, 50));
+  agg.add(record_at(kShapeOrigin + 2'100 * kMs, 70));
+  agg.add(record_at(kShapeOrigin + 2'700 * kMs, 90));
+  agg.add(record_at(kShapeOrigin + 2'800 * kMs, 0, false));
+  Record warmup = record_at(kShapeOrigin + 1'000 * kMs, 5);
   warmup.phase = convoy::proto::Phase::kWarmup;
   agg.add(warmup);  // excluded, as from every metric
   const MetricsSnapshot s = agg.snapshot();
@@ -202,8 +196,8 @@ TEST_CASE("timeslices split the measured requests by request start across three 
     CHECK(t2["index"].GetInt() == 2);
     CHECK(t2["start_s"].GetDouble() == 2);
     CHECK(t2["end_s"].GetDouble() == 3);
-    CHECK(keys_of(t2["request_count"]) == kAggregateKeys);
-    CHECK(keys_of(t2["time_to_first_token"]) == kDistributionKeys);
+    CHECK(convoy::test::keys_of(t2["request_count"]) == kAggregateKeys);
+    CHECK(convoy::test::keys_of(t2["time_to_first_token"]) == kDistributionKeys);
     CHECK(t2["time_to_first_token"]["p50"].GetDouble() == doctest::Approx(70).epsilon(0.002));
   }
   SUBCASE("timeslices.csv") {
@@ -216,7 +210,7 @@ TEST_CASE("timeslices split the measured requests by request start across three 
   }
   SUBCASE("no slice_s, no timeslices") {
     MetricsAggregator plain{Config{}};
-    plain.add(record_at(kOrigin, 10));
+    plain.add(record_at(kShapeOrigin, 10));
     const MetricsSnapshot p = plain.snapshot();
     CHECK(p.timeslices.empty());
     CHECK_FALSE(parse_json(convoy::controller::summary_json(p)).HasMember("timeslices"));

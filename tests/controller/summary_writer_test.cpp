@@ -13,6 +13,7 @@
 
 #include "controller/report/report_html.hpp"
 #include "controller/report_records.hpp"
+#include "test_time.hpp"
 #include "test_util.hpp"
 
 namespace {
@@ -27,16 +28,14 @@ using convoy::proto::ErrorKind;
 using convoy::proto::Record;
 using namespace convoy::test;
 
-constexpr int64_t kMs = 1'000'000;
-
-std::vector<std::string> lines_of(const std::string& text) {
+std::vector<std::string> file_lines(const std::string& text) {
   std::vector<std::string> lines;
   std::istringstream in(text);
   for (std::string line; std::getline(in, line);) lines.push_back(line);
   return lines;
 }
 
-Record ok_record(int64_t at, uint32_t turn) {
+Record writer_ok_record(int64_t at, uint32_t turn) {
   Record r = streamed_ok_record(at);
   r.x_correlation_id = "cid-1";
   r.conversation_id = "conv-1";
@@ -46,7 +45,7 @@ Record ok_record(int64_t at, uint32_t turn) {
   return r;
 }
 
-Record error_record(int64_t at) {
+Record writer_error_record(int64_t at) {
   Record r;
   r.x_request_id = "rid-err";
   r.x_correlation_id = "cid-2";
@@ -60,13 +59,13 @@ Record error_record(int64_t at) {
   return r;
 }
 
-MetricsSnapshot sample_snapshot() {
+MetricsSnapshot writer_snapshot() {
   Config config;
   config.slo["time_to_first_token"] = 100;
   MetricsAggregator agg(config);
   for (int i = 0; i < 10; ++i)
-    agg.add(ok_record(1'000'000'000 + i * 100 * kMs, static_cast<uint32_t>(i % 3)));
-  agg.add(error_record(2'000'000'000));
+    agg.add(writer_ok_record(1'000'000'000 + i * 100 * kMs, static_cast<uint32_t>(i % 3)));
+  agg.add(writer_error_record(2'000'000'000));
   return agg.snapshot();
 }
 
@@ -77,7 +76,7 @@ constexpr const char* kStatKeys[] = {"unit", "avg", "min", "max", "p1",  "p5",  
 
 TEST_CASE("summary.json has AIPerf's layout") {
   TempDir dir("convoy-summary-");
-  const MetricsSnapshot snapshot = sample_snapshot();
+  const MetricsSnapshot snapshot = writer_snapshot();
   SummaryExtras extras;
   extras.run_json = R"({"name":"t","seed":42})";
   extras.verdict_json = R"({"status":"pass","reasons":[]})";
@@ -141,7 +140,7 @@ TEST_CASE("summary.json has AIPerf's layout") {
 
 TEST_CASE("summary.json of a run where every request failed") {
   MetricsAggregator agg{Config{}};
-  agg.add(error_record(1'000'000'000));
+  agg.add(writer_error_record(1'000'000'000));
   rapidjson::Document doc;
   doc.Parse(convoy::controller::summary_json(agg.snapshot()).c_str());
   REQUIRE_FALSE(doc.HasParseError());
@@ -153,10 +152,10 @@ TEST_CASE("summary.json of a run where every request failed") {
 
 TEST_CASE("summary.csv has one row per metric") {
   TempDir dir("convoy-summary-");
-  const MetricsSnapshot snapshot = sample_snapshot();
+  const MetricsSnapshot snapshot = writer_snapshot();
   const fs::path path = dir.path() / "summary.csv";
   convoy::controller::write_summary_csv(path, snapshot);
-  const auto lines = lines_of(read_file(path));
+  const auto lines = file_lines(read_file(path));
   REQUIRE(lines.size() == snapshot.metrics.size() + 1);
   CHECK(lines[0] ==
         "metric,unit,avg,min,max,p1,p5,p10,p25,p50,p75,p90,p95,p99,std,count,sum,stage");
@@ -175,18 +174,18 @@ TEST_CASE("records.jsonl streams one parseable line per request") {
   const fs::path path = dir.path() / "records.jsonl";
   {
     RecordsWriter writer(path);
-    writer.write(ok_record(1'000'000'000, 0), "w1", "hostA");
-    Record no_session = ok_record(2'000'000'000, 1);
+    writer.write(writer_ok_record(1'000'000'000, 0), "w1", "hostA");
+    Record no_session = writer_ok_record(2'000'000'000, 1);
     no_session.session_control.clear();
     no_session.cached_tokens = -1;
     writer.write(no_session, "w1", "hostA");
-    writer.write(error_record(3'000'000'000), "w2");
+    writer.write(writer_error_record(3'000'000'000), "w2");
     CHECK(writer.lines() == 3);
     writer.flush();
-    CHECK(lines_of(read_file(path)).size() == 3);  // flushed before close
+    CHECK(file_lines(read_file(path)).size() == 3);  // flushed before close
     CHECK_FALSE(writer.failed());
   }
-  const auto lines = lines_of(read_file(path));
+  const auto lines = file_lines(read_file(path));
   REQUIRE(lines.size() == 3);
   std::vector<rapidjson::Document> docs(3);
   for (size_t i = 0; i < 3; ++i) {
@@ -230,7 +229,7 @@ TEST_CASE("records.jsonl streams one parseable line per request") {
 }
 
 TEST_CASE("console tables") {
-  const MetricsSnapshot snapshot = sample_snapshot();
+  const MetricsSnapshot snapshot = writer_snapshot();
   std::ostringstream out;
   convoy::controller::print_results_table(out, snapshot);
   const std::string table = out.str();
@@ -253,7 +252,7 @@ TEST_CASE("console tables") {
 
 TEST_CASE("every output is valid UTF-8 whatever bytes a server sent") {
   const std::string fffd = "\xEF\xBF\xBD";
-  Record bad = error_record(1'000'000'000);
+  Record bad = writer_error_record(1'000'000'000);
   bad.error.message = "bad \xFF\xFE body \xE2\x82";  // lone bytes, a truncated sequence
   bad.error.type = "type\xC3";
   bad.session_control = "{\"session_id\":\"id\xED\xA0\x80\"}";  // a surrogate, as JSON text
@@ -294,7 +293,7 @@ TEST_CASE("every output is valid UTF-8 whatever bytes a server sent") {
 
 TEST_CASE("records.jsonl carries reasoning_tokens and first_output_token_ns") {
   // A reasoning model: 3 of the 5 output tokens reasoned, the answer's first chunk at 36 ms.
-  Record thinking = ok_record(1'000'000'000, 0);
+  Record thinking = writer_ok_record(1'000'000'000, 0);
   thinking.reasoning_tokens = 3;
   thinking.first_output_token_ns = thinking.intended_ns + 36 * kMs;
   const auto doc = parse_json(convoy::controller::record_json_line(thinking, "w-0", "host"));
@@ -305,7 +304,7 @@ TEST_CASE("records.jsonl carries reasoning_tokens and first_output_token_ns") {
   CHECK(doc["metrics"]["osl"].GetInt64() == 5);  // reasoning included
 
   // No reasoning, no answer content (a request that failed before it): 0 and null.
-  Record plain = error_record(2'000'000'000);
+  Record plain = writer_error_record(2'000'000'000);
   const auto none = parse_json(convoy::controller::record_json_line(plain, "w-0", "host"));
   REQUIRE(none.HasMember("first_output_token_ns"));
   CHECK(none["first_output_token_ns"].IsNull());

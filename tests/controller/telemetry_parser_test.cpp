@@ -17,7 +17,7 @@ struct Parsed {
   PromParser parser;
 };
 
-Parsed parse(const std::string& text) {
+Parsed parse_text(const std::string& text) {
   Parsed p;
   p.result = p.parser.parse(text, [&](const Sample& s) { p.samples.push_back(s); });
   return p;
@@ -33,7 +33,7 @@ std::string label(const Sample& s, const std::string& name) {
 }  // namespace
 
 TEST_CASE("prometheus text: counters, gauges and their HELP and TYPE lines") {
-  const auto p = parse(
+  const auto p = parse_text(
       "# HELP vllm:num_requests_waiting Number of requests waiting.\n"
       "# TYPE vllm:num_requests_waiting gauge\n"
       "vllm:num_requests_waiting{model_name=\"m\",engine=\"0\"} 3.0\n"
@@ -55,7 +55,7 @@ TEST_CASE("prometheus text: counters, gauges and their HELP and TYPE lines") {
 }
 
 TEST_CASE("prometheus text: label values unescape and blanks are tolerated") {
-  const auto p = parse(
+  const auto p = parse_text(
       "m{a=\"x\\\"y\",b=\"back\\\\slash\",c=\"new\\nline\",} 1\n"
       "m { d = \"spaced\" }\t2\n"
       "   m{e=\"\"} 3\r\n"
@@ -72,7 +72,7 @@ TEST_CASE("prometheus text: label values unescape and blanks are tolerated") {
 }
 
 TEST_CASE("prometheus text: histogram and summary samples get their family and role") {
-  const auto p = parse(
+  const auto p = parse_text(
       "# TYPE ttft_seconds histogram\n"
       "ttft_seconds_bucket{le=\"0.1\"} 1\n"
       "ttft_seconds_bucket{le=\"+Inf\"} 4\n"
@@ -101,7 +101,7 @@ TEST_CASE("prometheus text: histogram and summary samples get their family and r
 }
 
 TEST_CASE("prometheus text: NaN, infinities and optional timestamps") {
-  const auto p = parse(
+  const auto p = parse_text(
       "a NaN\n"
       "b +Inf\n"
       "c -Inf 1700000000000\n"
@@ -143,25 +143,25 @@ TEST_CASE("prometheus text: malformed lines are counted and skipped, never fatal
   };
   for (const Case& c : cases) {
     CAPTURE(c.why);
-    const auto p = parse(std::string("good 1\n") + c.line + "\nalso_good 2\n");
+    const auto p = parse_text(std::string("good 1\n") + c.line + "\nalso_good 2\n");
     CHECK(p.result.malformed == 1);
     CHECK(p.samples.size() == 2);
     CHECK(p.result.first_error.rfind("line 2: ", 0) == 0);
   }
   SUBCASE("a bucket without le is malformed") {
-    const auto p = parse("# TYPE h histogram\nh_bucket{x=\"1\"} 3\n");
+    const auto p = parse_text("# TYPE h histogram\nh_bucket{x=\"1\"} 3\n");
     CHECK(p.result.malformed == 1);
     CHECK(p.samples.empty());
   }
   SUBCASE("comments and blank lines are not malformed") {
-    const auto p = parse("\n# just a comment\n#\n   \n# HELP x some help\nx 1\n");
+    const auto p = parse_text("\n# just a comment\n#\n   \n# HELP x some help\nx 1\n");
     CHECK(p.result.malformed == 0);
     CHECK(p.samples.size() == 1);
   }
 }
 
 TEST_CASE("openmetrics text: _total counters, UNIT, info, exemplars and the EOF marker") {
-  const auto p = parse(
+  const auto p = parse_text(
       "# TYPE requests counter\n"
       "# UNIT requests requests\n"
       "# HELP requests Requests served \\\"so far\\\".\n"

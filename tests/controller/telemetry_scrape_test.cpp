@@ -47,7 +47,7 @@ TelemetryConfig fast_config(double timeout_s = 2) {
   return c;
 }
 
-rapidjson::Document parse(const std::string& json) {
+rapidjson::Document parse_doc(const std::string& json) {
   rapidjson::Document d;
   d.Parse(json.c_str());
   REQUIRE_FALSE(d.HasParseError());
@@ -86,7 +86,7 @@ TEST_CASE("telemetry: scrapes on its own clock, writes server_metrics.jsonl and 
     CHECK(convoy::test::wait_for_change(
         dir.path(), [&] { return server.requests() >= 3; }, 10));
     t.stop();
-    const auto summary = parse(t.summary_json());
+    const auto summary = parse_doc(t.summary_json());
     const int scrapes = server.requests();
     const auto& ep = summary["endpoints"][0];
     CHECK(ep["scrapes"].GetInt64() == scrapes);
@@ -181,7 +181,7 @@ TEST_CASE("telemetry: an endpoint that refuses or never answers is counted, neve
   const auto stop_start = std::chrono::steady_clock::now();
   t.stop();
   CHECK(seconds_since(stop_start) < 1.5);  // the last scrape is bounded by timeout_s
-  const auto summary = parse(t.summary_json());
+  const auto summary = parse_doc(t.summary_json());
   for (const auto& e : summary["endpoints"].GetArray()) {
     CHECK(e["errors"].GetInt64() >= 1);
     CHECK(e["errors"].GetInt64() == e["scrapes"].GetInt64());
@@ -232,7 +232,7 @@ TEST_CASE("telemetry: a real prometheus-node-exporter on loopback is scraped") {
     CHECK_MESSAGE(failures.empty(), (failures.empty() ? "" : failures[0].what));
     t.start_window(run_clock());
     t.stop();
-    const auto summary = parse(t.summary_json());
+    const auto summary = parse_doc(t.summary_json());
     CHECK(summary["endpoints"][0]["errors"].GetInt64() == 0);
     CHECK(summary["endpoints"][0]["malformed_lines"].GetInt64() == 0);
     std::set<std::string> types_of_interest;

@@ -1,5 +1,6 @@
 #include "controller/report/run_report.hpp"
 #include "controller/run/registry.hpp"
+#include "test_time.hpp"
 
 #include <doctest/doctest.h>
 
@@ -29,8 +30,6 @@ using convoy::controller::WorkerRegistry;
 using convoy::proto::ErrorKind;
 using convoy::proto::Record;
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000'000'000;
 constexpr size_t kGaps = 2'000;
 constexpr double kRatePerS = 10;
 
@@ -59,7 +58,7 @@ bool has_reason(const Verdict& v, const std::string& needle) {
 }
 
 // A successful streamed request sent `lag_ms` after its intended time.
-Record ok_record(int64_t at, uint32_t conversation, int64_t lag_ms = 0) {
+Record verdict_ok_record(int64_t at, uint32_t conversation, int64_t lag_ms = 0) {
   Record r;
   r.x_request_id = "rid-" + std::to_string(at);
   r.x_correlation_id = "cid-" + std::to_string(conversation);
@@ -77,8 +76,8 @@ Record ok_record(int64_t at, uint32_t conversation, int64_t lag_ms = 0) {
   return r;
 }
 
-Record error_record(int64_t at, uint32_t conversation) {
-  Record r = ok_record(at, conversation);
+Record verdict_error_record(int64_t at, uint32_t conversation) {
+  Record r = verdict_ok_record(at, conversation);
   r.first_token_ns = r.second_token_ns = r.last_token_ns = 0;
   r.chunk_gaps_ns.clear();
   r.output_tokens = 0;
@@ -90,7 +89,7 @@ Record error_record(int64_t at, uint32_t conversation) {
 }
 
 // One run's inputs, with a healthy worker and `ok` clean requests; tests then spoil one thing.
-struct Run {
+struct VerdictRun {
   Config config;
   std::string url = "http://127.0.0.1:8000";
   std::filesystem::path out_dir = "/nonexistent";
@@ -101,10 +100,10 @@ struct Run {
   std::string incomplete_reason;
   std::vector<convoy::controller::OutputError> output_errors;
 
-  explicit Run(int ok = 50) {
+  explicit VerdictRun(int ok = 50) {
     add_worker("w-0", 40, 0);
     for (int i = 0; i < ok; ++i)
-      records.push_back(ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i)));
+      records.push_back(verdict_ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i)));
   }
 
   void add_worker(const std::string& id, double cpu_percent, int64_t legacy_open) {
@@ -215,7 +214,7 @@ TEST_CASE("KS p-value") {
 }
 
 TEST_CASE("run verdict") {
-  Run run;
+  VerdictRun run;
 
   SUBCASE("a clean run passes with no reason") {
     const Verdict v = run.judge();
@@ -225,7 +224,7 @@ TEST_CASE("run verdict") {
   }
   SUBCASE("errors warn; above fail_on.error_rate they fail") {
     for (uint32_t i = 0; i < 10; ++i)
-      run.records.push_back(error_record(2 * kS + i * kMs, 100 + i));
+      run.records.push_back(verdict_error_record(2 * kS + i * kMs, 100 + i));
     SUBCASE("no criterion") {
       const Verdict v = run.judge();
       CHECK(v.status == VerdictStatus::kWarn);
@@ -271,7 +270,7 @@ TEST_CASE("run verdict") {
     run.records.clear();
     for (int i = 0; i < 100; ++i) {
       run.records.push_back(
-          ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i), i < 90 ? 1 : 25));
+          verdict_ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i), i < 90 ? 1 : 25));
     }
     const Verdict v = run.judge();
     CHECK(v.status == VerdictStatus::kWarn);
@@ -280,7 +279,7 @@ TEST_CASE("run verdict") {
   SUBCASE("schedule lag p99 within 10 ms passes") {
     run.records.clear();
     for (int i = 0; i < 100; ++i)
-      run.records.push_back(ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i), 8));
+      run.records.push_back(verdict_ok_record(kS + i * 100 * kMs, static_cast<uint32_t>(i), 8));
     CHECK(run.judge().status == VerdictStatus::kPass);
   }
   SUBCASE("an incomplete run fails, even with warnings") {
@@ -301,7 +300,7 @@ TEST_CASE("run verdict") {
 }
 
 TEST_CASE("run verdict in rate mode checks the delivered arrival process") {
-  Run run(0);
+  VerdictRun run(0);
   run.config.load.mode = LoadMode::kRate;
   run.config.load.rate = kRatePerS;
   run.config.load.arrival = Arrival::kPoisson;
@@ -309,10 +308,10 @@ TEST_CASE("run verdict in rate mode checks the delivered arrival process") {
   auto start_at = [&](const std::vector<int64_t>& gaps) {
     int64_t t = kS;
     uint32_t conversation = 0;
-    run.records.push_back(ok_record(t, conversation++));
+    run.records.push_back(verdict_ok_record(t, conversation++));
     for (int64_t gap : gaps) {
       t += gap;
-      run.records.push_back(ok_record(t, conversation++));
+      run.records.push_back(verdict_ok_record(t, conversation++));
     }
   };
 
@@ -342,14 +341,14 @@ TEST_CASE("run verdict in rate mode checks the delivered arrival process") {
 }
 
 TEST_CASE("run verdict fails when no measured request succeeded") {
-  Run run(0);
-  for (uint32_t i = 0; i < 8; ++i) run.records.push_back(error_record(kS + i * kMs, i));
+  VerdictRun run(0);
+  for (uint32_t i = 0; i < 8; ++i) run.records.push_back(verdict_error_record(kS + i * kMs, i));
   const Verdict v = run.judge();
   CHECK(v.status == VerdictStatus::kFail);
   CHECK(has_reason(v, "no measured request succeeded: all 8 failed"));
 
   SUBCASE("one success among the failures is a warning, not a failure") {
-    run.records.push_back(ok_record(2 * kS, 99));
+    run.records.push_back(verdict_ok_record(2 * kS, 99));
     const Verdict w = run.judge();
     CHECK(w.status == VerdictStatus::kWarn);
     CHECK_FALSE(has_reason(w, "no measured request succeeded"));
@@ -357,7 +356,7 @@ TEST_CASE("run verdict fails when no measured request succeeded") {
 }
 
 TEST_CASE("run verdict fails when an output file could not be written") {
-  Run run;
+  VerdictRun run;
   run.output_errors.push_back({"records.jsonl", "/out/records.jsonl",
                                "write: No space left on device", "230 of 600 records lost"});
   const Verdict v = run.judge();
@@ -375,7 +374,7 @@ TEST_CASE("verdict statuses are written pass, warn and fail") {
 }
 
 TEST_CASE("run verdict fails when load.abort_on stopped the run") {
-  Run run;
+  VerdictRun run;
   run.facts.aborted_reason = "error rate 0.97 over the last 10 s (412 requests) >= 0.5";
   const Verdict v = run.judge();
   CHECK(v.status == VerdictStatus::kFail);
@@ -384,7 +383,7 @@ TEST_CASE("run verdict fails when load.abort_on stopped the run") {
   CHECK(*v.aborted_reason == *run.facts.aborted_reason);
 
   SUBCASE("a run the breaker left alone has no aborted reason") {
-    Run clean;
+    VerdictRun clean;
     const Verdict c = clean.judge();
     CHECK(c.status == VerdictStatus::kPass);
     CHECK_FALSE(c.aborted_reason.has_value());
@@ -392,7 +391,7 @@ TEST_CASE("run verdict fails when load.abort_on stopped the run") {
 }
 
 TEST_CASE("run verdict counts the requests intended in settle windows") {
-  Run run;
+  VerdictRun run;
   run.facts.settle_requests = 12;
   const Verdict v = run.judge();
   CHECK(v.settle_requests == 12);
@@ -401,12 +400,13 @@ TEST_CASE("run verdict counts the requests intended in settle windows") {
 }
 
 TEST_CASE("run verdict of a load profile does not judge the whole run against one rate") {
-  Run run(0);
+  VerdictRun run(0);
   run.config.load.mode = LoadMode::kRate;
   run.config.load.rate = kRatePerS;
   run.config.load.arrival = Arrival::kPoisson;
   // Constant arrivals at half the rate: a single-level run warns twice on them.
-  for (uint32_t i = 0; i < 300; ++i) run.records.push_back(ok_record(kS + i * 200 * kMs, i));
+  for (uint32_t i = 0; i < 300; ++i)
+    run.records.push_back(verdict_ok_record(kS + i * 200 * kMs, i));
   SUBCASE("single level") {
     const Verdict v = run.judge();
     CHECK(v.status == VerdictStatus::kWarn);
@@ -433,7 +433,7 @@ TEST_CASE("stage verdict judges a stage on its own requests") {
     return st;
   };
   std::vector<Record> ok;
-  for (uint32_t i = 0; i < 20; ++i) ok.push_back(ok_record(kS + i * 10 * kMs, i));
+  for (uint32_t i = 0; i < 20; ++i) ok.push_back(verdict_ok_record(kS + i * 10 * kMs, i));
 
   SUBCASE("clean: pass") {
     const Verdict v = judge_stage(stage_of(ok));
@@ -443,13 +443,14 @@ TEST_CASE("stage verdict judges a stage on its own requests") {
   }
   SUBCASE("some errors: warn") {
     auto records = ok;
-    records.push_back(error_record(2 * kS, 99));
+    records.push_back(verdict_error_record(2 * kS, 99));
     const Verdict v = judge_stage(stage_of(records));
     CHECK(v.status == VerdictStatus::kWarn);
     CHECK(has_reason(v, "1 request(s) failed (4.76%)"));
   }
   SUBCASE("nothing succeeded, or nothing completed: fail") {
-    const Verdict all_failed = judge_stage(stage_of({error_record(kS, 1), error_record(kS, 2)}));
+    const Verdict all_failed =
+        judge_stage(stage_of({verdict_error_record(kS, 1), verdict_error_record(kS, 2)}));
     CHECK(all_failed.status == VerdictStatus::kFail);
     CHECK(has_reason(all_failed, "all 2 failed"));
     const Verdict empty = judge_stage(stage_of({}));
@@ -458,7 +459,7 @@ TEST_CASE("stage verdict judges a stage on its own requests") {
   }
   SUBCASE("late sends: warn") {
     std::vector<Record> late;
-    for (uint32_t i = 0; i < 20; ++i) late.push_back(ok_record(kS + i * 10 * kMs, i, 30));
+    for (uint32_t i = 0; i < 20; ++i) late.push_back(verdict_ok_record(kS + i * 10 * kMs, i, 30));
     CHECK(judge_stage(stage_of(late)).status == VerdictStatus::kWarn);
   }
   SUBCASE("a missed SLO is carried beside the status, not in it") {

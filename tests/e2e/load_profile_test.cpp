@@ -25,8 +25,8 @@ using namespace convoy::test;
 
 namespace {
 
-struct Mock {
-  explicit Mock(const fs::path& log, const std::vector<std::string>& flags) {
+struct ProfileMock {
+  explicit ProfileMock(const fs::path& log, const std::vector<std::string>& flags) {
     std::vector<std::string> argv = {
         bin("mock/convoy-mock"), "--port",    "0", "--contract", "none",
         "--log-requests",        log.string()};
@@ -34,7 +34,7 @@ struct Mock {
     process.emplace(argv);
     url = mock_url(*process);
   }
-  ~Mock() {
+  ~ProfileMock() {
     process->signal(SIGTERM);
     process->wait(30);
   }
@@ -42,7 +42,7 @@ struct Mock {
   std::string url;
 };
 
-struct RunResult {
+struct ProfileRun {
   int rc = -1;
   double wall_s = 0;
   fs::path out;
@@ -50,8 +50,8 @@ struct RunResult {
 };
 
 // `convoy run` of `load_yaml` (the load: block) with single-turn conversations.
-RunResult run_profile(const fs::path& dir, const std::string& name, const std::string& url,
-                      const std::string& load_yaml, int timeout_s = 120) {
+ProfileRun run_profile(const fs::path& dir, const std::string& name, const std::string& url,
+                       const std::string& load_yaml, int timeout_s = 120) {
   const fs::path config = dir / (name + ".yaml");
   std::ofstream(config) << "name: " << name << "\nseed: 7\ntarget:\n  url: " << url
                         << "\ndataset:\n  type: synthetic\n  conversations: 200\n"
@@ -59,7 +59,7 @@ RunResult run_profile(const fs::path& dir, const std::string& name, const std::s
                         << "  input_tokens: {mean: 32, stddev: 0}\n"
                         << "  output_tokens: {mean: 8, stddev: 0}\n"
                         << load_yaml << "workers:\n  local: 2\noutput:\n  html: false\n";
-  RunResult r;
+  ProfileRun r;
   r.out = dir / ("out-" + name);
   const auto t0 = std::chrono::steady_clock::now();
   Subprocess run({bin("controller/convoy"), "run", config.string(), "-o", r.out.string()});
@@ -80,7 +80,7 @@ struct Rec {
   std::string request_id;
 };
 
-std::vector<Rec> measured_records(const fs::path& out) {
+std::vector<Rec> profile_records(const fs::path& out) {
   std::vector<Rec> recs;
   for (const auto& r : read_jsonl(out / "records.jsonl")) {
     if (std::string(r["phase"].GetString()) != "measure") continue;
@@ -141,18 +141,18 @@ const rapidjson::Value* stage_named(const rapidjson::Document& summary, const st
 TEST_CASE("load profile: three stages run in order at their levels, seen by the mock") {
   const fs::path dir = fresh_dir("e2e-load-profile");
   const fs::path log = dir / "requests.jsonl";
-  Mock mock(log, {"--speedup", "20"});
-  const RunResult r = run_profile(dir, "three", mock.url,
-                                  "load:\n  concurrency: 16\n  grace_s: 5\n  stages:\n"
-                                  "    - {name: slow, mode: rate, rate: 10, arrival: constant, "
-                                  "duration_s: 2}\n"
-                                  "    - {name: fast, mode: rate, rate: 40, arrival: constant, "
-                                  "duration_s: 2, settle_s: 0.5}\n"
-                                  "    - {name: pair, mode: concurrency, concurrency: 2, "
-                                  "duration_s: 2}\n");
+  ProfileMock mock(log, {"--speedup", "20"});
+  const ProfileRun r = run_profile(dir, "three", mock.url,
+                                   "load:\n  concurrency: 16\n  grace_s: 5\n  stages:\n"
+                                   "    - {name: slow, mode: rate, rate: 10, arrival: constant, "
+                                   "duration_s: 2}\n"
+                                   "    - {name: fast, mode: rate, rate: 40, arrival: constant, "
+                                   "duration_s: 2, settle_s: 0.5}\n"
+                                   "    - {name: pair, mode: concurrency, concurrency: 2, "
+                                   "duration_s: 2}\n");
   INFO(r.output);
   REQUIRE(r.rc == 0);
-  const auto recs = measured_records(r.out);
+  const auto recs = profile_records(r.out);
   std::map<std::string, std::vector<const Rec*>> by_stage;
   for (const auto& x : recs) by_stage[x.stage].push_back(&x);
   // Constant arrivals: exactly rate x duration conversations intended in each rate stage.
@@ -193,13 +193,13 @@ TEST_CASE("load profile: three stages run in order at their levels, seen by the 
 
 TEST_CASE("load profile: a sweep runs one stage per value, each at its concurrency") {
   const fs::path dir = fresh_dir("e2e-load-sweep");
-  Mock mock(dir / "requests.jsonl", {"--speedup", "20"});
-  const RunResult r = run_profile(dir, "sweep", mock.url,
-                                  "load:\n  grace_s: 5\n  sweep:\n    concurrency: [1, 3]\n"
-                                  "    duration_s: 1.5\n    settle_s: 0.5\n");
+  ProfileMock mock(dir / "requests.jsonl", {"--speedup", "20"});
+  const ProfileRun r = run_profile(dir, "sweep", mock.url,
+                                   "load:\n  grace_s: 5\n  sweep:\n    concurrency: [1, 3]\n"
+                                   "    duration_s: 1.5\n    settle_s: 0.5\n");
   INFO(r.output);
   REQUIRE(r.rc == 0);
-  const auto recs = measured_records(r.out);
+  const auto recs = profile_records(r.out);
   CHECK(peak_in_flight(recs, "concurrency=1") == 1);
   CHECK(peak_in_flight(recs, "concurrency=3") == 3);
   const auto summary = read_json(r.out / "summary.json");
@@ -211,8 +211,9 @@ TEST_CASE("load profile: a capacity search finds the mock's knee within its prec
   // One mock worker with 4 sequence slots: past 4 concurrent requests TTFT includes a queue
   // wait of a whole service time (~50 ms), below it TTFT is the prefill alone (~17 ms).
   const fs::path dir = fresh_dir("e2e-load-search");
-  Mock mock(dir / "requests.jsonl", {"--workers", "1", "--max-num-seqs", "4", "--itl-ms", "4"});
-  const RunResult r = run_profile(
+  ProfileMock mock(dir / "requests.jsonl",
+                   {"--workers", "1", "--max-num-seqs", "4", "--itl-ms", "4"});
+  const ProfileRun r = run_profile(
       dir, "search", mock.url,
       "load:\n  grace_s: 5\n  search:\n    vary: concurrency\n    low: 1\n    high: 16\n"
       "    step_duration_s: 1.5\n    precision: 0.2\n"
@@ -239,12 +240,12 @@ TEST_CASE("load profile: a capacity search finds the mock's knee within its prec
 
 TEST_CASE("load profile: the circuit breaker stops an all-500 run early with exit 1") {
   const fs::path dir = fresh_dir("e2e-load-breaker");
-  Mock mock(dir / "requests.jsonl", {"--error-rate", "1.0"});
-  const RunResult r = run_profile(dir, "breaker", mock.url,
-                                  "load:\n  mode: concurrency\n  concurrency: 4\n"
-                                  "  duration_s: 600\n  grace_s: 2\n"
-                                  "  abort_on: {error_rate: 0.5, window_s: 2, min_requests: 20}\n",
-                                  60);
+  ProfileMock mock(dir / "requests.jsonl", {"--error-rate", "1.0"});
+  const ProfileRun r = run_profile(dir, "breaker", mock.url,
+                                   "load:\n  mode: concurrency\n  concurrency: 4\n"
+                                   "  duration_s: 600\n  grace_s: 2\n"
+                                   "  abort_on: {error_rate: 0.5, window_s: 2, min_requests: 20}\n",
+                                   60);
   INFO(r.output);
   CHECK(r.rc == 1);
   CHECK(r.wall_s < 2 + 15);  // window_s plus a few seconds (startup included), not 10 minutes
@@ -261,10 +262,10 @@ TEST_CASE("load profile: the circuit breaker stops an all-500 run early with exi
 
 TEST_CASE("load.warmup_s runs warmup by time, excluded from the metrics") {
   const fs::path dir = fresh_dir("e2e-load-warmup-s");
-  Mock mock(dir / "requests.jsonl", {"--speedup", "20"});
-  const RunResult r = run_profile(dir, "warmup", mock.url,
-                                  "load:\n  mode: concurrency\n  concurrency: 2\n"
-                                  "  warmup_s: 1\n  duration_s: 1\n  grace_s: 5\n");
+  ProfileMock mock(dir / "requests.jsonl", {"--speedup", "20"});
+  const ProfileRun r = run_profile(dir, "warmup", mock.url,
+                                   "load:\n  mode: concurrency\n  concurrency: 2\n"
+                                   "  warmup_s: 1\n  duration_s: 1\n  grace_s: 5\n");
   INFO(r.output);
   REQUIRE(r.rc == 0);
   int warmup = 0;

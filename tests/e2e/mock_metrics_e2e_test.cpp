@@ -19,7 +19,7 @@ using namespace convoy::test;
 namespace {
 
 // No warmup: the window's counter baseline is the scrape before any traffic.
-constexpr const char* kConfig =
+constexpr const char* kMetricsConfig =
     "name: mock-metrics-e2e\n"
     "seed: 11\n"
     "target: {url: mock, streaming: true}\n"
@@ -36,16 +36,16 @@ constexpr const char* kConfig =
     "output: {html: false}\n"
     "telemetry: {interval_s: 0.1, timeout_s: 1}\n";
 
-struct Deltas {
+struct MetricDeltas {
   double total = 0;
   std::set<std::string> engines;  // the `engine` label values seen
 };
 
 // Sums `delta` (counters) or `count` (histograms) of the mock endpoint's series `name` whose
 // labels include `label` = `value` (any when `label` is empty).
-Deltas deltas(const rapidjson::Value& metrics, const std::string& name,
-              const std::string& label = "", const std::string& value = "") {
-  Deltas out;
+MetricDeltas deltas(const rapidjson::Value& metrics, const std::string& name,
+                    const std::string& label = "", const std::string& value = "") {
+  MetricDeltas out;
   for (const auto& m : metrics.GetArray()) {
     if (std::string(m["endpoint"].GetString()) != "mock" || m["name"].GetString() != name) {
       continue;
@@ -67,7 +67,7 @@ TEST_CASE("convoy run against the mock: vLLM and Dynamo counter deltas equal the
   const fs::path dir = fresh_path("e2e-mock-metrics");
   fs::create_directories(dir);
   const fs::path config = dir / "convoy.yaml";
-  std::ofstream(config) << kConfig;
+  std::ofstream(config) << kMetricsConfig;
   const fs::path out = dir / "out";
   Subprocess run({bin("controller/convoy"), "run", config.string(), "-o", out.string(), "--quiet"});
   const auto rc = run.wait(120);
@@ -89,7 +89,7 @@ TEST_CASE("convoy run against the mock: vLLM and Dynamo counter deltas equal the
   const auto summary = read_json(out / "summary.json");
   REQUIRE(summary.HasMember("server_metrics"));
   const auto& metrics = summary["server_metrics"]["metrics"];
-  const Deltas prompt = deltas(metrics, "vllm:prompt_tokens_total");
+  const MetricDeltas prompt = deltas(metrics, "vllm:prompt_tokens_total");
   CHECK(prompt.total == input_tokens);
   CHECK(prompt.engines == std::set<std::string>{"0", "1"});  // one engine per mock worker
   CHECK(deltas(metrics, "vllm:generation_tokens_total").total == output_tokens);

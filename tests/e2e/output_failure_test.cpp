@@ -18,7 +18,7 @@ using namespace convoy::test;
 
 namespace {
 
-std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> extra) {
+std::vector<std::string> output_run_args(const fs::path& out, std::vector<std::string> extra) {
   std::vector<std::string> argv = {
       bin("controller/convoy"), "run", src("configs/quickstart.yaml"), "-o", out.string(), "--set",
       "mock.speedup=20"};
@@ -35,7 +35,7 @@ std::vector<std::string> tmp_files_in(const fs::path& dir) {
   return found;
 }
 
-bool contains(const std::string& haystack, const std::string& needle) {
+bool has_text(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
@@ -56,13 +56,13 @@ TEST_CASE("a full output disk exits 3 naming each file, the OS error and the rec
     return;
   }
   const fs::path out = disk.path() / "out";
-  Subprocess run(run_args(out, {"--quiet", "--set", "dataset.conversations=400"}));
+  Subprocess run(output_run_args(out, {"--quiet", "--set", "dataset.conversations=400"}));
   const auto rc = run.wait(180);
   const std::string& console = run.output();
   INFO(console);
   REQUIRE(rc.has_value());
   CHECK(*rc == 3);
-  CHECK(contains(console, "cannot write records.jsonl (" + (out / "records.jsonl").string() +
+  CHECK(has_text(console, "cannot write records.jsonl (" + (out / "records.jsonl").string() +
                               "): write: No space left on device"));
   // "N of M records lost (W written)": the written ones are exactly the lines in the file,
   // every one of them whole.
@@ -73,8 +73,8 @@ TEST_CASE("a full output disk exits 3 naming each file, the OS error and the rec
   CHECK(lost_count > 0);
   CHECK(lost_count + written == total);
   CHECK(static_cast<long>(read_jsonl(out / "records.jsonl").size()) == written);
-  CHECK(contains(console, "Verdict: fail"));
-  CHECK_FALSE(contains(console, "Verdict: pass"));
+  CHECK(has_text(console, "Verdict: fail"));
+  CHECK_FALSE(has_text(console, "Verdict: pass"));
   CHECK(tmp_files_in(out).empty());
   if (fs::exists(out / "summary.json")) {
     const auto summary = read_json(out / "summary.json");
@@ -82,8 +82,8 @@ TEST_CASE("a full output disk exits 3 naming each file, the OS error and the rec
     CHECK(std::string(summary["verdict"]["status"].GetString()) == "fail");
     CHECK(output_error_files(summary).front() == "records.jsonl");
   } else {
-    CHECK(contains(console, "cannot write summary.json"));
-    CHECK(contains(console, "summary.json could not be written"));
+    CHECK(has_text(console, "cannot write summary.json"));
+    CHECK(has_text(console, "summary.json could not be written"));
   }
 }
 
@@ -103,18 +103,18 @@ TEST_CASE("report.html that alone does not fit exits 3 and summary.json names it
     std::ofstream filler(disk.path() / "filler", std::ios::binary);
     filler << std::string(96 * 1024, 'x');
   }
-  Subprocess run(run_args(out, {"--quiet", "--set", "output.records=false", "--set",
-                                "telemetry.endpoints=[{name: mock, url: "
-                                "'http://127.0.0.1:1/metrics'}]"}));
+  Subprocess run(output_run_args(out, {"--quiet", "--set", "output.records=false", "--set",
+                                       "telemetry.endpoints=[{name: mock, url: "
+                                       "'http://127.0.0.1:1/metrics'}]"}));
   const auto rc = run.wait(120);
   const std::string& console = run.output();
   INFO(console);
   REQUIRE(rc.has_value());
   CHECK(*rc == 3);
-  CHECK(contains(console, "cannot write report.html"));
-  CHECK(contains(console, "No space left on device"));
-  CHECK(contains(console, "Verdict: fail"));
-  CHECK(contains(console, "Outputs: " + out.string() + "/summary.json"));
+  CHECK(has_text(console, "cannot write report.html"));
+  CHECK(has_text(console, "No space left on device"));
+  CHECK(has_text(console, "Verdict: fail"));
+  CHECK(has_text(console, "Outputs: " + out.string() + "/summary.json"));
   CHECK_FALSE(fs::exists(out / "report.html"));
   CHECK(tmp_files_in(out).empty());
   CHECK(fs::exists(out / "summary.csv"));
@@ -122,7 +122,7 @@ TEST_CASE("report.html that alone does not fit exits 3 and summary.json names it
   REQUIRE_FALSE(summary.HasParseError());
   REQUIRE(output_error_files(summary) == std::vector<std::string>{"report.html"});
   CHECK(std::string(summary["verdict"]["status"].GetString()) == "fail");
-  CHECK(contains(summary["output_errors"][0]["error"].GetString(), "No space left on device"));
+  CHECK(has_text(summary["output_errors"][0]["error"].GetString(), "No space left on device"));
 }
 
 TEST_CASE("an output folder removed during the run exits 3 naming what was lost") {
@@ -138,12 +138,12 @@ TEST_CASE("an output folder removed during the run exits 3 naming what was lost"
   INFO(console);
   REQUIRE(rc.has_value());
   CHECK(*rc == 3);
-  CHECK(contains(console, "cannot write records.jsonl"));
-  CHECK(contains(console, "removed during the run"));
+  CHECK(has_text(console, "cannot write records.jsonl"));
+  CHECK(has_text(console, "removed during the run"));
   CHECK(std::regex_search(console, std::regex(R"(all \d+ records lost)")));
-  CHECK(contains(console, "cannot write summary.json"));
-  CHECK(contains(console, "No such file or directory"));
-  CHECK(contains(console, "Verdict: fail"));
+  CHECK(has_text(console, "cannot write summary.json"));
+  CHECK(has_text(console, "No such file or directory"));
+  CHECK(has_text(console, "Verdict: fail"));
   CHECK_FALSE(fs::exists(out / "summary.json"));
   fs::remove_all(out);
 }
@@ -152,18 +152,18 @@ TEST_CASE("an output folder holding a previous run's files is a warning, not a f
   const fs::path out = fresh_path("e2e-outreused");
   const std::vector<std::string> small = {"--set", "dataset.conversations=4"};
   {
-    Subprocess first(run_args(out, small));
+    Subprocess first(output_run_args(out, small));
     const auto rc = first.wait(120);
     INFO(first.output());
     REQUIRE(rc == 0);
-    CHECK_FALSE(contains(first.output(), "previous run"));
+    CHECK_FALSE(has_text(first.output(), "previous run"));
   }
-  Subprocess second(run_args(out, small));
+  Subprocess second(output_run_args(out, small));
   const auto rc = second.wait(120);
   INFO(second.output());
   REQUIRE(rc.has_value());
   CHECK(*rc == 0);
-  CHECK(contains(second.output(),
+  CHECK(has_text(second.output(),
                  "already holds a previous run's files (summary.json, "
                  "summary.csv, records.jsonl, report.html, server_metrics.jsonl)"));
   fs::remove_all(out);

@@ -18,7 +18,7 @@ using namespace convoy::test;
 
 namespace {
 
-std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> extra) {
+std::vector<std::string> quickstart_args(const fs::path& out, std::vector<std::string> extra) {
   std::vector<std::string> argv = quickstart_run_argv(out, {});
   argv.insert(argv.end(), extra.begin(), extra.end());
   return argv;
@@ -28,8 +28,8 @@ std::vector<std::string> run_args(const fs::path& out, std::vector<std::string> 
 
 TEST_CASE("convoy run against the bundled mock writes a complete summary") {
   fs::path out = fresh_path("e2e-quickstart");
-  Subprocess run(run_args(out, {"--set", "dataset.conversations=12", "--set", "mock.speedup=20",
-                                "--set", "workers.local=2"}));
+  Subprocess run(quickstart_args(out, {"--set", "dataset.conversations=12", "--set",
+                                       "mock.speedup=20", "--set", "workers.local=2"}));
   auto rc = run.wait(120);
   INFO(run.output());
   REQUIRE(rc.has_value());
@@ -109,7 +109,7 @@ TEST_CASE("an unreachable target fails fast with exit 3") {
   fs::path out = fresh_path("e2e-unreachable");
   const RefusingPort refusing;
   std::string url = "target.url=" + refusing.url();
-  Subprocess run(run_args(out, {"--set", url}));
+  Subprocess run(quickstart_args(out, {"--set", url}));
   auto rc = run.wait(60);
   INFO(run.output());
   REQUIRE(rc.has_value());
@@ -122,8 +122,8 @@ TEST_CASE("Ctrl-C stops the run, writes partial results and leaves no process be
   fs::path out = fresh_path("e2e-sigint");
   // Slow streams so the run is certainly mid-flight when interrupted.
   Subprocess run(
-      run_args(out, {"--set", "dataset.conversations=400", "--set", "mock.itl_ms=20", "--set",
-                     "load.grace_s=2", "--set", "workers.local=2", "--verbose"}));
+      quickstart_args(out, {"--set", "dataset.conversations=400", "--set", "mock.itl_ms=20",
+                            "--set", "load.grace_s=2", "--set", "workers.local=2", "--verbose"}));
   REQUIRE(run.wait_for_output("measuring", 60));
   // Wait until records are flowing.
   const bool flowing = wait_for_change(
@@ -152,8 +152,8 @@ TEST_CASE("Ctrl-C stops the run, writes partial results and leaves no process be
 
 TEST_CASE("warmup conversations run first and are excluded from the metrics") {
   fs::path out = fresh_path("e2e-warmup");
-  Subprocess run(run_args(out, {"--set", "dataset.conversations=10", "--set", "mock.speedup=20",
-                                "--set", "load.warmup_sessions=3"}));
+  Subprocess run(quickstart_args(out, {"--set", "dataset.conversations=10", "--set",
+                                       "mock.speedup=20", "--set", "load.warmup_sessions=3"}));
   auto rc = run.wait(120);
   INFO(run.output());
   REQUIRE(rc.has_value());

@@ -62,8 +62,8 @@ std::string bad_bytes_reply(const std::string& /*request*/, int index) {
   }
 }
 
-std::vector<std::string> run_args(const fs::path& out, const std::string& url,
-                                  std::vector<std::string> extra) {
+std::vector<std::string> text_run_args(const fs::path& out, const std::string& url,
+                                       std::vector<std::string> extra) {
   std::vector<std::string> argv =
       quickstart_run_argv(out, {"target.url=" + url, "workers.local=1", "load.concurrency=2"});
   argv.insert(argv.end(), extra.begin(), extra.end());
@@ -92,7 +92,7 @@ bool valid_utf8_text(const std::string& text) {
 TEST_CASE("bytes a server sends that are not UTF-8 leave every output file valid UTF-8") {
   TinyHttpServer server(bad_bytes_reply);
   const fs::path out = fresh_path("e2e-badbytes");
-  Subprocess run(run_args(out, server.url(), {"--set", "dataset.conversations=12"}));
+  Subprocess run(text_run_args(out, server.url(), {"--set", "dataset.conversations=12"}));
   const auto rc = run.wait(120);
   INFO(run.output());
   REQUIRE(rc.has_value());
@@ -127,7 +127,7 @@ TEST_CASE("a run in which every request got HTTP 400 fails with exit 1") {
         R"({"error":{"message":"bad request","type":"invalid_request_error","code":400}})");
   });
   const fs::path out = fresh_path("e2e-all400");
-  Subprocess run(run_args(out, server.url(), {"--set", "dataset.conversations=6"}));
+  Subprocess run(text_run_args(out, server.url(), {"--set", "dataset.conversations=6"}));
   const auto rc = run.wait(120);
   INFO(run.output());
   REQUIRE(rc.has_value());

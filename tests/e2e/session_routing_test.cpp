@@ -25,8 +25,8 @@ namespace {
 
 // Every run: a few multi-turn conversations whose prompts are long enough that prefill
 // dominates TTFT, so a prefix-cache hit on a later turn is plainly visible.
-constexpr int kConversations = 8;
-constexpr int kTurns = 8;
+constexpr int kRoutingConversations = 8;
+constexpr int kRoutingTurns = 8;
 constexpr double kRunTimeoutS = 90;
 // Timing runs keep the mock's simulated times well above the client's own overhead on a loaded
 // machine: a later turn that hits the cache prefills ~2,060 new tokens (~50 ms), one that misses
@@ -36,16 +36,16 @@ const std::vector<std::string> kTimedMock = {"--workers", "16", "--speedup", "1"
 const char* const kFastMockYaml = "  workers: 4\n  speedup: 50\n  itl_ms: 1\n";
 
 // A convoy-mock on an ephemeral loopback port, killed when it goes out of scope.
-struct Mock {
+struct RoutingMock {
   std::unique_ptr<Subprocess> process;
   std::string url;  // http://127.0.0.1:PORT
   int port = 0;
 };
 
-Mock start_mock(std::vector<std::string> flags) {
+RoutingMock start_mock(std::vector<std::string> flags) {
   std::vector<std::string> argv = {bin("mock/convoy-mock"), "--port", "0"};
   argv.insert(argv.end(), flags.begin(), flags.end());
-  Mock m;
+  RoutingMock m;
   m.process = std::make_unique<Subprocess>(argv);
   const std::string prefix = "convoy-mock listening on ";
   REQUIRE_MESSAGE(m.process->wait_for_output("\n", 30), m.process->output());
@@ -78,12 +78,12 @@ std::string config_yaml(const RunSpec& spec) {
     << "target:\n  url: " << spec.url << "\n"
     << "dataset:\n"
     << "  type: synthetic\n"
-    << "  conversations: " << kConversations << "\n"
-    << "  turns: {mean: " << kTurns << ", stddev: 0, min: " << kTurns << ", max: " << kTurns
-    << "}\n"
+    << "  conversations: " << kRoutingConversations << "\n"
+    << "  turns: {mean: " << kRoutingTurns << ", stddev: 0, min: " << kRoutingTurns
+    << ", max: " << kRoutingTurns << "}\n"
     << "  input_tokens: {mean: 2048, stddev: 0}\n"
     << "  output_tokens: {mean: 8, stddev: 0}\n"
-    << "load:\n  mode: concurrency\n  concurrency: " << kConversations << "\n"
+    << "load:\n  mode: concurrency\n  concurrency: " << kRoutingConversations << "\n"
     << "session_routing:\n  mode: " << spec.mode << "\n  timeout_s: 60\n"
     << "workers:\n  local: 2\n"
     << "output:\n  html: false\n";
@@ -92,7 +92,7 @@ std::string config_yaml(const RunSpec& spec) {
   return y.str();
 }
 
-struct RunResult {
+struct RoutingRun {
   int exit_code = -1;
   std::string console;
   fs::path out;
@@ -100,10 +100,10 @@ struct RunResult {
   std::vector<rapidjson::Document> records;
 };
 
-RunResult run_convoy(const fs::path& dir, const RunSpec& spec) {
+RoutingRun run_convoy(const fs::path& dir, const RunSpec& spec) {
   const fs::path cfg = dir / "config.yaml";
   std::ofstream(cfg) << config_yaml(spec);
-  RunResult r;
+  RoutingRun r;
   r.out = dir / "out";
   Subprocess run({bin("controller/convoy"), "run", cfg.string(), "-o", r.out.string(), "--quiet"});
   auto rc = run.wait(kRunTimeoutS);
@@ -117,15 +117,15 @@ RunResult run_convoy(const fs::path& dir, const RunSpec& spec) {
   return r;
 }
 
-double later_turn_ttft_p50_ms(const RunResult& r) {
+double later_turn_ttft_p50_ms(const RoutingRun& r) {
   REQUIRE(r.summary.HasMember("time_to_first_token_later_turns"));
   const auto& m = r.summary["time_to_first_token_later_turns"];
-  REQUIRE(m["count"].GetInt64() == kConversations * (kTurns - 1));
+  REQUIRE(m["count"].GetInt64() == kRoutingConversations * (kRoutingTurns - 1));
   return m["p50"].GetDouble();
 }
 
 // The session_control each conversation sent, in turn order ("-" for none).
-std::map<std::string, std::vector<std::string>> session_controls(const RunResult& r) {
+std::map<std::string, std::vector<std::string>> session_controls(const RoutingRun& r) {
   std::map<std::string, std::map<int64_t, std::string>> by_turn;
   for (const auto& rec : r.records) {
     std::string shown = "-";
@@ -144,7 +144,7 @@ std::map<std::string, std::vector<std::string>> session_controls(const RunResult
   return out;
 }
 
-bool has_insight(const RunResult& r, const std::string& id) {
+bool has_insight(const RoutingRun& r, const std::string& id) {
   if (!r.summary.HasMember("insights")) return false;
   for (const auto& i : r.summary["insights"].GetArray()) {
     if (id == i["id"].GetString()) return true;
@@ -153,7 +153,7 @@ bool has_insight(const RunResult& r, const std::string& id) {
 }
 
 // An insight's problem and fixes, as one text ("" when absent).
-std::string insight_text(const RunResult& r, const std::string& id) {
+std::string insight_text(const RoutingRun& r, const std::string& id) {
   if (!r.summary.HasMember("insights")) return "";
   for (const auto& i : r.summary["insights"].GetArray()) {
     if (id != i["id"].GetString()) continue;
@@ -168,16 +168,16 @@ std::string insight_text(const RunResult& r, const std::string& id) {
 double baseline_later_ttft_p50_ms() {
   static const double p50 = [] {
     const fs::path dir = fresh_dir("e2e-routing-off");
-    Mock mock = start_mock([] {
+    RoutingMock mock = start_mock([] {
       auto flags = kTimedMock;
       flags.insert(flags.end(), {"--contract", "bind", "--router-mode", "random"});
       return flags;
     }());
-    RunResult r = run_convoy(dir, {mock.url, "off", "", std::nullopt});
+    RoutingRun r = run_convoy(dir, {mock.url, "off", "", std::nullopt});
     INFO(r.console);
     REQUIRE(r.exit_code == 0);
     for (const auto& [id, seq] : session_controls(r)) {
-      CHECK(seq == std::vector<std::string>(kTurns, "-"));
+      CHECK(seq == std::vector<std::string>(kRoutingTurns, "-"));
     }
     // Without routing the conversations do move between workers: the comparison means something.
     auto stats = parse_json(ok_body(mock.port, "/mock/stats"));
@@ -196,8 +196,8 @@ void check_affinity_run(const std::string& mode, std::vector<std::string> contra
   auto flags = kTimedMock;
   flags.insert(flags.end(), {"--router-mode", "random"});
   flags.insert(flags.end(), contract_flags.begin(), contract_flags.end());
-  Mock mock = start_mock(flags);
-  RunResult r = run_convoy(dir, {mock.url, mode, "", std::nullopt});
+  RoutingMock mock = start_mock(flags);
+  RoutingRun r = run_convoy(dir, {mock.url, mode, "", std::nullopt});
   INFO(r.console);
   CHECK(r.exit_code == 0);
   CHECK(r.summary["error_request_count"]["avg"].GetDouble() == 0);
@@ -207,7 +207,7 @@ void check_affinity_run(const std::string& mode, std::vector<std::string> contra
 
   // Every turn of every conversation carried exactly the sequence this mode sends.
   const auto sequences = session_controls(r);
-  CHECK(sequences.size() == kConversations);
+  CHECK(sequences.size() == kRoutingConversations);
   for (const auto& [id, seq] : sequences) CHECK_MESSAGE(seq == expected_sequence, id);
 
   // The mock saw each conversation on one simulated worker only.
@@ -216,11 +216,11 @@ void check_affinity_run(const std::string& mode, std::vector<std::string> contra
   auto stats = parse_json(stats_text);
   REQUIRE_FALSE(stats.HasParseError());
   const auto& sessions = stats["sessions"];
-  CHECK(sessions["count"].GetInt64() == kConversations);
+  CHECK(sessions["count"].GetInt64() == kRoutingConversations);
   CHECK(sessions["worker_switches"].GetInt64() == 0);
   CHECK(sessions["sessions_with_switches"].GetInt64() == 0);
   for (const auto& s : sessions["by_id"].GetObject()) {
-    CHECK(s.value["requests"].GetInt64() == kTurns);
+    CHECK(s.value["requests"].GetInt64() == kRoutingTurns);
     CHECK(s.value["workers"].Size() == 1);
   }
 
@@ -237,25 +237,25 @@ void check_affinity_run(const std::string& mode, std::vector<std::string> contra
 
 TEST_CASE("session routing keeps each conversation on one mock worker and speeds up later turns") {
   SUBCASE("bind: bind+timeout on every non-final turn, close on the last") {
-    std::vector<std::string> seq(kTurns - 1, "bind+60");
+    std::vector<std::string> seq(kRoutingTurns - 1, "bind+60");
     seq.push_back("close");
     check_affinity_run("bind", {"--contract", "bind"}, seq);
   }
   SUBCASE("legacy against an engine with sessions: open, bare, ..., close") {
     std::vector<std::string> seq = {"open+60"};
-    seq.insert(seq.end(), kTurns - 2, "bare");
+    seq.insert(seq.end(), kRoutingTurns - 2, "bare");
     seq.push_back("close");
     check_affinity_run("legacy", {"--contract", "legacy", "--engine-sessions", "true"}, seq);
   }
   SUBCASE("header: nothing in the body, the pin comes from X-Dynamo-Session-ID") {
     check_affinity_run("header", {"--contract", "header", "--affinity-ttl-s", "60"},
-                       std::vector<std::string>(kTurns, "-"));
+                       std::vector<std::string>(kRoutingTurns, "-"));
   }
 }
 
 TEST_CASE("mode bind against a frontend that predates bind explains itself and fails fail_on") {
   const fs::path dir = fresh_dir("e2e-routing-bind-vs-legacy");
-  RunResult r =
+  RoutingRun r =
       run_convoy(dir, {"mock", "bind", std::string(kFastMockYaml) + "  contract: legacy\n", 0.1});
   INFO(r.console);
   CHECK(r.exit_code == 1);
@@ -263,12 +263,12 @@ TEST_CASE("mode bind against a frontend that predates bind explains itself and f
   CHECK(fs::exists(r.out / "records.jsonl"));
 
   // Each conversation's first turn carries bind, is rejected, and ends the conversation.
-  CHECK(r.records.size() == kConversations);
+  CHECK(r.records.size() == kRoutingConversations);
   for (const auto& rec : r.records) {
     CHECK(rec["http_status"].GetInt() == 400);
     CHECK(std::string(rec["session_control"]["action"].GetString()) == "bind");
   }
-  CHECK(r.summary["error_request_count"]["avg"].GetDouble() == kConversations);
+  CHECK(r.summary["error_request_count"]["avg"].GetDouble() == kRoutingConversations);
   CHECK(std::string(r.summary["verdict"]["status"].GetString()) == "fail");
   CHECK(has_insight(r, "session_control_bind_unsupported"));
   CHECK(r.console.find("Unsupported Dynamo session_control action: bind") != std::string::npos);
@@ -282,10 +282,10 @@ TEST_CASE("mode bind against a frontend that removed body session control says t
   const fs::path dir = fresh_dir("e2e-routing-bind-vs-header");
   const std::string mock_yaml =
       std::string(kFastMockYaml) + "  contract: header\n  extra_args: [--affinity-ttl-s, \"60\"]\n";
-  RunResult r = run_convoy(dir, {"mock", "bind", mock_yaml, std::nullopt});
+  RoutingRun r = run_convoy(dir, {"mock", "bind", mock_yaml, std::nullopt});
   INFO(r.console);
   CHECK(r.exit_code == 1);  // no measured request succeeded: verdict fail, exit 1
-  CHECK(r.records.size() == kConversations);
+  CHECK(r.records.size() == kRoutingConversations);
   for (const auto& rec : r.records) CHECK(rec["http_status"].GetInt() == 400);
   CHECK(has_insight(r, "session_control_removed"));
   CHECK_FALSE(has_insight(r, "session_control_bind_unsupported"));

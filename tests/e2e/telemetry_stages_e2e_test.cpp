@@ -33,7 +33,7 @@ namespace {
 // running), quiet from ~2.22 s. Stage "burst": a linear ramp from 20/s to 0 over 2.49 s holds
 // 24.9 arrivals, so 25 (at units 0..24), ~4 running at its start, the last ~0.47 s before its
 // end (sqrt(2 x 2.49 s x 0.9 / 20/s)), quiet ~0.25 s: five scrapes at 0.05 s.
-constexpr const char* kConfig =
+constexpr const char* kStagesConfig =
     "name: telemetry-stages-e2e\n"
     "seed: 5\n"
     "target: {url: mock, streaming: true}\n"
@@ -97,13 +97,13 @@ std::vector<const rapidjson::Value*> entries(const rapidjson::Value& metrics,
 
 // A counter family's deltas: the whole window's and each stage's (by position), summed over
 // its series.
-struct Deltas {
+struct StageDeltas {
   double window = 0;
   std::vector<double> stages;
 };
 
-Deltas deltas(const std::vector<const rapidjson::Value*>& series) {
-  Deltas out;
+StageDeltas deltas(const std::vector<const rapidjson::Value*>& series) {
+  StageDeltas out;
   out.stages.assign(kStages.size(), 0);
   for (const rapidjson::Value* m : series) {
     out.window += (*m)["delta"].GetDouble();
@@ -123,7 +123,7 @@ Deltas deltas(const std::vector<const rapidjson::Value*>& series) {
 TEST_CASE("telemetry stages e2e: each stage's server counter deltas equal what convoy sent in it") {
   const fs::path dir = fresh_dir("e2e-telemetry-stages");
   const fs::path config = dir / "convoy.yaml";
-  std::ofstream(config) << kConfig;
+  std::ofstream(config) << kStagesConfig;
   const fs::path out = dir / "out";
   const auto start = std::chrono::steady_clock::now();
   Subprocess run({bin("controller/convoy"), "run", config.string(), "-o", out.string(), "--quiet"});
@@ -154,11 +154,11 @@ TEST_CASE("telemetry stages e2e: each stage's server counter deltas equal what c
   // Tokens: counted by the mock at each request's end.
   const auto tokens = entries(metrics, "vllm:generation_tokens_total");
   REQUIRE(tokens.size() == 1);
-  const Deltas t = deltas(tokens);
+  const StageDeltas t = deltas(tokens);
   // Requests: the Dynamo frontend's counter of successful requests.
   const auto ok = entries(metrics, "dynamo_frontend_requests_total", "status", "success");
   REQUIRE_FALSE(ok.empty());
-  const Deltas r = deltas(ok);
+  const StageDeltas r = deltas(ok);
   double stage_tokens = 0;
   double stage_requests = 0;
   for (size_t i = 0; i < kStages.size(); ++i) {

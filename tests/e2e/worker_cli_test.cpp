@@ -61,7 +61,7 @@ std::string source_commit() {
   return head.output.substr(0, head.output.find('\n'));
 }
 
-bool contains(const std::string& haystack, const std::string& needle) {
+bool cli_has_text(const std::string& haystack, const std::string& needle) {
   return haystack.find(needle) != std::string::npos;
 }
 
@@ -92,8 +92,8 @@ TEST_CASE("convoy-worker rejects a bad command line with a message and exit code
     const Outcome o = run_worker(c.args);
     INFO(o.output);
     CHECK(o.rc == convoy::kExitBadInput);
-    CHECK(contains(o.output, c.says));
-    CHECK(contains(o.output, "--help"));  // where to look next
+    CHECK(cli_has_text(o.output, c.says));
+    CHECK(cli_has_text(o.output, "--help"));  // where to look next
   }
 }
 
@@ -104,14 +104,14 @@ TEST_CASE("convoy-worker --curve-key and --curve-server-key go together") {
   const Outcome o = run_worker({"--connect", "tcp://127.0.0.1:1", "--curve-key", key});
   INFO(o.output);
   CHECK(o.rc == convoy::kExitBadInput);
-  CHECK(contains(o.output, "--curve-server-key"));
+  CHECK(cli_has_text(o.output, "--curve-server-key"));
 }
 
 TEST_CASE("convoy-worker --help and --version exit 0") {
   const Outcome help = run_worker({"--help"});
   CHECK(help.rc == convoy::kExitOk);
-  CHECK(contains(help.output, "--connect"));
-  CHECK(contains(help.output, "--wait-s"));
+  CHECK(cli_has_text(help.output, "--connect"));
+  CHECK(cli_has_text(help.output, "--wait-s"));
   const Outcome version = run_worker({"--version"});
   CHECK(version.rc == convoy::kExitOk);
   CHECK_FALSE(version.output.empty());

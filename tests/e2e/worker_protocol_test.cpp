@@ -105,7 +105,7 @@ class FakeController {
   std::string worker_;
 };
 
-proto::Conversation conversation(uint64_t index, std::string text = "hello?") {
+proto::Conversation protocol_conversation(uint64_t index, std::string text = "hello?") {
   proto::Conversation c;
   c.index = index;
   c.conversation_id = "conv-" + std::to_string(index);
@@ -135,8 +135,9 @@ TEST_CASE("a worker runs the decodable conversations of a batch and reports the 
   // message as a whole does not decode. Batch 2: its second element is not a conversation.
   proto::Assign first;
   first.batch = 1;
-  first.conversations = {conversation(1), conversation(2, std::string(17u << 20, 'x')),
-                         conversation(3)};
+  first.conversations = {protocol_conversation(1),
+                         protocol_conversation(2, std::string(17u << 20, 'x')),
+                         protocol_conversation(3)};
   controller.send_raw(proto::encode(first));
   msgpack::sbuffer body;
   msgpack::packer<msgpack::sbuffer> pk(body);
@@ -145,9 +146,9 @@ TEST_CASE("a worker runs the decodable conversations of a batch and reports the 
   pk.pack(uint64_t{2});
   pk.pack("conversations");
   pk.pack_array(3);
-  pk.pack(conversation(4));
+  pk.pack(protocol_conversation(4));
   pk.pack("not a conversation");
-  pk.pack(conversation(5));
+  pk.pack(protocol_conversation(5));
   controller.send_raw(proto::encode_raw(proto::MsgType::kAssign, body, proto::kProtocolVersion));
 
   std::set<uint64_t> ended, failed, recorded;
@@ -194,7 +195,7 @@ TEST_CASE("a worker whose controller dies exits within the promised 5 s") {
   controller.welcome(target.url(), "t");
   proto::Assign assign;
   assign.batch = 1;
-  assign.conversations = {conversation(0)};
+  assign.conversations = {protocol_conversation(0)};
   controller.send_raw(proto::encode(assign));
   // The controller process goes away; its last word was the Assign.
   controller.die();

@@ -33,7 +33,7 @@ int turn(Client& client, const Headers& headers, int max_tokens = 1, int dp = 1)
 
 rapidjson::Document stats(Client& client) { return parse_json(client.get("/mock/stats").body); }
 
-std::string error_message(const Response& res) {
+std::string header_error_message(const Response& res) {
   return parse_json(res.body)["message"].GetString();
 }
 
@@ -82,7 +82,7 @@ TEST_CASE("header contract: an id over 256 bytes is answered 400 with Dynamo's m
   const auto res = client.post("/v1/chat/completions", chat_body({{"user", "hi"}}, 1, false),
                                {{"X-Dynamo-Session-ID", std::string(257, 'c')}});
   CHECK(res.status == 400);
-  CHECK(error_message(res) == "session affinity ID must not exceed 256 bytes");
+  CHECK(header_error_message(res) == "session affinity ID must not exceed 256 bytes");
   CHECK(stats(client)["affinity"]["rejected_id_too_long"].GetInt() == 1);
 }
 
@@ -97,7 +97,7 @@ TEST_CASE("header contract: a full affinity table answers 529 and keeps serving 
   const auto res = client.post("/v1/chat/completions", chat_body({{"user", "hi"}}, 1, false),
                                {{"X-Dynamo-Session-ID", "c"}});
   CHECK(res.status == 529);
-  CHECK(error_message(res) == "Service temporarily overloaded");
+  CHECK(header_error_message(res) == "Service temporarily overloaded");
   CHECK(turn(client, {{"X-Dynamo-Session-ID", "a"}}) == a);
   // Session-final frees nothing: the table stays full.
   CHECK(turn(client, {{"X-Dynamo-Session-ID", "b"}, {"X-Dynamo-Session-Final", "true"}}) >= 0);
@@ -272,11 +272,11 @@ TEST_CASE("an explicit worker pin routes exactly, and a bound session must agree
   auto conflict = client.post("/v1/chat/completions", chat_body({{"user", "hi"}}, 1, false),
                               {{"X-Dynamo-Session-ID", "s"}, {"x-worker-instance-id", "1001"}});
   CHECK(conflict.status == 400);
-  CHECK(error_message(conflict) == "session s is bound to worker 1000, not 1001");
+  CHECK(header_error_message(conflict) == "session s is bound to worker 1000, not 1001");
   conflict = client.post("/v1/chat/completions", chat_body({{"user", "hi"}}, 1, false),
                          {{"X-Dynamo-Session-ID", "s"}, {"x-dp-rank", "0"}});
   CHECK(conflict.status == 400);
-  CHECK(error_message(conflict) == "session s is bound to DP rank 1, not 0");
+  CHECK(header_error_message(conflict) == "session s is bound to DP rank 1, not 0");
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "proto/envelope.hpp"
+#include "proto/packed.hpp"
 
 using namespace convoy::proto;
 
@@ -58,12 +59,7 @@ void check_same_family(const Conversation& a, const Conversation& b) {
     check_same_subagent(a.subagents[i], b.subagents[i]);
 }
 
-template <class T>
-std::string packed(const T& value) {
-  msgpack::sbuffer b;
-  msgpack::pack(b, value);
-  return std::string(b.data(), b.size());
-}
+using convoy::test::packed;
 
 }  // namespace
 

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "proto/envelope.hpp"
+#include "proto/packed.hpp"
 
 using namespace convoy::proto;
 
@@ -36,12 +37,7 @@ std::string assign_of(uint64_t batch, const std::vector<std::string>& packed_con
   return encode_raw(MsgType::kAssign, body, kProtocolVersion);
 }
 
-template <class T>
-std::string packed(const T& value) {
-  msgpack::sbuffer b;
-  msgpack::pack(b, value);
-  return std::string(b.data(), b.size());
-}
+using convoy::test::packed;
 
 }  // namespace
 

@@ -12,7 +12,7 @@ using namespace convoy::proto;
 
 namespace {
 
-Conversation conversation(uint64_t index, std::string text = "hi") {
+Conversation window_conversation(uint64_t index, std::string text = "hi") {
   Conversation c;
   c.index = index;
   c.correlation_id = "corr-" + std::to_string(index);
@@ -28,7 +28,7 @@ Assign heavy_window_batch() {
   Assign a;
   a.batch = 3;
   a.window = true;
-  a.conversations = {conversation(1), conversation(2, std::string(17u << 20, 'x'))};
+  a.conversations = {window_conversation(1), window_conversation(2, std::string(17u << 20, 'x'))};
   a.start = {{7, 12345}};
   return a;
 }
@@ -43,7 +43,7 @@ std::string assign_with(const Window& window, const Starts& starts) {
   pk.pack("batch");
   pk.pack(4);
   pk.pack("conversations");
-  pk.pack(std::vector<Conversation>{conversation(1)});
+  pk.pack(std::vector<Conversation>{window_conversation(1)});
   pk.pack("window");
   pk.pack(window);
   pk.pack("start");
@@ -88,7 +88,7 @@ TEST_CASE("salvage reads the window flag and the starts of a batch that does not
     pk.pack("batch");
     pk.pack("not a number");  // makes as<Assign>() fail
     pk.pack("conversations");
-    pk.pack(std::vector<Conversation>{conversation(1)});
+    pk.pack(std::vector<Conversation>{window_conversation(1)});
     const std::string bytes = encode_raw(MsgType::kAssign, body, kProtocolVersion);
     auto s = salvage_assign(bytes.data(), bytes.size());
     REQUIRE(s.has_value());

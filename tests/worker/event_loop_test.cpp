@@ -1,4 +1,5 @@
 #include "worker/event_loop.hpp"
+#include "test_time.hpp"
 
 #include <doctest/doctest.h>
 #include <sys/epoll.h>
@@ -16,8 +17,6 @@ using convoy::worker::steady_now_ns;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-
 struct Pipe {
   int fds[2] = {-1, -1};
   Pipe() { REQUIRE(::pipe(fds) == 0); }
@@ -34,7 +33,7 @@ struct Pipe {
 
 // Runs the loop until `done()` or the deadline; bounded in iterations and time.
 template <class Pred>
-bool run_until(EventLoop& loop, Pred done, int64_t budget_ns = 2000 * kMs) {
+bool loop_run_until(EventLoop& loop, Pred done, int64_t budget_ns = 2000 * kMs) {
   const int64_t deadline = steady_now_ns() + budget_ns;
   for (int i = 0; i < 100000 && !done() && steady_now_ns() < deadline; ++i) {
     loop.run_once(10 * kMs);
@@ -54,7 +53,7 @@ TEST_CASE("event loop: timers fire in deadline order") {
   loop.add_timer(now + 2 * kMs, [&] { order.push_back(22); });  // ties: in the order added
   loop.add_timer(0, [&] { order.push_back(0); });               // past deadlines fire at once
   CHECK(loop.timer_count() == 5);
-  REQUIRE(run_until(loop, [&] { return order.size() == 5; }));
+  REQUIRE(loop_run_until(loop, [&] { return order.size() == 5; }));
   CHECK(order == std::vector<int>{0, 1, 2, 22, 3});
   CHECK(loop.timer_count() == 0);
 
@@ -66,7 +65,7 @@ TEST_CASE("event loop: timers fire in deadline order") {
       const int64_t deadline = steady_now_ns() + 300'000;
       int64_t fired_at = 0;
       loop.add_timer(deadline, [&] { fired_at = steady_now_ns(); });
-      REQUIRE(run_until(loop, [&] { return fired_at != 0; }));
+      REQUIRE(loop_run_until(loop, [&] { return fired_at != 0; }));
       CHECK(fired_at >= deadline);
       best_late_ns = std::min(best_late_ns, fired_at - deadline);
     }
@@ -86,7 +85,7 @@ TEST_CASE("event loop: cancelled timers do not fire and ids are never reused") {
   loop.cancel_timer(a);       // twice: a no-op
   loop.cancel_timer(999999);  // unknown: a no-op
   CHECK(loop.timer_count() == 1);
-  REQUIRE(run_until(loop, [&] { return fired != 0; }));
+  REQUIRE(loop_run_until(loop, [&] { return fired != 0; }));
   CHECK(fired == 10);
   const auto c = loop.add_timer(now, [] {});
   CHECK(c > b);
@@ -99,7 +98,7 @@ TEST_CASE("event loop: cancelled timers do not fire and ids are never reused") {
       loop.cancel_timer(victim);
       loop.add_timer(0, [&] { ++added; });
     });
-    REQUIRE(run_until(loop, [&] { return added == 1 && loop.timer_count() == 0; }));
+    REQUIRE(loop_run_until(loop, [&] { return added == 1 && loop.timer_count() == 0; }));
     CHECK(later == 0);
   }
   SUBCASE("many cancellations do not keep memory or fire") {
@@ -126,7 +125,7 @@ TEST_CASE("event loop: fd readiness") {
   loop.run_once(0);
   CHECK(reads == 0);
   pipe.write_byte();
-  REQUIRE(run_until(loop, [&] { return reads == 1; }));
+  REQUIRE(loop_run_until(loop, [&] { return reads == 1; }));
   CHECK((seen & EPOLLIN) != 0);
 
   SUBCASE("a removed fd is not dispatched") {
@@ -143,7 +142,7 @@ TEST_CASE("event loop: fd readiness") {
       if (::read(pipe.fds[0], buf, sizeof buf) > 0) ++replaced;
     });
     pipe.write_byte();
-    REQUIRE(run_until(loop, [&] { return replaced == 1; }));
+    REQUIRE(loop_run_until(loop, [&] { return replaced == 1; }));
     CHECK(reads == 1);
   }
   SUBCASE("modify_fd changes the interest set") {
@@ -155,7 +154,7 @@ TEST_CASE("event loop: fd readiness") {
     loop.run_once(0);
     CHECK(writable == 0);
     loop.modify_fd(pipe.fds[1], EPOLLOUT);
-    REQUIRE(run_until(loop, [&] { return writable == 1; }));
+    REQUIRE(loop_run_until(loop, [&] { return writable == 1; }));
   }
   SUBCASE("a callback may remove its own fd") {
     loop.add_fd(pipe.fds[0], EPOLLIN, [&](uint32_t) {
@@ -163,7 +162,7 @@ TEST_CASE("event loop: fd readiness") {
       ++reads;
     });
     pipe.write_byte();
-    REQUIRE(run_until(loop, [&] { return reads == 2; }));
+    REQUIRE(loop_run_until(loop, [&] { return reads == 2; }));
     loop.run_once(2 * kMs);  // the byte is still unread, but nothing is registered
     CHECK(reads == 2);
   }

@@ -1,4 +1,5 @@
 #include "worker/http_client.hpp"
+#include "test_time.hpp"
 
 #include <doctest/doctest.h>
 
@@ -262,8 +263,6 @@ using convoy::worker::steady_now_ns;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-
 std::string chat_chunk(const std::string& content) {
   return "data: {\"id\":\"c1\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
          "\"delta\":{\"content\":\"" +
@@ -391,7 +390,7 @@ HttpRequest chat_request(const TestServer& server, const std::string& path) {
 }
 
 template <class Pred>
-bool run_until(EventLoop& loop, Pred done, int64_t budget_ns = 5000 * kMs) {
+bool client_run_until(EventLoop& loop, Pred done, int64_t budget_ns = 5000 * kMs) {
   const int64_t deadline = steady_now_ns() + budget_ns;
   for (int i = 0; i < 1000000 && !done() && steady_now_ns() < deadline; ++i) {
     loop.run_once(20 * kMs);
@@ -400,7 +399,7 @@ bool run_until(EventLoop& loop, Pred done, int64_t budget_ns = 5000 * kMs) {
 }
 
 // One request through a fresh loop and client.
-struct Harness {
+struct ClientHarness {
   EventLoop loop;
   HttpClient client{loop};
 
@@ -411,7 +410,7 @@ struct Harness {
       out = std::move(r);
       ++calls;
     });
-    REQUIRE(run_until(loop, [&] { return calls > 0; }));
+    REQUIRE(client_run_until(loop, [&] { return calls > 0; }));
     loop.run_once(0);
     CHECK(calls == 1);
     CHECK(client.in_flight() == 0);
@@ -423,7 +422,7 @@ struct Harness {
 
 TEST_CASE("http: a streamed chat reply is timed, counted and parsed") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   const HttpResponse r = h.run(chat_request(server, "/stream"));
   CHECK(r.error.kind == ErrorKind::kNone);
   CHECK(r.http_status == 200);
@@ -461,7 +460,7 @@ TEST_CASE("http: a streamed chat reply is timed, counted and parsed") {
 
 TEST_CASE("http: verify reads the serving worker from a stream and from a whole body") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   SUBCASE("stream") {
     const HttpResponse r = h.run(chat_request(server, "/verify-stream"));
     CHECK(r.error.kind == ErrorKind::kNone);
@@ -486,7 +485,7 @@ TEST_CASE("http: verify reads the serving worker from a stream and from a whole 
 
 TEST_CASE("http: endpoints and reply shapes") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   SUBCASE("completions stream text") {
     auto req = chat_request(server, "/completions");
     req.endpoint = convoy::proto::Endpoint::kCompletions;
@@ -534,7 +533,7 @@ TEST_CASE("http: endpoints and reply shapes") {
 
 TEST_CASE("http: reasoning chunks time the first token and the first output token apart") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   const HttpResponse r = h.run(chat_request(server, "/think-then-answer"));
   CHECK(r.error.kind == ErrorKind::kNone);
   CHECK(r.reply_text == "c");  // reasoning stays out of the live history
@@ -548,7 +547,7 @@ TEST_CASE("http: reasoning chunks time the first token and the first output toke
 
 TEST_CASE("http: error statuses carry the server's message") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   SUBCASE("OpenAI shape") {
     const HttpResponse r = h.run(chat_request(server, "/openai-429"));
     CHECK(r.error.kind == ErrorKind::kHttpStatus);
@@ -580,7 +579,7 @@ TEST_CASE("http: error statuses carry the server's message") {
 }
 
 TEST_CASE("http: transport failures") {
-  Harness h;
+  ClientHarness h;
   SUBCASE("connection refused is connect, and never reached the server") {
     int port = 0;
     {  // a port that was free a moment ago and has no listener now
@@ -632,7 +631,7 @@ TEST_CASE("http: transport failures") {
       CHECK(r.error.kind == ErrorKind::kOther);
     });
     CHECK_FALSE(called);
-    REQUIRE(run_until(h.loop, [&] { return called; }));
+    REQUIRE(client_run_until(h.loop, [&] { return called; }));
   }
 }
 
@@ -676,7 +675,7 @@ TEST_CASE("http: a name that does not resolve is a dns error") {
 
 TEST_CASE("http: timeouts split by whether a byte arrived") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   SUBCASE("before the first byte") {
     auto req = chat_request(server, "/hold-before");
     req.request_timeout_s = 0.2;
@@ -697,7 +696,7 @@ TEST_CASE("http: timeouts split by whether a byte arrived") {
 
 TEST_CASE("http: stream errors") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   SUBCASE("a stream that ends without [DONE] is disconnected") {
     const HttpResponse r = h.run(chat_request(server, "/no-done"));
     CHECK(r.error.kind == ErrorKind::kStreamDisconnected);
@@ -731,7 +730,7 @@ TEST_CASE("http: stream errors") {
 
 TEST_CASE("http: cancellation") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   SUBCASE("cancel runs done later, from the loop, with kCancelled") {
     HttpResponse out;
     int calls = 0;
@@ -739,11 +738,11 @@ TEST_CASE("http: cancellation") {
       out = std::move(r);
       ++calls;
     });
-    REQUIRE(run_until(h.loop, [&] { return server.requests() == 1; }));
+    REQUIRE(client_run_until(h.loop, [&] { return server.requests() == 1; }));
     h.client.cancel(id);
     CHECK(calls == 0);
     h.client.cancel(id);  // twice: a no-op
-    REQUIRE(run_until(h.loop, [&] { return calls > 0; }));
+    REQUIRE(client_run_until(h.loop, [&] { return calls > 0; }));
     CHECK(calls == 1);
     CHECK(out.error.kind == ErrorKind::kCancelled);
     CHECK(out.request_reached_server);
@@ -771,10 +770,10 @@ TEST_CASE("http: cancellation") {
         if (r.error.kind == ErrorKind::kCancelled) ++cancelled;
       });
     }
-    REQUIRE(run_until(h.loop, [&] { return server.requests() == 3; }));
+    REQUIRE(client_run_until(h.loop, [&] { return server.requests() == 3; }));
     h.client.cancel_all();
     CHECK(h.client.in_flight() == 3);  // until the callbacks have run
-    REQUIRE(run_until(h.loop, [&] { return cancelled == 3; }));
+    REQUIRE(client_run_until(h.loop, [&] { return cancelled == 3; }));
     CHECK(h.client.in_flight() == 0);
   }
   SUBCASE("destroying the client with transfers in flight calls nothing") {
@@ -782,7 +781,7 @@ TEST_CASE("http: cancellation") {
     {
       HttpClient client(h.loop);
       client.start(chat_request(server, "/hold-before"), [&](HttpResponse&&) { ++calls; });
-      REQUIRE(run_until(h.loop, [&] { return server.requests() == 1; }));
+      REQUIRE(client_run_until(h.loop, [&] { return server.requests() == 1; }));
     }
     h.loop.run_once(10 * kMs);
     CHECK(calls == 0);
@@ -791,7 +790,7 @@ TEST_CASE("http: cancellation") {
 
 TEST_CASE("http: connections are kept alive and reused") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   int ok = 0;
   int started = 0;
   std::function<void()> next = [&] {
@@ -802,7 +801,7 @@ TEST_CASE("http: connections are kept alive and reused") {
     });
   };
   next();
-  REQUIRE(run_until(h.loop, [&] { return ok == 5; }));
+  REQUIRE(client_run_until(h.loop, [&] { return ok == 5; }));
   CHECK(server.requests() == 5);
   CHECK(server.accepts() == 1);
 }
@@ -811,13 +810,13 @@ TEST_CASE("http: a kept-alive connection the server closes while idle is replace
   // The idle connection stays registered in the loop between requests (parked); the server's
   // close must unregister it without spinning the loop, and the next request must reconnect.
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   int ok = 0;
   for (int i = 1; i <= 3; ++i) {
     h.client.start(chat_request(server, "/fast-idle-close"), [&](HttpResponse&& r) {
       if (r.error.kind == ErrorKind::kNone && r.reply_text == "ab") ++ok;
     });
-    REQUIRE(run_until(h.loop, [&] { return ok == i; }));
+    REQUIRE(client_run_until(h.loop, [&] { return ok == i; }));
     // Let the server's close arrive while the connection sits idle in curl's cache.
     int iterations = 0;
     const int64_t until = steady_now_ns() + 100 * kMs;
@@ -837,7 +836,7 @@ TEST_CASE("http: a target named by host name reconnects and reuses connections c
   // name resolves at once, so curl never asks to watch the socketpair: the guard that keeps
   // such descriptors from being parked (http_client.cpp) is not exercised by this test.
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   int ok = 0;
   const char* paths[] = {"/fast-idle-close", "/fast-idle-close", "/fast", "/fast", "/fast"};
   for (const char* path : paths) {
@@ -847,7 +846,7 @@ TEST_CASE("http: a target named by host name reconnects and reuses connections c
     h.client.start(std::move(req), [&](HttpResponse&& r) {
       if (r.error.kind == ErrorKind::kNone && r.reply_text == "ab") ++ok;
     });
-    REQUIRE(run_until(h.loop, [&] { return ok == before + 1; }));
+    REQUIRE(client_run_until(h.loop, [&] { return ok == before + 1; }));
     h.loop.run_once(40 * kMs);  // let an idle close arrive
   }
   CHECK(server.requests() == 5);
@@ -856,7 +855,7 @@ TEST_CASE("http: a target named by host name reconnects and reuses connections c
 
 TEST_CASE("http: 200 concurrent streams all complete") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   constexpr int kStreams = 200;
   int ok = 0;
   int failed = 0;
@@ -870,7 +869,7 @@ TEST_CASE("http: 200 concurrent streams all complete") {
     });
   }
   CHECK(h.client.in_flight() == kStreams);
-  REQUIRE(run_until(
+  REQUIRE(client_run_until(
       h.loop, [&] { return ok + failed == kStreams; }, 20000 * kMs));
   CHECK(ok == kStreams);
   CHECK(server.accepts() <= kStreams);
@@ -881,7 +880,7 @@ TEST_CASE("http: 200 concurrent streams all complete") {
 
 namespace {
 
-constexpr size_t kLimit = 1u << 20;  // a small max_response_bytes, so the tests stay quick
+constexpr size_t kClientLimit = 1u << 20;  // a small max_response_bytes, so the tests stay quick
 
 // A non-streaming chat body whose content is `content_bytes` of 'x'.
 std::string chat_body(size_t content_bytes) {
@@ -902,7 +901,7 @@ CannedReply chunked_json(const std::string& body) {
 HttpRequest bounded_request(const TestServer& server, const std::string& path, bool streaming) {
   HttpRequest req = chat_request(server, path);
   req.streaming = streaming;
-  req.max_response_bytes = kLimit;
+  req.max_response_bytes = kClientLimit;
   return req;
 }
 
@@ -916,14 +915,14 @@ TEST_CASE("http: the default max_response_bytes is 64 MiB") {
 
 TEST_CASE("http: a reply body just over max_response_bytes fails as response_too_large") {
   std::map<std::string, CannedReply> replies;
-  const std::string over = chat_body(kLimit);  // the JSON around it makes it just over
-  REQUIRE(over.size() > kLimit);
-  REQUIRE(over.size() < kLimit + 200);
+  const std::string over = chat_body(kClientLimit);  // the JSON around it makes it just over
+  REQUIRE(over.size() > kClientLimit);
+  REQUIRE(over.size() < kClientLimit + 200);
   replies["/chunked"] = chunked_json(over);
   replies["/sized"] = json_reply("200 OK", over);
   replies["/sized"].end = ReplyEnd::kClose;
   TestServer server(replies);
-  Harness h;
+  ClientHarness h;
   SUBCASE("chunked: reading stops at the limit, and nothing past it is buffered") {
     const HttpResponse r = h.run(bounded_request(server, "/chunked", false));
     CHECK(r.error.kind == ErrorKind::kResponseTooLarge);
@@ -931,7 +930,7 @@ TEST_CASE("http: a reply body just over max_response_bytes fails as response_too
     CHECK(r.http_status == 200);
     CHECK(r.request_reached_server);
     CHECK(r.max_buffered_bytes > 0);
-    CHECK(r.max_buffered_bytes <= kLimit);
+    CHECK(r.max_buffered_bytes <= kClientLimit);
     CHECK(r.reply_text.empty());
   }
   SUBCASE("with a Content-Length over the limit: fails before a byte is kept") {
@@ -943,25 +942,25 @@ TEST_CASE("http: a reply body just over max_response_bytes fails as response_too
   SUBCASE("a server that ignores stream: true is bounded the same way") {
     const HttpResponse r = h.run(bounded_request(server, "/chunked", true));
     CHECK(r.error.kind == ErrorKind::kResponseTooLarge);
-    CHECK(r.max_buffered_bytes <= kLimit);
+    CHECK(r.max_buffered_bytes <= kClientLimit);
   }
 }
 
 TEST_CASE("http: a reply body under max_response_bytes succeeds") {
   std::map<std::string, CannedReply> replies;
-  const std::string under = chat_body(kLimit - 200);
-  REQUIRE(under.size() <= kLimit);
+  const std::string under = chat_body(kClientLimit - 200);
+  REQUIRE(under.size() <= kClientLimit);
   replies["/chunked"] = chunked_json(under);
   replies["/sized"] = json_reply("200 OK", under);
   TestServer server(replies);
-  Harness h;
+  ClientHarness h;
   for (const std::string path : {"/chunked", "/sized"}) {
     INFO(path);
     const HttpResponse r = h.run(bounded_request(server, path, false));
     CHECK(r.error.kind == ErrorKind::kNone);
-    CHECK(r.reply_text.size() == kLimit - 200);
+    CHECK(r.reply_text.size() == kClientLimit - 200);
     CHECK(r.max_buffered_bytes >= under.size());
-    CHECK(r.max_buffered_bytes <= kLimit);
+    CHECK(r.max_buffered_bytes <= kClientLimit);
   }
 }
 
@@ -972,38 +971,38 @@ TEST_CASE("http: an SSE line that never ends stops at max_response_bytes") {
   for (int i = 0; i < 64; ++i) endless.steps.push_back({0, std::string(64u << 10, 'x')});
   replies["/endless-line"] = endless;
   TestServer server(replies);
-  Harness h;
+  ClientHarness h;
   const HttpResponse r = h.run(bounded_request(server, "/endless-line", true));
   CHECK(r.error.kind == ErrorKind::kResponseTooLarge);
   CHECK(r.error.message.find("SSE") != std::string::npos);
   // The line buffer stays within the limit; the event buffer only held the role chunk.
-  CHECK(r.max_buffered_bytes <= kLimit + 4096);
+  CHECK(r.max_buffered_bytes <= kClientLimit + 4096);
 }
 
 TEST_CASE("http: a stream whose reply text outgrows max_response_bytes fails") {
   std::map<std::string, CannedReply> replies;
   CannedReply many;  // 2x the limit of content, in 4 KiB tokens
   many.steps = {{0, kRoleChunk}};
-  for (size_t sent = 0; sent < 2 * kLimit; sent += 4096) {
+  for (size_t sent = 0; sent < 2 * kClientLimit; sent += 4096) {
     many.steps.push_back({0, chat_chunk(std::string(4096, 'y'))});
   }
   many.steps.push_back({0, kDone});
   replies["/many"] = many;
   TestServer server(replies);
-  Harness h;
+  ClientHarness h;
   SUBCASE("over the limit") {
     const HttpResponse r = h.run(bounded_request(server, "/many", true));
     CHECK(r.error.kind == ErrorKind::kResponseTooLarge);
     CHECK(r.error.message.find("reply text") != std::string::npos);
-    CHECK(r.reply_text.size() > kLimit);
-    CHECK(r.reply_text.size() <= kLimit + 4096);  // it stopped at the event that crossed it
+    CHECK(r.reply_text.size() > kClientLimit);
+    CHECK(r.reply_text.size() <= kClientLimit + 4096);  // it stopped at the event that crossed it
   }
   SUBCASE("under the limit the same stream is fine") {
     HttpRequest req = bounded_request(server, "/many", true);
-    req.max_response_bytes = 4 * kLimit;
+    req.max_response_bytes = 4 * kClientLimit;
     const HttpResponse ok = h.run(req);
     CHECK(ok.error.kind == ErrorKind::kNone);
-    CHECK(ok.reply_text.size() >= 2 * kLimit);
+    CHECK(ok.reply_text.size() >= 2 * kClientLimit);
   }
 }
 
@@ -1014,7 +1013,7 @@ TEST_CASE("http: a response header over libcurl's limit says so") {
   huge.end = ReplyEnd::kClose;
   replies["/huge-header"] = huge;
   TestServer server(replies);
-  Harness h;
+  ClientHarness h;
   const HttpResponse r = h.run(bounded_request(server, "/huge-header", false));
   INFO(r.error.message);
   CHECK(r.error.kind == ErrorKind::kResponseTooLarge);
@@ -1030,7 +1029,7 @@ TEST_CASE("http: a reused transfer starts clean after errors, a cancel and a lar
   big.steps = {{0, kRoleChunk + chat_chunk(std::string(40u << 10, 'z')) + kDone}};
   replies["/big"] = big;
   TestServer server(replies);
-  Harness h;
+  ClientHarness h;
   const HttpResponse first = h.run(chat_request(server, "/stream"));
   REQUIRE(first.error.kind == ErrorKind::kNone);
   CHECK(h.run(chat_request(server, "/openai-429")).error.kind == ErrorKind::kHttpStatus);
@@ -1063,14 +1062,14 @@ TEST_CASE("http: a reused transfer starts clean after errors, a cancel and a lar
 
 TEST_CASE("http: the id of a finished request never cancels the next one in its place") {
   TestServer server(canned_replies());
-  Harness h;
+  ClientHarness h;
   HttpResponse first;
   int calls = 0;
   const auto old_id = h.client.start(chat_request(server, "/fast"), [&](HttpResponse&& r) {
     first = std::move(r);
     ++calls;
   });
-  REQUIRE(run_until(h.loop, [&] { return calls == 1; }));
+  REQUIRE(client_run_until(h.loop, [&] { return calls == 1; }));
   HttpResponse second;
   const auto new_id = h.client.start(chat_request(server, "/fast"), [&](HttpResponse&& r) {
     second = std::move(r);
@@ -1078,7 +1077,7 @@ TEST_CASE("http: the id of a finished request never cancels the next one in its 
   });
   CHECK(new_id != old_id);
   h.client.cancel(old_id);  // finished: a no-op, whatever now runs in its slot
-  REQUIRE(run_until(h.loop, [&] { return calls == 2; }));
+  REQUIRE(client_run_until(h.loop, [&] { return calls == 2; }));
   CHECK(first.error.kind == ErrorKind::kNone);
   CHECK(second.error.kind == ErrorKind::kNone);
   CHECK(second.reply_text == "ab");

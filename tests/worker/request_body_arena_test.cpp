@@ -16,7 +16,7 @@ using convoy::proto::WorkerSettings;
 
 namespace {
 
-WorkerSettings settings(Endpoint endpoint) {
+WorkerSettings arena_settings(Endpoint endpoint) {
   WorkerSettings s;
   s.endpoint = endpoint;
   s.model = "m";
@@ -26,7 +26,7 @@ WorkerSettings settings(Endpoint endpoint) {
   return s;
 }
 
-Turn turn(std::string text, int64_t max_tokens) {
+Turn arena_turn(std::string text, int64_t max_tokens) {
   Turn t;
   t.user_text = std::move(text);
   t.max_tokens = max_tokens;
@@ -37,14 +37,14 @@ Turn turn(std::string text, int64_t max_tokens) {
 // and extra_json, and small again after the large ones.
 std::vector<Turn> turns() {
   std::vector<Turn> out;
-  out.push_back(turn("hello", 16));
-  out.push_back(turn(std::string(40u << 10, 'a'), 8));
-  out.push_back(turn(std::string(300u << 10, 'b'), 8));
-  Turn messages = turn("", 4);
+  out.push_back(arena_turn("hello", 16));
+  out.push_back(arena_turn(std::string(40u << 10, 'a'), 8));
+  out.push_back(arena_turn(std::string(300u << 10, 'b'), 8));
+  Turn messages = arena_turn("", 4);
   messages.messages_json = R"([{"role":"user","content":"from messages"}])";
   messages.extra_json = R"({"temperature":0.5,"nvext":{"extra_fields":["x"]}})";
   out.push_back(messages);
-  out.push_back(turn("small again", 2));
+  out.push_back(arena_turn("small again", 2));
   return out;
 }
 
@@ -59,7 +59,7 @@ TEST_CASE("request body arena: the bytes are serialize_request's, request after 
       SessionOverlay{},
       plan_session_overlay(bind, "c0ffee00-0000-4000-8000-000000000001", false, true)};
   for (const Endpoint endpoint : {Endpoint::kChat, Endpoint::kCompletions, Endpoint::kEmbeddings}) {
-    const WorkerSettings s = settings(endpoint);
+    const WorkerSettings s = arena_settings(endpoint);
     const RequestBuilder builder(s);
     RequestBodyArena arena;
     for (int round = 0; round < 2; ++round) {
@@ -86,15 +86,15 @@ TEST_CASE("request body arena: the bytes are serialize_request's, request after 
 }
 
 TEST_CASE("request body arena: a turn that fails to format leaves the document alone") {
-  const WorkerSettings s = settings(Endpoint::kChat);
+  const WorkerSettings s = arena_settings(Endpoint::kChat);
   const RequestBuilder builder(s);
   RequestBodyArena arena;
   rapidjson::Document& body = arena.fresh_document();
   std::string error;
-  REQUIRE(builder.try_format("", {}, turn("ok", 1), &body, &error));
+  REQUIRE(builder.try_format("", {}, arena_turn("ok", 1), &body, &error));
   std::string warning;
   const std::string before = arena.serialize(body, SessionOverlay{}, &warning);
-  Turn bad = turn("", 1);
+  Turn bad = arena_turn("", 1);
   bad.messages_json = R"([{"role":"nobody"}])";
   CHECK_FALSE(builder.try_format("", {}, bad, &body, &error));
   CHECK(error.find("role") != std::string::npos);

@@ -9,12 +9,11 @@
 #include <utility>
 #include <vector>
 
+#include "test_time.hpp"
 #include "worker/conversation_runner.hpp"
 #include "worker/fake_transport.hpp"
 
 namespace convoy::worker::test {
-
-inline constexpr int64_t kMs = 1'000'000;
 
 inline proto::WorkerSettings settings() {
   proto::WorkerSettings s;

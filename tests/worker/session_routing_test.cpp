@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "test_util.hpp"
 #include "worker/request_builder.hpp"
 #include "worker/session_routing.hpp"
 
@@ -41,14 +42,7 @@ std::vector<std::string> sequence(SessionRouter& router, int turns, int first_tu
   return out;
 }
 
-std::string json(const rapidjson::Value& v) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  v.Accept(w);
-  return buffer.GetString();
-}
-
-rapidjson::Document parse(const std::string& text) {
+rapidjson::Document parse_body(const std::string& text) {
   rapidjson::Document d;
   d.Parse(text.c_str());
   REQUIRE_FALSE(d.HasParseError());
@@ -346,7 +340,7 @@ TEST_CASE("serialize_request applies the overlay to a copy, for every endpoint")
   SessionOverlay bind_overlay = plan_session_overlay(bind, kId, false, false);
   std::string warning;
   SUBCASE("no nvext: one is appended") {
-    auto body = parse(R"({"model":"m","prompt":"p"})");
+    auto body = parse_body(R"({"model":"m","prompt":"p"})");
     std::string out = serialize_request(body, bind_overlay, &warning);
     CHECK(out ==
           R"({"model":"m","prompt":"p","nvext":{"session_control":)" + sc("bind", 300) + "}}");
@@ -360,41 +354,43 @@ TEST_CASE("serialize_request applies the overlay to a copy, for every endpoint")
       convoy::proto::Turn t;
       t.user_text = "x";
       auto body = format_body(ws, "", {}, t);
-      auto out = parse(serialize_request(body, bind_overlay, &warning));
+      auto out = parse_body(serialize_request(body, bind_overlay, &warning));
       CAPTURE(endpoint);
-      CHECK(json(out["nvext"]["session_control"]) == sc("bind", 300));
+      CHECK(convoy::test::to_json(out["nvext"]["session_control"]) == sc("bind", 300));
     }
   }
   SUBCASE("other nvext keys and other session_control keys are kept; computed fields win") {
-    auto body =
-        parse(R"({"model":"m","nvext":{"extra_fields":["worker_id"],"session_control":)"
-              R"({"priority":2,"action":"open","timeout":5,"session_id":"old"}},"stream":true})");
-    const std::string before = json(body);
+    auto body = parse_body(
+        R"({"model":"m","nvext":{"extra_fields":["worker_id"],"session_control":)"
+        R"({"priority":2,"action":"open","timeout":5,"session_id":"old"}},"stream":true})");
+    const std::string before = convoy::test::to_json(body);
     std::string as_sent;
     std::string out = serialize_request(body, bind_overlay, &warning, &as_sent);
     CHECK(out == R"({"model":"m","nvext":{"extra_fields":["worker_id"],"session_control":)"
                  R"({"priority":2,"action":"bind","timeout":300,"session_id":")" +
                      kId + R"("}},"stream":true})");
     CHECK(as_sent == R"({"priority":2,"action":"bind","timeout":300,"session_id":")" + kId + "\"}");
-    CHECK(json(body) == before);
+    CHECK(convoy::test::to_json(body) == before);
   }
   SUBCASE("close drops a timeout, the bare form drops action and timeout") {
-    auto body = parse(R"({"nvext":{"session_control":{"action":"bind","timeout":5,"k":1}}})");
+    auto body = parse_body(R"({"nvext":{"session_control":{"action":"bind","timeout":5,"k":1}}})");
     auto close = plan_session_overlay(bind, kId, true, false);
-    auto out = parse(serialize_request(body, close, &warning));
-    CHECK(json(out["nvext"]["session_control"]) ==
+    auto out = parse_body(serialize_request(body, close, &warning));
+    CHECK(convoy::test::to_json(out["nvext"]["session_control"]) ==
           R"({"action":"close","k":1,"session_id":")" + kId + "\"}");
     auto bare = plan_session_overlay(mode(SessionRoutingMode::kLegacy), kId, false, false);
-    out = parse(serialize_request(body, bare, &warning));
-    CHECK(json(out["nvext"]["session_control"]) == R"({"k":1,"session_id":")" + kId + "\"}");
+    out = parse_body(serialize_request(body, bare, &warning));
+    CHECK(convoy::test::to_json(out["nvext"]["session_control"]) ==
+          R"({"k":1,"session_id":")" + kId + "\"}");
   }
   SUBCASE("a non-object nvext or session_control is replaced") {
-    auto body = parse(R"({"nvext":7})");
-    auto out = parse(serialize_request(body, bind_overlay, &warning));
-    CHECK(json(out["nvext"]) == R"({"session_control":)" + sc("bind", 300) + "}");
-    body = parse(R"({"nvext":{"session_control":"x","a":1}})");
-    out = parse(serialize_request(body, bind_overlay, &warning));
-    CHECK(json(out["nvext"]) == R"({"session_control":)" + sc("bind", 300) + R"(,"a":1})");
+    auto body = parse_body(R"({"nvext":7})");
+    auto out = parse_body(serialize_request(body, bind_overlay, &warning));
+    CHECK(convoy::test::to_json(out["nvext"]) == R"({"session_control":)" + sc("bind", 300) + "}");
+    body = parse_body(R"({"nvext":{"session_control":"x","a":1}})");
+    out = parse_body(serialize_request(body, bind_overlay, &warning));
+    CHECK(convoy::test::to_json(out["nvext"]) ==
+          R"({"session_control":)" + sc("bind", 300) + R"(,"a":1})");
   }
   SUBCASE("a shared extra_body is never mutated") {
     convoy::proto::WorkerSettings ws;
@@ -404,20 +400,21 @@ TEST_CASE("serialize_request applies the overlay to a copy, for every endpoint")
     convoy::proto::Turn t;
     t.user_text = "x";
     auto first = builder.format("", {}, t);
-    const std::string before = json(first);
+    const std::string before = convoy::test::to_json(first);
     serialize_request(first, bind_overlay, &warning);
     auto second = builder.format("", {}, t);
-    CHECK(json(second) == before);
-    CHECK(json(second["nvext"]) == R"({"session_control":{"k":1},"extra_fields":["a"]})");
+    CHECK(convoy::test::to_json(second) == before);
+    CHECK(convoy::test::to_json(second["nvext"]) ==
+          R"({"session_control":{"k":1},"extra_fields":["a"]})");
   }
   SUBCASE("a body that is not an object warns and is sent without the overlay") {
-    auto body = parse(R"([1,2])");
+    auto body = parse_body(R"([1,2])");
     std::string out = serialize_request(body, bind_overlay, &warning);
     CHECK(out == "[1,2]");
     CHECK(warning.find("not a JSON object") != std::string::npos);
   }
   SUBCASE("off and header leave the body as formatted") {
-    auto body = parse(R"({"model":"m","nvext":{"a":1}})");
+    auto body = parse_body(R"({"model":"m","nvext":{"a":1}})");
     SessionOverlay header =
         plan_session_overlay(mode(SessionRoutingMode::kHeader), kId, false, true);
     std::string as_sent = "stale";
@@ -427,7 +424,7 @@ TEST_CASE("serialize_request applies the overlay to a copy, for every endpoint")
     CHECK(serialize_request(body, SessionOverlay{}, &warning) ==
           R"({"model":"m","nvext":{"a":1}})");
     CHECK(warning.empty());
-    auto array = parse("[]");
+    auto array = parse_body("[]");
     CHECK(serialize_request(array, header, &warning) == "[]");
     CHECK(warning.empty());
   }

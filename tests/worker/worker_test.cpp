@@ -17,6 +17,7 @@
 
 #include "common/zmq_util.hpp"
 #include "proto/envelope.hpp"
+#include "test_time.hpp"
 #include "worker/fake_transport.hpp"
 #include "worker/worker.hpp"
 
@@ -33,7 +34,6 @@ using convoy::worker::test::FakeTransport;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
 constexpr int64_t kSec = 1000 * kMs;
 
 // The controller's two sockets, bound on inproc:// in the test's context.
@@ -182,7 +182,7 @@ WorkerSeams fake_http(DeliveryCount* delivered, bool auto_reply) {
   return seams;
 }
 
-proto::Conversation conversation(uint64_t index, int turns = 1) {
+proto::Conversation worker_conversation(uint64_t index, int turns = 1) {
   proto::Conversation c;
   c.index = index;
   c.conversation_id = "conv-" + std::to_string(index);
@@ -239,7 +239,7 @@ TEST_CASE("worker: a batch is sent as soon as it holds max_batch_records") {
   DeliveryCount delivered;
   WorkerThread worker(controller, o, fake_http(&delivered, /*auto_reply=*/true));
   REQUIRE(controller.welcome());
-  proto::Conversation c = conversation(7, 4);
+  proto::Conversation c = worker_conversation(7, 4);
   c.turns[3].delay_ms = 60'000;  // three records, then the conversation waits
   controller.assign({c});
   auto first = controller.next_result(2 * kSec);
@@ -263,7 +263,7 @@ TEST_CASE("worker: a batch smaller than max_batch_records is sent after flush_in
   DeliveryCount delivered;
   WorkerThread worker(controller, o, fake_http(&delivered, /*auto_reply=*/true));
   REQUIRE(controller.welcome());
-  proto::Conversation c = conversation(7, 2);
+  proto::Conversation c = worker_conversation(7, 2);
   c.turns[1].delay_ms = 60'000;  // one record, no end: only the interval sends it
   controller.assign({c});
   auto first = controller.next_result(2 * kSec);
@@ -293,7 +293,7 @@ TEST_CASE("worker: batches the full results queue refused are retried and none i
   REQUIRE(controller.welcome());
   constexpr size_t kConversations = 40;
   std::vector<proto::Conversation> batch;
-  for (uint64_t k = 0; k < kConversations; ++k) batch.push_back(conversation(k));
+  for (uint64_t k = 0; k < kConversations; ++k) batch.push_back(worker_conversation(k));
   controller.assign(std::move(batch));
   // Every reply is in before the controller reads anything: most batches wait in the worker.
   REQUIRE(wait_for(delivered, kConversations));
@@ -326,7 +326,7 @@ TEST_CASE("worker: after a cancelling Stop the Bye comes after the last batch") 
                       fake_http(&delivered, /*auto_reply=*/false));  // requests hang
   REQUIRE(controller.welcome("secret"));
   std::vector<proto::Conversation> batch;
-  for (uint64_t k = 0; k < 5; ++k) batch.push_back(conversation(k, 2));
+  for (uint64_t k = 0; k < 5; ++k) batch.push_back(worker_conversation(k, 2));
   controller.assign(std::move(batch));
   // The heartbeat says when all five requests are in flight.
   const int64_t deadline = steady_now_ns() + 2 * kSec;
@@ -373,7 +373,7 @@ TEST_CASE("worker: a shutdown whose results nobody takes ends at the send deadli
   WorkerThread worker(controller, o, std::move(seams));
   REQUIRE(controller.welcome());
   std::vector<proto::Conversation> batch;
-  for (uint64_t k = 0; k < 10; ++k) batch.push_back(conversation(k));
+  for (uint64_t k = 0; k < 10; ++k) batch.push_back(worker_conversation(k));
   controller.assign(std::move(batch));
   REQUIRE(wait_for(delivered, 10));
   const int64_t stop_ns = steady_now_ns();
@@ -392,7 +392,7 @@ TEST_CASE("worker: controller silence cancels everything and exits 3 within the 
   DeliveryCount delivered;
   WorkerThread worker(controller, o, fake_http(&delivered, /*auto_reply=*/false));
   REQUIRE(controller.welcome());
-  controller.assign({conversation(1, 2)});
+  controller.assign({worker_conversation(1, 2)});
   const int64_t last_word_ns = steady_now_ns();  // the controller says nothing after this
   REQUIRE(worker.wait_exit(2 * kSec) == 3);
   CHECK(worker.exited_ns() - last_word_ns >= 300 * kMs);
@@ -430,9 +430,9 @@ TEST_CASE("worker: a window conversation starts in the slot an end frees and the
   proto::Assign window;
   window.batch = 1;
   window.window = true;
-  window.conversations = {conversation(10), conversation(11)};
+  window.conversations = {worker_conversation(10), worker_conversation(11)};
   controller.send(window);
-  controller.assign({conversation(1)}, 2);
+  controller.assign({worker_conversation(1)}, 2);
   std::vector<uint64_t> recorded;
   const auto ends = collect_ends(controller, 3, &recorded);
   REQUIRE(ends.size() == 3);
@@ -457,7 +457,8 @@ TEST_CASE("worker: a start runs a window conversation and a Stop gives the rest 
   proto::Assign window;
   window.batch = 1;
   window.window = true;
-  window.conversations = {conversation(20), conversation(21), conversation(22)};
+  window.conversations = {worker_conversation(20), worker_conversation(21),
+                          worker_conversation(22)};
   controller.send(window);
   proto::Assign start;
   start.batch = 2;
@@ -496,12 +497,12 @@ TEST_CASE("worker: a salvaged window batch waits in the window and starts only i
   WorkerThread worker(controller, options_for(controller), fake_http(&delivered, true));
   REQUIRE(controller.welcome());
   // Over the decoder's 16 MiB string limit: the batch does not decode whole and is salvaged.
-  proto::Conversation heavy = conversation(12);
+  proto::Conversation heavy = worker_conversation(12);
   heavy.turns[0].user_text.assign(17u << 20, 'x');
   proto::Assign window;
   window.batch = 1;
   window.window = true;
-  window.conversations = {conversation(10), std::move(heavy), conversation(11)};
+  window.conversations = {worker_conversation(10), std::move(heavy), worker_conversation(11)};
   controller.send(window);
   // The heavy one is reported failed; the two others wait for a slot: a heartbeat after the
   // report shows nothing running (they used to start at once, outside every slot).
@@ -528,7 +529,7 @@ TEST_CASE("worker: a salvaged window batch waits in the window and starts only i
   CHECK(hb->active_conversations == 0);
   CHECK(early_records.empty());
   // One conversation in one slot: 10 and then 11 follow it in that slot.
-  controller.assign({conversation(1)}, 2);
+  controller.assign({worker_conversation(1)}, 2);
   std::vector<uint64_t> recorded;
   const auto ends = collect_ends(controller, 3, &recorded);
   REQUIRE(ends.size() == 3);
