@@ -6,7 +6,11 @@
 // The headline figure is records per second of this thread's CPU time (one core's worth).
 //
 // Usage: ingest_bench [--seconds S | --records N] [--records-per-batch N] [--gaps N] [--out PATH]
+//                     [--scrape URLS]
 //   --out defaults to /dev/null (the CPU cost of formatting; the page cache absorbs a real file).
+//   --scrape: a file of Prometheus endpoint URLs, one per line (telemetry_bench --serve-only
+//   prints them); the controller's scraper thread (Telemetry) scrapes them every second during
+//   the run, as in a run with `telemetry:`, so the figure shows what scraping costs ingest.
 #include <time.h>
 
 #include <chrono>
@@ -14,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -21,6 +26,7 @@
 #include "controller/report/metrics.hpp"
 #include "controller/report/records_writer.hpp"
 #include "controller/report/run_report.hpp"
+#include "controller/telemetry/telemetry.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
 
@@ -37,6 +43,7 @@ struct Options {
   size_t gaps = 63;  // a 64-token streamed reply
   std::string out = "/dev/null";
   uint64_t max_records = 0;  // > 0: stop after this many (fixed work, for callgrind)
+  std::string scrape;        // a file of endpoint URLs to scrape during the run
 };
 
 Options parse_options(int argc, char** argv) {
@@ -54,6 +61,8 @@ Options parse_options(int argc, char** argv) {
       o.max_records = static_cast<uint64_t>(std::atoll(value));
     } else if (flag == "--out") {
       o.out = value;
+    } else if (flag == "--scrape") {
+      o.scrape = value;
     } else {
       std::fprintf(stderr, "ingest_bench: unknown flag %s\n", flag.c_str());
       std::exit(2);
@@ -103,6 +112,38 @@ convoy::proto::Record make_record(uint64_t n, size_t gaps) {
   return r;
 }
 
+int64_t steady_ns() {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now().time_since_epoch())
+      .count();
+}
+
+// The scraper thread of a run with `telemetry:` over the endpoints in `urls_file`.
+std::unique_ptr<convoy::telemetry::Telemetry> start_scraping(const std::string& urls_file,
+                                                             const std::string& out) {
+  convoy::TelemetryConfig config;
+  config.max_series = 1'000'000;  // keep every series, as telemetry_bench does
+  std::vector<convoy::TelemetryEndpoint> endpoints;
+  std::ifstream in(urls_file);
+  for (std::string url; std::getline(in, url);) {
+    if (url.empty()) continue;
+    convoy::TelemetryEndpoint e;
+    e.name = "node" + std::to_string(endpoints.size());
+    e.url = url;
+    endpoints.push_back(e);
+  }
+  if (endpoints.empty()) {
+    std::fprintf(stderr, "ingest_bench: no URLs in %s\n", urls_file.c_str());
+    std::exit(2);
+  }
+  auto telemetry = std::make_unique<convoy::telemetry::Telemetry>(
+      config, std::move(endpoints), steady_ns, out + ".server_metrics.jsonl");
+  for (const auto& failure : telemetry->wait_first_round()) {
+    std::fprintf(stderr, "ingest_bench: %s\n", failure.what.c_str());
+  }
+  telemetry->start_window(steady_ns());
+  return telemetry;
+}
+
 long rss_kib() {
   std::ifstream status("/proc/self/status");
   std::string line;
@@ -141,6 +182,9 @@ int main(int argc, char** argv) {
     }
     wire.push_back(convoy::proto::encode(results));
   }
+
+  const std::string scrape_out = o.out == "/dev/null" ? "/tmp/ingest_bench" : o.out;
+  auto telemetry = o.scrape.empty() ? nullptr : start_scraping(o.scrape, scrape_out);
 
   MetricsAggregator metrics(config);
   metrics.set_origin_ns(1'000'000'000);
@@ -188,9 +232,16 @@ int main(int argc, char** argv) {
     write_s += std::chrono::duration<double>(t3 - t2).count();
     records += results->records.size();
   }
-  writer.close();
   const double total_s = seconds_since(start);
   const double cpu_s = thread_cpu_s() - cpu_start_s;
+  writer.close();
+  int64_t scrapes = 0;
+  if (telemetry) {
+    telemetry->stop();
+    for (const auto& e : telemetry->endpoint_stats()) scrapes += e.scrapes;
+    std::printf("scraped %zu endpoints during the run: %lld scrapes\n",
+                telemetry->endpoint_stats().size(), static_cast<long long>(scrapes));
+  }
   const auto per_s = [records](double s) { return s > 0 ? static_cast<double>(records) / s : 0; };
   std::printf("records: %llu in %.2f s wall, %.2f s CPU; %zu per batch, %zu chunk gaps each\n",
               static_cast<unsigned long long>(records), total_s, cpu_s, o.records_per_batch,
@@ -202,7 +253,7 @@ int main(int argc, char** argv) {
   std::printf("rss_kib by quarter: %ld %ld %ld %ld, end %ld; aggregator %zu bytes\n",
               rss_quarters[0], rss_quarters[1], rss_quarters[2], rss_quarters[3], rss_kib(),
               metrics.memory_bytes());
-  std::printf("RESULT ingest_records_per_s=%.0f rss_growth_kib=%ld\n", per_s(cpu_s),
-              rss_kib() - rss_quarters[1]);
+  std::printf("RESULT ingest_records_per_s=%.0f rss_growth_kib=%ld scrapes=%lld\n", per_s(cpu_s),
+              rss_kib() - rss_quarters[1], static_cast<long long>(scrapes));
   return writer.failed() ? 1 : 0;
 }

@@ -38,9 +38,7 @@ function(convoy_add_test name)
     CONVOY_SOURCE_DIR="${PROJECT_SOURCE_DIR}"
     CONVOY_BINARY_DIR="${PROJECT_BINARY_DIR}")
   convoy_target_warnings(${name})
-  if(CONVOY_PCH)
-    target_precompile_headers(${name} PRIVATE <doctest/doctest.h>)  # beside ConvoyPch's list
-  endif()
+  set_property(TARGET ${name} PROPERTY CONVOY_TEST_TARGET ON)  # its PCH adds doctest
   set(label ${ARG_LABEL})
   if(NOT label)
     set(label unit)

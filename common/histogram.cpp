@@ -78,6 +78,37 @@ void Histogram::record(int64_t value, int64_t count) {
   count_ = n;
 }
 
+void Histogram::record_all(const int64_t* values, size_t n) {
+  if (n == 0) return;
+  Int128 batch_sum = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t value = values[i];
+    add_at(value < 0 ? negative_ : positive_, bucket_index(magnitude_of(value)), 1);
+    if (count_ == 0 && i == 0) {
+      min_ = value;
+      max_ = value;
+    } else {
+      min_ = std::min(min_, value);
+      max_ = std::max(max_, value);
+    }
+    batch_sum += value;
+  }
+  const auto k = static_cast<long double>(n);
+  const long double batch_mean = static_cast<long double>(batch_sum) / k;
+  long double batch_m2 = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const long double d = static_cast<long double>(values[i]) - batch_mean;
+    batch_m2 += d * d;
+  }
+  const auto before = static_cast<long double>(count_);
+  const long double total = before + k;
+  const long double delta = batch_mean - mean_;
+  mean_ += delta * k / total;
+  m2_ += batch_m2 + delta * delta * before * k / total;
+  sum_ += batch_sum;
+  count_ += static_cast<int64_t>(n);
+}
+
 void Histogram::clear() { *this = Histogram{}; }
 
 long double Histogram::sum() const { return static_cast<long double>(sum_); }

@@ -378,7 +378,7 @@ void MetricsAggregator::add_success(const proto::Record& record, const RequestMe
   }
   if (m.ttst_ns) histograms_[kTtst].record(*m.ttst_ns);
   if (m.itl_ns) histograms_[kItl].record(std::llround(*m.itl_ns));
-  for (int64_t gap : record.chunk_gaps_ns) histograms_[kIcl].record(gap);
+  histograms_[kIcl].record_all(record.chunk_gaps_ns.data(), record.chunk_gaps_ns.size());
   if (m.request_latency_ns) histograms_[kRequestLatency].record(*m.request_latency_ns);
   if (m.corrected_request_latency_ns) {
     histograms_[kCorrectedLatency].record(*m.corrected_request_latency_ns);

@@ -5,7 +5,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <random>
+#include <tuple>
 #include <vector>
 
 namespace {
@@ -179,4 +181,38 @@ TEST_CASE("histogram memory is bounded by value range, not count") {
   for (int i = 0; i < 200'000; ++i) h.record(latency(rng));
   CHECK(h.memory_bytes() == after_warm);
   CHECK(after_warm < 256 * 1024);
+}
+
+TEST_CASE("histogram record_all equals one record() per value") {
+  std::mt19937_64 rng(7);
+  std::uniform_int_distribution<int64_t> small(-5'000, 5'000);
+  std::uniform_int_distribution<int64_t> gaps(1'000'000, 40'000'000);  // chunk gaps, ns
+  Histogram one_by_one;
+  Histogram batched;
+  const std::vector<int64_t> lead = {12'345, -7, 0};
+  for (int64_t v : lead) one_by_one.record(v);
+  batched.record_all(lead.data(), lead.size());  // a first batch sets min and max
+  for (int round = 0; round < 50; ++round) {
+    std::vector<int64_t> batch(static_cast<size_t>(round % 7 == 0 ? 0 : 63));
+    for (auto& v : batch) v = round % 3 == 0 ? small(rng) : gaps(rng);
+    if (round == 20) batch.push_back(std::numeric_limits<int64_t>::max());
+    for (int64_t v : batch) one_by_one.record(v);
+    batched.record_all(batch.data(), batch.size());
+    one_by_one.record(round);  // single records between batches
+    batched.record(round);
+  }
+  CHECK(batched.count() == one_by_one.count());
+  CHECK(batched.sum() == one_by_one.sum());
+  CHECK(batched.min() == one_by_one.min());
+  CHECK(batched.max() == one_by_one.max());
+  CHECK(batched.mean() == doctest::Approx(one_by_one.mean()).epsilon(1e-12));
+  CHECK(batched.stddev() == doctest::Approx(one_by_one.stddev()).epsilon(1e-9));
+  for (double p : {1.0, 25.0, 50.0, 90.0, 99.0, 99.9}) {
+    CHECK(batched.percentile(p) == one_by_one.percentile(p));
+  }
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> a;
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> b;
+  one_by_one.for_each_bucket([&](int64_t lo, int64_t hi, int64_t n) { a.emplace_back(lo, hi, n); });
+  batched.for_each_bucket([&](int64_t lo, int64_t hi, int64_t n) { b.emplace_back(lo, hi, n); });
+  CHECK(a == b);
 }

@@ -10,6 +10,7 @@
 #include "controller/config/load_profile.hpp"
 #include "controller/run/capacity_search.hpp"
 #include "controller/run/stage_plan.hpp"
+#include "test_time.hpp"
 
 using convoy::LoadConfig;
 using convoy::LoadMode;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "controller/run/progress.hpp"
+#include "test_time.hpp"
 
 using convoy::controller::Progress;
 
@@ -29,8 +30,6 @@ convoy::proto::Record record(bool ok) {
   return r;
 }
 
-constexpr int64_t kProgressSec = 1'000'000'000;
-
 }  // namespace
 
 TEST_CASE("progress: plain periodic lines when stderr is not a terminal") {
@@ -39,7 +38,7 @@ TEST_CASE("progress: plain periodic lines when stderr is not a terminal") {
   p.begin(0, 10, std::nullopt);
   for (int i = 0; i < 8; ++i) p.on_record(record(i != 3));
   p.on_conversation_end(convoy::proto::EndReason::kCompleted);
-  p.print(1 * kProgressSec, 4);  // too soon for a plain line
+  p.print(1 * kS, 4);  // too soon for a plain line
   CHECK(out.text().empty());
   p.print(Progress::kPlainPeriodNs, 4);
   std::string text = out.text();
@@ -57,8 +56,8 @@ TEST_CASE("progress: a terminal line is redrawn in place") {
   Progress p(out.file, /*tty=*/true);
   p.begin(0, std::nullopt, 100);
   p.on_record(record(true));
-  p.print(kProgressSec / 4, 1);
-  p.print(kProgressSec / 2, 1);
+  p.print(kS / 4, 1);
+  p.print(kS / 2, 1);
   std::string text = out.text();
   CHECK(text.find("\r\033[K") == 0);
   CHECK(text.find("requests 1/100") != std::string::npos);

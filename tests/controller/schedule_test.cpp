@@ -27,8 +27,7 @@ using convoy::controller::Sharder;
 
 namespace {
 
-constexpr int64_t kScheduleSec = 1'000'000'000;
-constexpr int64_t kScheduleStart = 1'000 * kScheduleSec;  // an arbitrary steady-clock origin
+constexpr int64_t kScheduleStart = 1'000 * kS;  // an arbitrary steady-clock origin
 
 LoadConfig rate_load(double rate, Arrival arrival, int64_t cap = 1'000'000,
                      double burstiness = 1.0) {
@@ -149,14 +148,14 @@ TEST_CASE("arrival process: constant, poisson and gamma gaps") {
 TEST_CASE("rate schedule: intended times are fixed in advance") {
   SUBCASE("constant rate: intended start i is start + i/rate") {
     Scheduler s(rate_load(10, Arrival::kConstant), LoadMode::kRate, 1, 50, kScheduleStart);
-    auto ds = s.due(kScheduleStart + 10 * kScheduleSec, 0);
+    auto ds = s.due(kScheduleStart + 10 * kS, 0);
     REQUIRE(ds.size() == 50);
     for (size_t i = 0; i < ds.size(); ++i) {
       CHECK(ds[i].seq == i);
       CHECK(ds[i].intended_ns == kScheduleStart + static_cast<int64_t>(i) * 100 * kMs);
     }
     CHECK(s.exhausted());
-    CHECK(s.due(kScheduleStart + 20 * kScheduleSec, kScheduleSec).empty());
+    CHECK(s.due(kScheduleStart + 20 * kS, kS).empty());
   }
 
   SUBCASE("a late caller gets the original times, not times stretched to now") {
@@ -164,14 +163,14 @@ TEST_CASE("rate schedule: intended times are fixed in advance") {
     Scheduler reference(rate_load(100, Arrival::kPoisson), LoadMode::kRate, 5, 200, kScheduleStart);
     std::vector<int64_t> late;
     // Called rarely and late (every 700 ms)...
-    for (int64_t now = kScheduleStart; !s.exhausted() && now < kScheduleStart + 100 * kScheduleSec;
+    for (int64_t now = kScheduleStart; !s.exhausted() && now < kScheduleStart + 100 * kS;
          now += 700 * kMs) {
       for (auto t : intended_times(s.due(now, 0))) late.push_back(t);
     }
     // ...versus called every millisecond.
     std::vector<int64_t> prompt;
-    for (int64_t now = kScheduleStart;
-         !reference.exhausted() && now < kScheduleStart + 100 * kScheduleSec; now += kMs) {
+    for (int64_t now = kScheduleStart; !reference.exhausted() && now < kScheduleStart + 100 * kS;
+         now += kMs) {
       for (auto t : intended_times(reference.due(now, 0))) prompt.push_back(t);
     }
     CHECK(late.size() == 200);
@@ -200,11 +199,11 @@ TEST_CASE("rate schedule: intended times are fixed in advance") {
   SUBCASE("a concurrency cap holds conversations back and keeps their intended times") {
     // 100/s (10 ms apart) with at most 2 in flight; the caller only comes back at +1 s.
     Scheduler s(rate_load(100, Arrival::kConstant, 2), LoadMode::kRate, 1, 5, kScheduleStart);
-    const int64_t now = kScheduleStart + kScheduleSec;
+    const int64_t now = kScheduleStart + kS;
     auto ds = s.due(now, 0);
     CHECK(intended_times(ds) == std::vector<int64_t>{kScheduleStart, kScheduleStart + 10 * kMs});
     CHECK(s.in_flight() == 2);
-    CHECK(s.due(now, kScheduleSec).empty());  // held back by the cap, not by time
+    CHECK(s.due(now, kS).empty());  // held back by the cap, not by time
     CHECK_FALSE(s.exhausted());
 
     s.on_end(now);
@@ -236,12 +235,12 @@ TEST_CASE("rate schedule: intended times are fixed in advance") {
   SUBCASE("without a total the schedule runs until stop()") {
     Scheduler s(rate_load(1000, Arrival::kConstant), LoadMode::kRate, 1, std::nullopt,
                 kScheduleStart);
-    CHECK(s.due(kScheduleStart + kScheduleSec, 0).size() == 1001);
+    CHECK(s.due(kScheduleStart + kS, 0).size() == 1001);
     CHECK_FALSE(s.exhausted());
     s.stop();
     CHECK(s.exhausted());
     CHECK_FALSE(s.next_intended_ns().has_value());
-    CHECK(s.due(kScheduleStart + 2 * kScheduleSec, kScheduleSec).empty());
+    CHECK(s.due(kScheduleStart + 2 * kS, kS).empty());
     CHECK(s.dispatched() == 1001);
   }
 }
@@ -253,7 +252,7 @@ TEST_CASE("concurrency schedule: at most N in flight, the next starts when one e
     CHECK(ds.size() == 4);
     for (const auto& d : ds) CHECK(d.intended_ns == kScheduleStart);
     CHECK(s.in_flight() == 4);
-    CHECK(s.due(kScheduleStart + kScheduleSec, kScheduleSec).empty());
+    CHECK(s.due(kScheduleStart + kS, kS).empty());
     CHECK_FALSE(s.next_intended_ns().has_value());
   }
 
@@ -319,7 +318,7 @@ TEST_CASE("concurrency schedule: at most N in flight, the next starts when one e
 }
 
 TEST_CASE("trace schedule: intended times from the dataset's offsets") {
-  const std::vector<int64_t> offsets = {0, 5 * kMs, 5 * kMs, 2 * kScheduleSec};
+  const std::vector<int64_t> offsets = {0, 5 * kMs, 5 * kMs, 2 * kS};
   auto offset_of = [&](uint64_t seq) { return offsets[seq]; };
   LoadConfig load;
   load.mode = LoadMode::kTrace;
@@ -331,12 +330,12 @@ TEST_CASE("trace schedule: intended times from the dataset's offsets") {
     CHECK(intended_times(first) ==
           std::vector<int64_t>{kScheduleStart, kScheduleStart + 5 * kMs, kScheduleStart + 5 * kMs});
     REQUIRE(s.next_intended_ns().has_value());
-    CHECK(*s.next_intended_ns() == kScheduleStart + 2 * kScheduleSec);
+    CHECK(*s.next_intended_ns() == kScheduleStart + 2 * kS);
     CHECK(s.due(kScheduleStart + 1989 * kMs, 10 * kMs).empty());
     auto last = s.due(kScheduleStart + 1990 * kMs, 10 * kMs);
     REQUIRE(last.size() == 1);
     CHECK(last[0].seq == 3);
-    CHECK(last[0].intended_ns == kScheduleStart + 2 * kScheduleSec);
+    CHECK(last[0].intended_ns == kScheduleStart + 2 * kS);
     CHECK(s.exhausted());
   }
 
@@ -351,7 +350,7 @@ TEST_CASE("trace schedule: intended times from the dataset's offsets") {
     Scheduler t(load, LoadMode::kTrace, 1, unsorted.size(), kScheduleStart,
                 [&](uint64_t seq) { return unsorted[seq]; });
     std::vector<Dispatch> got;
-    for (int64_t now = kScheduleStart; !t.exhausted() && now < kScheduleStart + kScheduleSec;
+    for (int64_t now = kScheduleStart; !t.exhausted() && now < kScheduleStart + kS;
          now += 10 * kMs) {
       for (const Dispatch& d : t.due(now, 100 * kMs)) {
         CHECK(d.intended_ns - now <= 100 * kMs);  // never later than the lookahead promises
@@ -371,7 +370,7 @@ TEST_CASE("trace schedule: intended times from the dataset's offsets") {
     CHECK(s.due(kScheduleStart, 0).size() == 1);
     s.stop();
     CHECK(s.exhausted());
-    CHECK(s.due(kScheduleStart + 10 * kScheduleSec, 0).empty());
+    CHECK(s.due(kScheduleStart + 10 * kS, 0).empty());
     CHECK(s.dispatched() == 1);
   }
 }
@@ -424,8 +423,8 @@ TEST_CASE("determinism: same seed, same (seq, intended) whatever the number of w
   SUBCASE("another seed gives another schedule") {
     Scheduler a(rate_load(200, Arrival::kPoisson), LoadMode::kRate, seed, 50, kScheduleStart);
     Scheduler b(rate_load(200, Arrival::kPoisson), LoadMode::kRate, seed + 1, 50, kScheduleStart);
-    CHECK(intended_times(a.due(kScheduleStart + 100 * kScheduleSec, 0)) !=
-          intended_times(b.due(kScheduleStart + 100 * kScheduleSec, 0)));
+    CHECK(intended_times(a.due(kScheduleStart + 100 * kS, 0)) !=
+          intended_times(b.due(kScheduleStart + 100 * kS, 0)));
   }
 }
 
@@ -530,16 +529,16 @@ TEST_CASE("ramp schedule: a concurrency ramp steps the slots at evenly spaced ti
   // 1 -> 4 over 40 s: four levels of 10 s each.
   const LoadLevel r = ramp(1, 4);
   CHECK(stage_slots_at(r, 40.0, 0) == 1);
-  CHECK(stage_slots_at(r, 40.0, 10 * kScheduleSec - 1) == 1);
-  CHECK(stage_slots_at(r, 40.0, 10 * kScheduleSec) == 2);
-  CHECK(stage_slots_at(r, 40.0, 25 * kScheduleSec) == 3);
-  CHECK(stage_slots_at(r, 40.0, 30 * kScheduleSec) == 4);
-  CHECK(stage_slots_at(r, 40.0, 90 * kScheduleSec) == 4);
-  CHECK(stage_slots_next_change_ns(r, 40.0, 0) == 10 * kScheduleSec);
-  CHECK(stage_slots_next_change_ns(r, 40.0, 10 * kScheduleSec) == 20 * kScheduleSec);
-  CHECK_FALSE(stage_slots_next_change_ns(r, 40.0, 30 * kScheduleSec).has_value());
-  CHECK(stage_slots_at(ramp(8, 2), 30.0, 29 * kScheduleSec) == 2);  // down: 8, 7, ... 2 (7 levels)
-  CHECK(stage_slots_at(flat(5), 30.0, 12 * kScheduleSec) == 5);
+  CHECK(stage_slots_at(r, 40.0, 10 * kS - 1) == 1);
+  CHECK(stage_slots_at(r, 40.0, 10 * kS) == 2);
+  CHECK(stage_slots_at(r, 40.0, 25 * kS) == 3);
+  CHECK(stage_slots_at(r, 40.0, 30 * kS) == 4);
+  CHECK(stage_slots_at(r, 40.0, 90 * kS) == 4);
+  CHECK(stage_slots_next_change_ns(r, 40.0, 0) == 10 * kS);
+  CHECK(stage_slots_next_change_ns(r, 40.0, 10 * kS) == 20 * kS);
+  CHECK_FALSE(stage_slots_next_change_ns(r, 40.0, 30 * kS).has_value());
+  CHECK(stage_slots_at(ramp(8, 2), 30.0, 29 * kS) == 2);  // down: 8, 7, ... 2 (7 levels)
+  CHECK(stage_slots_at(flat(5), 30.0, 12 * kS) == 5);
   CHECK_FALSE(stage_slots_next_change_ns(flat(5), 30.0, 0).has_value());
 
   // In the scheduler: nothing ends, so each new slot starts a conversation intended exactly
@@ -548,12 +547,11 @@ TEST_CASE("ramp schedule: a concurrency ramp steps the slots at evenly spaced ti
               kScheduleStart);
   s.set_stage(concurrency_stage(r, 40.0), 1, kScheduleStart);
   std::vector<int64_t> intended;
-  for (int64_t t = kScheduleStart; t <= kScheduleStart + 45 * kScheduleSec; t += 100 * kMs) {
+  for (int64_t t = kScheduleStart; t <= kScheduleStart + 45 * kS; t += 100 * kMs) {
     for (const auto& d : s.due(t, 0)) intended.push_back(d.intended_ns - kScheduleStart);
     if (auto next = s.next_intended_ns()) CHECK(*next > t);
   }
-  CHECK(intended ==
-        std::vector<int64_t>{0, 10 * kScheduleSec, 20 * kScheduleSec, 30 * kScheduleSec});
+  CHECK(intended == std::vector<int64_t>{0, 10 * kS, 20 * kS, 30 * kS});
   CHECK(s.in_flight() == 4);
 }
 
@@ -563,28 +561,28 @@ TEST_CASE("stage schedule: when concurrency drops nothing starts until in flight
   s.set_stage(concurrency_stage(flat(4), 10.0, 0), 1, kScheduleStart);
   CHECK(s.due(kScheduleStart, 0).size() == 4);
   // The next stage (2 slots) starts at 10 s with 4 conversations still running.
-  s.set_stage(concurrency_stage(flat(2), 10.0, 1), 1, kScheduleStart + 10 * kScheduleSec);
-  CHECK(s.due(kScheduleStart + 10 * kScheduleSec, 0).empty());
-  s.on_end(kScheduleStart + 11 * kScheduleSec);  // 3 left
-  s.on_end(kScheduleStart + 12 * kScheduleSec);  // 2 left: still at the level
-  CHECK(s.due(kScheduleStart + 12 * kScheduleSec, 0).empty());
-  s.on_end(kScheduleStart + 13 * kScheduleSec);  // 1 left: one slot frees
-  const auto d = s.due(kScheduleStart + 13 * kScheduleSec, 0);
+  s.set_stage(concurrency_stage(flat(2), 10.0, 1), 1, kScheduleStart + 10 * kS);
+  CHECK(s.due(kScheduleStart + 10 * kS, 0).empty());
+  s.on_end(kScheduleStart + 11 * kS);  // 3 left
+  s.on_end(kScheduleStart + 12 * kS);  // 2 left: still at the level
+  CHECK(s.due(kScheduleStart + 12 * kS, 0).empty());
+  s.on_end(kScheduleStart + 13 * kS);  // 1 left: one slot frees
+  const auto d = s.due(kScheduleStart + 13 * kS, 0);
   REQUIRE(d.size() == 1);
-  CHECK(d[0].intended_ns == kScheduleStart + 13 * kScheduleSec);
+  CHECK(d[0].intended_ns == kScheduleStart + 13 * kS);
   CHECK(d[0].seq == 4);  // conversation indexes continue across stages
   CHECK(s.in_flight() == 2);
 
   SUBCASE("a rise opens slots at the stage start") {
-    s.set_stage(concurrency_stage(flat(5), 10.0, 2), 1, kScheduleStart + 20 * kScheduleSec);
-    const auto more = s.due(kScheduleStart + 20 * kScheduleSec + 5 * kMs, 0);
+    s.set_stage(concurrency_stage(flat(5), 10.0, 2), 1, kScheduleStart + 20 * kS);
+    const auto more = s.due(kScheduleStart + 20 * kS + 5 * kMs, 0);
     REQUIRE(more.size() == 3);
-    for (const auto& m : more) CHECK(m.intended_ns == kScheduleStart + 20 * kScheduleSec);
+    for (const auto& m : more) CHECK(m.intended_ns == kScheduleStart + 20 * kS);
   }
   SUBCASE("paused (a settle) nothing starts, even with free slots") {
-    s.on_end(kScheduleStart + 14 * kScheduleSec);
+    s.on_end(kScheduleStart + 14 * kS);
     s.pause();
-    CHECK(s.due(kScheduleStart + 14 * kScheduleSec, 0).empty());
+    CHECK(s.due(kScheduleStart + 14 * kS, 0).empty());
     CHECK_FALSE(s.next_intended_ns().has_value());
   }
 }
@@ -594,7 +592,7 @@ TEST_CASE("stage schedule: a stage's end bounds what it dispatches") {
     Scheduler s(schedule_concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt,
                 kScheduleStart);
     s.set_stage(rate_stage(flat(10), 1.0), 1, kScheduleStart);
-    const auto d = s.due(kScheduleStart + 5 * kScheduleSec, 10 * kScheduleSec);
+    const auto d = s.due(kScheduleStart + 5 * kS, 10 * kS);
     CHECK(d.size() == 10);  // 0, 0.1, ... 0.9 s
     CHECK(d.back().intended_ns == kScheduleStart + 900 * kMs);
   }
@@ -605,16 +603,16 @@ TEST_CASE("stage schedule: a stage's end bounds what it dispatches") {
     st.duration_s.reset();
     st.sessions = 7;
     s.set_stage(st, 1, kScheduleStart);
-    CHECK(s.due(kScheduleStart + 5 * kScheduleSec, 0).size() == 7);
+    CHECK(s.due(kScheduleStart + 5 * kS, 0).size() == 7);
     CHECK(s.stage_dispatched() == 7);
   }
   SUBCASE("a rate stage's cap holds conversations back without moving their times") {
     Scheduler s(schedule_concurrency_load(1), LoadMode::kConcurrency, 1, std::nullopt,
                 kScheduleStart);
     s.set_stage(rate_stage(flat(10), 10.0, Arrival::kConstant, 0, /*cap=*/2), 1, kScheduleStart);
-    CHECK(s.due(kScheduleStart + kScheduleSec, 0).size() == 2);
-    s.on_end(kScheduleStart + kScheduleSec);
-    const auto d = s.due(kScheduleStart + kScheduleSec, 0);
+    CHECK(s.due(kScheduleStart + kS, 0).size() == 2);
+    s.on_end(kScheduleStart + kS);
+    const auto d = s.due(kScheduleStart + kS, 0);
     REQUIRE(d.size() == 1);
     CHECK(d[0].intended_ns == kScheduleStart + 200 * kMs);  // late: schedule lag shows it
   }
@@ -644,7 +642,7 @@ TEST_CASE("stage schedule: intended times are a function of seed, index and the 
     size_t stage = 0;
     int64_t stage_start = kScheduleStart;
     s.set_stage(profile[0], seed, kScheduleStart);
-    for (int64_t now = kScheduleStart; now < kScheduleStart + 8 * kScheduleSec; now += kMs) {
+    for (int64_t now = kScheduleStart; now < kScheduleStart + 8 * kS; now += kMs) {
       while (!ends.empty() && ends.top().first <= now) {
         s.on_end(ends.top().first);
         ends.pop();

@@ -13,6 +13,7 @@
 #include "controller/insight_util.hpp"
 #include "controller/report/metrics.hpp"
 #include "server_metrics_fixture.hpp"
+#include "test_time.hpp"
 
 using namespace convoy::controller;
 using namespace convoy::test;
