@@ -129,9 +129,12 @@ TEST_CASE("an output folder removed during the run exits 3 naming what was lost"
   const fs::path out = fresh_path("e2e-outremoved");
   // Real-time streams (no speedup override below it) so the run is mid-flight when it goes.
   Subprocess run(quickstart_run_argv(out, {"dataset.conversations=16", "mock.itl_ms=10"}));
-  // records.jsonl opens before workers start.
+  // records.jsonl and then server_metrics.jsonl (the quickstart scrapes the mock) open before
+  // workers start; removing the folder between the two is a failure at start, not mid-run.
   REQUIRE(wait_for_change(
-      out, [&] { return fs::exists(out / "records.jsonl"); }, 20));
+      out,
+      [&] { return fs::exists(out / "records.jsonl") && fs::exists(out / "server_metrics.jsonl"); },
+      20));
   fs::remove_all(out);
   const auto rc = run.wait(120);
   const std::string& console = run.output();
