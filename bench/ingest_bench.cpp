@@ -238,9 +238,10 @@ int main(int argc, char** argv) {
   int64_t scrapes = 0;
   if (telemetry) {
     telemetry->stop();
-    for (const auto& e : telemetry->endpoint_stats()) scrapes += e.scrapes;
-    std::printf("scraped %zu endpoints during the run: %lld scrapes\n",
-                telemetry->endpoint_stats().size(), static_cast<long long>(scrapes));
+    const auto endpoints = telemetry->endpoint_stats();
+    for (const auto& e : endpoints) scrapes += e.scrapes;
+    std::printf("scraped %zu endpoints during the run: %lld scrapes\n", endpoints.size(),
+                static_cast<long long>(scrapes));
   }
   const auto per_s = [records](double s) { return s > 0 ? static_cast<double>(records) / s : 0; };
   std::printf("records: %llu in %.2f s wall, %.2f s CPU; %zu per batch, %zu chunk gaps each\n",

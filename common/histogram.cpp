@@ -80,17 +80,16 @@ void Histogram::record(int64_t value, int64_t count) {
 
 void Histogram::record_all(const int64_t* values, size_t n) {
   if (n == 0) return;
+  if (count_ == 0) {
+    min_ = values[0];
+    max_ = values[0];
+  }
   Int128 batch_sum = 0;
   for (size_t i = 0; i < n; ++i) {
     const int64_t value = values[i];
     add_at(value < 0 ? negative_ : positive_, bucket_index(magnitude_of(value)), 1);
-    if (count_ == 0 && i == 0) {
-      min_ = value;
-      max_ = value;
-    } else {
-      min_ = std::min(min_, value);
-      max_ = std::max(max_, value);
-    }
+    min_ = std::min(min_, value);
+    max_ = std::max(max_, value);
     batch_sum += value;
   }
   const auto k = static_cast<long double>(n);
