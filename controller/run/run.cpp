@@ -1,20 +1,15 @@
-// run_benchmark(): setup, the loop, what the phase machine's answers make the Run do, the
-// assignment of conversations, worker loss, and the outputs at the end. Worker messages are
-// handled in run_messages.cpp.
+// run_benchmark(): setup, the loop, what the phase machine's answers make the Run do, and the
+// assignment of conversations. Worker messages and worker loss are handled in
+// run_messages.cpp, the load profile in run_profile.cpp, telemetry, live metrics and the
+// outputs at the end in run_outputs.cpp.
 #include "controller/run/run.hpp"
 
 #include <algorithm>
-#include <array>
 #include <chrono>
 #include <cmath>
 
 #include "common/log.hpp"
-#include "controller/config/load_profile.hpp"
 #include "controller/dataset/ids.hpp"
-#include "controller/live/listen_exposure.hpp"
-#include "controller/report/results_table.hpp"
-#include "controller/report/run_report.hpp"
-#include "controller/report/slo_check.hpp"
 #include "controller/run/output_dir.hpp"
 #include "controller/run/run_impl.hpp"
 #include "controller/run/target_probe.hpp"
@@ -179,120 +174,6 @@ void Run::start_measure(int64_t now) {
   dispatch(now);  // the measured conversations start now, not at the next wake-up
 }
 
-void Run::start_profile(int64_t now) {
-  const LoadConfig& load = config_.load;
-  if (load.search) {
-    // One step at a time: each next value depends on whether the last step met the SLO, judged
-    // once its in-flight work ended (bounded by load.grace_s).
-    search_.emplace(*load.search);
-    facts_.search = SearchFacts{*load.search, {}, std::nullopt, std::nullopt};
-    const auto wait_ns = static_cast<int64_t>(load.grace_s * 1e9);
-    plan_.emplace(
-        std::vector<StageConfig>{}, [this](int finished) { return next_search_step(finished); },
-        wait_ns);
-  } else {
-    plan_.emplace(load.stages);
-  }
-  on_stage_events(plan_->start(now), now);
-}
-
-std::optional<StageConfig> Run::next_search_step(int finished) {
-  if (finished >= 0) {
-    StageFacts& stage = facts_.stages[static_cast<size_t>(finished)];
-    stage.metrics = stage_metrics_[static_cast<size_t>(finished)].snapshot();
-    const SloJudgement j = judge_slo(search_->config().slo, stage.metrics);
-    stage.slo_met = j.met;
-    stage.slo_failures = j.failures;
-    const double value = stage.config.value;
-    search_->record(value, j.met);
-    facts_.search->steps.push_back({finished, value, j.met});
-    facts_.search->max_meeting_slo = search_->max_meeting_slo();
-    facts_.search->min_failing = search_->min_failing();
-    if (j.met) {
-      log_info("search: ", stage.config.name, " met the SLO");
-    } else {
-      log_info("search: ", stage.config.name, " missed the SLO: ", j.failures.front());
-    }
-  }
-  auto next = search_->next();
-  if (!next) return std::nullopt;
-  return search_step(config_.load, *next, finished + 1);
-}
-
-void Run::on_stage_events(const std::vector<StageEvent>& events, int64_t now) {
-  for (const StageEvent& e : events) {
-    const auto i = static_cast<size_t>(e.stage);
-    switch (e.kind) {
-      case StageEventKind::kStarted: {
-        const StageConfig& stage = plan_->windows()[i].config;
-        stage_metrics_.emplace_back(config_).set_origin_ns(e.at_ns);
-        StageFacts facts;
-        facts.config = stage;
-        facts.start_ns = e.at_ns;
-        facts_.stages.push_back(std::move(facts));
-        stage_counters_ = StageCounters{};
-        scheduler_->set_stage(stage, config_.seed, e.at_ns);
-        if (telemetry_) telemetry_->mark_stage(stage.name, e.at_ns);  // server_metrics stages[]
-        log_info("stage ", stage.index, " ", stage.name, " (", stage_level_text(stage), ")");
-        if (live_) {
-          const LoadLevel& level = stage.mode == LoadMode::kRate ? stage.rate : stage.concurrency;
-          live_->set_stage(stage.name, to_string(stage.mode), level.at(0));
-        }
-        break;
-      }
-      case StageEventKind::kEnded: {
-        scheduler_->pause();  // nothing new until the next stage (its settle)
-        if (telemetry_) telemetry_->mark_settle(e.at_ns);  // settle is in no stage's window
-        StageFacts& facts = facts_.stages[i];
-        facts.end_ns = e.at_ns;
-        const StageConfig& c = facts.config;
-        const LoadLevel& level = c.mode == LoadMode::kRate ? c.rate : c.concurrency;
-        double fraction = 1;
-        if (c.duration_s && *c.duration_s > 0) {
-          fraction = static_cast<double>(e.at_ns - facts.start_ns) / (*c.duration_s * 1e9);
-        }
-        facts.reached_value = level.at(std::min(1.0, fraction));
-        break;
-      }
-      case StageEventKind::kSettled: {
-        StageFacts& facts = facts_.stages[i];
-        facts.settle_end_ns = e.at_ns;
-        facts.metrics = stage_metrics_[i].snapshot();  // again at the end, with late records
-        if (!options_.quiet) log_info(stage_line(facts));
-        break;
-      }
-      case StageEventKind::kDone:
-        raise(RunEvent::kProfileDone, now);
-        break;
-    }
-  }
-}
-
-void Run::advance_profile(int64_t now) {
-  if (!plan_ || plan_->done() || machine_->phase() != RunPhase::kMeasure) return;
-  stage_counters_.in_flight = in_flight_.size();
-  const auto events = plan_->advance(now, stage_counters_);
-  if (events.empty()) return;
-  on_stage_events(events, now);
-  dispatch(now);  // a new stage's first conversations are intended at its start
-}
-
-bool Run::route_record(const proto::Record& r, std::string_view& stage, bool& settle) {
-  if (!plan_ || r.phase != proto::Phase::kMeasure) return true;
-  // A request belongs to the stage in which it was intended to be sent (controller clock).
-  const StageRoute route = plan_->route(r.intended_ns);
-  if (route.stage < 0) return true;  // before the profile, or its drain: whole-run metrics only
-  const auto i = static_cast<size_t>(route.stage);
-  stage = plan_->windows()[i].config.name;
-  settle = route.settle;
-  if (route.settle) {
-    ++facts_.settle_requests;
-    return false;
-  }
-  stage_metrics_[i].add(r);
-  return true;
-}
-
 void Run::check_breaker(int64_t now) {
   if (!breaker_ || facts_.aborted_reason) return;
   const RunPhase p = machine_->phase();
@@ -435,50 +316,6 @@ void Run::loop() {
   }
 }
 
-void Run::on_worker_lost(const std::string& worker_id, int64_t t) {
-  sharder_.remove_worker(worker_id);
-  // Re-home only what never started, and only while a survivor can take it. A window
-  // conversation goes out again, except under load.requests: the worker may have started it in
-  // a slot of its own by an end that never arrived, and the cap must not be exceeded, so it
-  // keeps its commitment and is lost with the worker.
-  const bool can_rehome = machine_->phase() < RunPhase::kDrain && !sharder_.empty();
-  const bool exact_requests = budget_.limited();
-  auto taken = in_flight_.take_worker(worker_id, [&](const InFlight::Entry& e) {
-    if (e.window) return !exact_requests || e.phase != proto::Phase::kMeasure;
-    return can_rehome && !e.started && e.intended_ns > t;
-  });
-  for (const auto& [index, e] : taken.rehome) {
-    // A window conversation held no slot: it goes out again, to its new worker, in order.
-    if (!e.window) {
-      assign(index, e.intended_ns, e.phase);
-    } else if (scheduler_ && index >= seq_base_) {
-      scheduler_->give_back(index - seq_base_);
-    }
-  }
-  for (uint64_t index : taken.lost) {
-    facts_.lost_conversations.push_back(correlation_id(config_.seed, index));
-    if (live_) live_->on_conversation_finished("lost");
-    if (scheduler_ && index >= seq_base_) scheduler_->on_end(t);
-  }
-  for (uint64_t index : taken.lost_window) {  // they held no slot
-    facts_.lost_conversations.push_back(correlation_id(config_.seed, index));
-    if (live_) live_->on_conversation_finished("lost");
-  }
-  facts_.lost_workers.push_back(worker_id);
-  const double silent_s = static_cast<double>(registry_.liveness().lost_after_ns()) / 1e9;
-  log_error("worker ", worker_id, " lost (no heartbeat for ", silent_s, " s): ", taken.lost.size(),
-            " conversation(s) in flight lost, ", taken.lost_window.size(),
-            " waiting in its window lost, ", taken.rehome.size(), " re-homed");
-  in_flight_.flush(send_assign_);
-  const RunPhase p = machine_->phase();
-  if (sharder_.empty() && p != RunPhase::kStarting && p != RunPhase::kDone) {
-    incomplete_ = true;
-    incomplete_reason_ = "all workers lost";
-    log_error("all workers lost: ending the run with partial results");
-    raise(RunEvent::kAllWorkersLost, t);
-  }
-}
-
 void Run::tick(int64_t t) {
   if (t < next_tick_ns_) return;
   next_tick_ns_ = t + registry_.liveness().heartbeat_period_ns;
@@ -536,58 +373,6 @@ void Run::send_assign(const std::string& worker, proto::Assign& msg) {
   send_to(worker, msg);
 }
 
-// Server telemetry starts once the target is known (the mock's address included), before any
-// worker. An endpoint that fails its first scrape is a warning and a counted error; one marked
-// `required` stops the run before any traffic.
-bool Run::start_telemetry() {
-  auto endpoints = telemetry::run_endpoints(config_, url_);
-  if (endpoints.empty()) return true;
-  telemetry_.emplace(config_.telemetry, std::move(endpoints), clock_,
-                     out_dir_ / "server_metrics.jsonl");
-  bool fatal = false;
-  for (const auto& failure : telemetry_->wait_first_round()) {
-    if (!failure.required) continue;  // the scraper has warned
-    log_error("telemetry endpoint unreachable at start: ", failure.what,
-              " (required: true). Nothing was sent.");
-    fatal = true;
-  }
-  if (!fatal) return true;
-  telemetry_.reset();
-  local_.stop_mock(3000);
-  return false;
-}
-
-void Run::start_live() {
-  if (!config_.output.metrics_listen) return;
-  const std::string& listen = *config_.output.metrics_listen;
-  live::warn_unless_loopback("output.metrics_listen", listen, listen.substr(0, listen.rfind(':')),
-                             ": any host that reaches it can read the run's live metrics");
-  live_.emplace(listen, run_id_);  // throws live::ListenError: exit 3, nothing started
-  log_info("serving live metrics on ", live_->url());
-}
-
-void Run::update_live(int64_t now) {
-  std::array<size_t, static_cast<size_t>(WorkerState::kDone) + 1> by_state{};
-  for (const auto& [id, w] : registry_.workers()) {
-    ++by_state[static_cast<size_t>(w.state)];
-    const bool gone = w.state == WorkerState::kLost || w.state == WorkerState::kDone;
-    const int64_t requests = gone ? 0 : w.last_heartbeat.in_flight_requests;
-    live_->set_requests_in_flight(live_->worker(id), requests);
-  }
-  for (size_t i = 0; i < by_state.size(); ++i) {
-    live_->set_workers(to_string(static_cast<WorkerState>(i)), by_state[i]);
-  }
-  live_->set_conversations_in_flight(in_flight_.running());
-  if (!plan_ || facts_.stages.empty() || facts_.stages.back().end_ns != 0) return;
-  // A ramp's level moves during its stage.
-  const StageFacts& stage = facts_.stages.back();
-  const StageConfig& c = stage.config;
-  const LoadLevel& level = c.mode == LoadMode::kRate ? c.rate : c.concurrency;
-  if (!level.ramp || !c.duration_s || *c.duration_s <= 0) return;
-  const double fraction = static_cast<double>(now - stage.start_ns) / (*c.duration_s * 1e9);
-  live_->set_stage_target(level.at(std::clamp(fraction, 0.0, 1.0)));
-}
-
 int Run::execute() {
   run_id_ = config_.name + "-" + timestamp_text();
   // Validated before anything starts: a bad dataset starts no mock and sends nothing.
@@ -630,61 +415,6 @@ int Run::execute() {
   facts_.start_wall = std::chrono::system_clock::now();
   loop();
   return finish();
-}
-
-int Run::finish() {
-  // Stop everything we started, in order: workers first (they may still flush), then the mock.
-  local_.stop_workers(3000);
-  poll(0);  // late batches that arrived while workers exited
-  if (live_) update_live(now());
-  if (telemetry_) {
-    telemetry_->stop();  // one last scrape (within telemetry.timeout_s) while the mock still runs
-    facts_.server_metrics_json = telemetry_->summary_json();
-  }
-  local_.stop_mock(3000);
-  facts_.end_wall = std::chrono::system_clock::now();
-  if (records_) records_->close();
-  if (aiperf_records_) aiperf_records_->close();
-
-  bool sent_traffic = metrics_ && (metrics_->request_count() + metrics_->error_request_count() +
-                                       metrics_->warmup_request_count() >
-                                   0);
-  if (!sent_traffic && incomplete_) {
-    log_error("the run could not start: ", incomplete_reason_);
-    return kExitIncomplete;
-  }
-  for (uint64_t index : in_flight_.indexes()) {
-    facts_.unfinished_conversations.push_back(correlation_id(config_.seed, index));
-  }
-  // Every stage's numbers with the records that came in after it settled; a stage cut short
-  // (Ctrl-C, the breaker) ends where the measure ended.
-  const int64_t end_ns = now();
-  for (size_t i = 0; i < facts_.stages.size(); ++i) {
-    StageFacts& stage = facts_.stages[i];
-    if (stage.end_ns == 0) stage.end_ns = std::max(stage.start_ns, end_ns);
-    if (stage.settle_end_ns == 0) stage.settle_end_ns = stage.end_ns;
-    stage.metrics = stage_metrics_[i].snapshot();
-  }
-  std::vector<OutputError> output_errors;
-  if (records_) {
-    if (auto e = records_->failure()) output_errors.push_back(std::move(*e));
-  }
-  if (aiperf_records_) {
-    if (auto e = aiperf_records_->failure()) output_errors.push_back(std::move(*e));
-  }
-  if (telemetry_) {
-    if (auto e = telemetry_->output_failure()) output_errors.push_back(std::move(*e));
-  }
-  ReportInputs in{
-      config_, url_,         out_dir_,    worker_summaries(registry_), metrics_->snapshot(),
-      facts_,  interrupted_, incomplete_, incomplete_reason_,          std::move(output_errors)};
-  int code = write_run_report(in);
-  // An output that could not be written outranks the rest: what the user would act on is
-  // not all there.
-  if (code == kExitIncomplete) return code;
-  if (interrupted_) return kExitInterrupted;
-  if (incomplete_) return kExitIncomplete;
-  return code;
 }
 
 int run_benchmark(const RunOptions& options, const RunSeams& seams) {

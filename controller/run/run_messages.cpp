@@ -221,4 +221,48 @@ void Run::on_end(const std::string& worker_id, const proto::ConversationEnd& end
   if (scheduler_ && end.conversation_index >= seq_base_) scheduler_->on_end(now());
 }
 
+void Run::on_worker_lost(const std::string& worker_id, int64_t t) {
+  sharder_.remove_worker(worker_id);
+  // Re-home only what never started, and only while a survivor can take it. A window
+  // conversation goes out again, except under load.requests: the worker may have started it in
+  // a slot of its own by an end that never arrived, and the cap must not be exceeded, so it
+  // keeps its commitment and is lost with the worker.
+  const bool can_rehome = machine_->phase() < RunPhase::kDrain && !sharder_.empty();
+  const bool exact_requests = budget_.limited();
+  auto taken = in_flight_.take_worker(worker_id, [&](const InFlight::Entry& e) {
+    if (e.window) return !exact_requests || e.phase != proto::Phase::kMeasure;
+    return can_rehome && !e.started && e.intended_ns > t;
+  });
+  for (const auto& [index, e] : taken.rehome) {
+    // A window conversation held no slot: it goes out again, to its new worker, in order.
+    if (!e.window) {
+      assign(index, e.intended_ns, e.phase);
+    } else if (scheduler_ && index >= seq_base_) {
+      scheduler_->give_back(index - seq_base_);
+    }
+  }
+  for (uint64_t index : taken.lost) {
+    facts_.lost_conversations.push_back(correlation_id(config_.seed, index));
+    if (live_) live_->on_conversation_finished("lost");
+    if (scheduler_ && index >= seq_base_) scheduler_->on_end(t);
+  }
+  for (uint64_t index : taken.lost_window) {  // they held no slot
+    facts_.lost_conversations.push_back(correlation_id(config_.seed, index));
+    if (live_) live_->on_conversation_finished("lost");
+  }
+  facts_.lost_workers.push_back(worker_id);
+  const double silent_s = static_cast<double>(registry_.liveness().lost_after_ns()) / 1e9;
+  log_error("worker ", worker_id, " lost (no heartbeat for ", silent_s, " s): ", taken.lost.size(),
+            " conversation(s) in flight lost, ", taken.lost_window.size(),
+            " waiting in its window lost, ", taken.rehome.size(), " re-homed");
+  in_flight_.flush(send_assign_);
+  const RunPhase p = machine_->phase();
+  if (sharder_.empty() && p != RunPhase::kStarting && p != RunPhase::kDone) {
+    incomplete_ = true;
+    incomplete_reason_ = "all workers lost";
+    log_error("all workers lost: ending the run with partial results");
+    raise(RunEvent::kAllWorkersLost, t);
+  }
+}
+
 }  // namespace convoy::controller
