@@ -1,5 +1,8 @@
 #include "common/utf8.hpp"
 
+#include <cstdint>
+#include <cstring>
+
 namespace convoy {
 
 namespace {
@@ -56,6 +59,15 @@ size_t find_invalid_utf8(std::string_view text) noexcept {
   const auto* p = reinterpret_cast<const unsigned char*>(text.data());
   const size_t n = text.size();
   for (size_t i = 0; i < n;) {
+    // ASCII eight bytes at a time: what servers and records mostly hold (a scrape's 329 KB reply,
+    // every records.jsonl line) is checked at word speed, not byte by byte.
+    while (i + 8 <= n) {
+      uint64_t word = 0;
+      std::memcpy(&word, p + i, sizeof word);
+      if ((word & 0x8080808080808080ULL) != 0) break;
+      i += 8;
+    }
+    if (i >= n) break;
     if (p[i] < 0x80) {
       ++i;
       continue;

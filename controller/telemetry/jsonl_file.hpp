@@ -23,7 +23,7 @@ class JsonlFile {
   JsonlFile(const JsonlFile&) = delete;
   JsonlFile& operator=(const JsonlFile&) = delete;
 
-  // Writes `line` and a newline (one write(2) when it can).
+  // Writes `line` and a newline (one writev(2) when it can).
   void write_line(std::string_view line);
   // fsyncs and closes, then checks that `path` still names the file written. Later writes are
   // dropped. Called by the destructor.
@@ -39,7 +39,6 @@ class JsonlFile {
   std::filesystem::path path_;
   std::string unit_;
   controller::FileDescriptor fd_;
-  std::string scratch_;
   int64_t lines_ = 0;
   int64_t written_ = 0;
   int64_t bytes_ = 0;  // whole lines in the file

@@ -275,15 +275,18 @@ std::string PromParser::parse_sample(std::string_view line) {
       if (rest.empty() || rest[0] != '"') return "label " + std::string(label) + " not quoted";
       std::string value;
       size_t i = 1;
-      for (; i < rest.size() && rest[i] != '"'; ++i) {
-        if (rest[i] != '\\') {
-          value += rest[i];
-          continue;
-        }
+      while (i < rest.size() && rest[i] != '"') {
+        // The run up to the next quote or backslash in one append (most values have neither).
+        size_t run = i;
+        while (run < rest.size() && rest[run] != '"' && rest[run] != '\\') ++run;
+        value.append(rest.data() + i, run - i);
+        i = run;
+        if (i == rest.size() || rest[i] == '"') break;
         if (++i == rest.size()) break;
         const char e = rest[i];
         if (e != '\\' && e != '"' && e != 'n') return "bad escape in label " + std::string(label);
         value += e == 'n' ? '\n' : e;
+        ++i;
       }
       if (i >= rest.size()) return "label " + std::string(label) + " value not closed";
       rest = skip_blanks(rest.substr(i + 1));

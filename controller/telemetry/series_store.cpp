@@ -624,7 +624,7 @@ int SeriesStore::stage_at(int64_t t_ns) const {
 
 int64_t SeriesStore::add_scrape(size_t endpoint, int64_t t_ns, std::span<const Sample> samples,
                                 int64_t malformed, const std::string& first_malformed,
-                                int64_t* dropped) {
+                                int64_t* dropped, CpuSlices* slices) {
   EndpointStats& e = endpoints_.at(endpoint);
   ++e.scrapes;
   e.malformed_lines += malformed;
@@ -636,6 +636,7 @@ int64_t SeriesStore::add_scrape(size_t endpoint, int64_t t_ns, std::span<const S
   const std::vector<size_t>& previous = order_.at(endpoint);
   next_order_.clear();
   for (size_t k = 0; k < samples.size(); ++k) {
+    if (slices) slices->point();
     const Sample& s = samples[k];
     Series* series = nullptr;
     if (k < previous.size() && previous[k] != kNone && same_series(series_[previous[k]], s)) {

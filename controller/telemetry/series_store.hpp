@@ -12,6 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "controller/telemetry/cpu_slices.hpp"
 #include "controller/telemetry/prom_parser.hpp"
 
 namespace convoy::telemetry {
@@ -132,10 +133,12 @@ class SeriesStore {
   SeriesStore(std::vector<EndpointStats> endpoints, int64_t max_series);
 
   // One scrape of `endpoint` that started at `t_ns`: every sample. Returns the samples kept;
-  // `dropped` (when given) gets the number of samples of series that could not be kept.
+  // `dropped` (when given) gets the number of samples of series that could not be kept;
+  // `slices` (when given) is told of each sample (CpuSlices: the scraper thread yields between
+  // slices of its work).
   int64_t add_scrape(size_t endpoint, int64_t t_ns, std::span<const Sample> samples,
                      int64_t malformed, const std::string& first_malformed,
-                     int64_t* dropped = nullptr);
+                     int64_t* dropped = nullptr, CpuSlices* slices = nullptr);
   void add_error(size_t endpoint, const std::string& error);
 
   // The measured window starts: what came before is only each counter's baseline.

@@ -56,6 +56,10 @@ class Telemetry {
   std::vector<StartFailure> wait_first_round();
 
   // The measured window starts at `t_ns` (the run's clock).
+  // These three are called by the run loop and return at once: the event is queued and the
+  // scraper thread applies it before it folds in its next scrape (summary_json() applies any
+  // left). Starting the window touches every series (50,000 in bench (j)): done by the run loop,
+  // it held back the first conversations of the measure by up to 12 ms.
   void start_window(int64_t t_ns);
   // A load profile's stage starts at `t_ns`; its settle starts at `t_ns` (ends the stage's
   // window). summary.json's metrics get `stages[]` over each stage's window.
@@ -66,7 +70,7 @@ class Telemetry {
   void stop();
 
   // summary.json's "server_metrics" object (JSON text).
-  std::string summary_json() const;
+  std::string summary_json();
   // server_metrics.jsonl could not be written completely (after stop()).
   std::optional<controller::OutputError> output_failure() const;
   // For tests and the report: a copy of the per-endpoint counts so far.
@@ -80,16 +84,28 @@ class Telemetry {
   int64_t poll_wait_ms();
   void on_done(CURL* easy, CURLcode code);
   std::string scrape_error(const Target& t, CURLcode code) const;
-  std::string scrape_line(const Target& t, size_t index, int64_t done_ns, const std::string& error,
-                          const ParseResult& parsed, std::span<const Sample> batch,
-                          int64_t dropped);
+  // The scrape's server_metrics.jsonl line (without its newline), in line_.
+  const std::string& scrape_line(const Target& t, size_t index, int64_t done_ns,
+                                 const std::string& error, const ParseResult& parsed,
+                                 std::span<const Sample> batch, int64_t dropped);
   void finish_thread();
 
   TelemetryConfig config_;
   std::function<int64_t()> clock_;
   std::vector<std::unique_ptr<Target>> targets_;
   JsonlFile jsonl_;
-  mutable std::mutex mutex_;  // guards store_ and the first-round state
+  // The window events the run loop queued (start_window, mark_stage, mark_settle), in order.
+  struct WindowEvent {
+    enum Kind { kStartWindow, kStage, kSettle } kind;
+    std::string stage;
+    int64_t t_ns;
+  };
+  void apply_window_events();  // with mutex_ held
+  std::mutex events_mutex_;    // guards pending_events_ only; never held for long
+  std::vector<WindowEvent> pending_events_;
+  std::vector<WindowEvent> applying_events_;  // with mutex_ held
+  // Guards store_ and the first-round state; taken before events_mutex_.
+  mutable std::mutex mutex_;
   std::condition_variable first_round_cv_;
   SeriesStore store_;
   size_t first_round_done_ = 0;
@@ -103,9 +119,10 @@ class Telemetry {
   std::vector<Sample> batch_;
   size_t batch_size_ = 0;
   // server_metrics.jsonl: each series' sample text up to its value, by series index (at most
-  // max_series), and the line's samples being written (scraper thread only).
+  // max_series), and the line being written (scraper thread only).
   std::vector<std::string> sample_prefix_;
-  std::string samples_json_;
+  std::string line_;
+  CpuSlices slices_;  // the scraper thread yields between slices of a scrape's work
   std::thread thread_;
   bool stopped_ = false;
 };

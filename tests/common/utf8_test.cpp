@@ -156,3 +156,23 @@ TEST_CASE("utf8 sanitizing makes any bytes valid and keeps every ASCII byte in p
   }
   CHECK_FALSE(rapidjson_accepts_as_string("\xFF"));  // the check above can fail
 }
+
+TEST_CASE("utf8 validation finds a bad byte at every offset of long ASCII text (the word path)") {
+  // find_invalid_utf8 checks ASCII eight bytes at a time: every offset, around and across the
+  // word boundaries, with good and bad sequences, must give what the byte-wise reference gives.
+  const std::string ascii(40, 'a');
+  for (size_t at = 0; at < ascii.size(); ++at) {
+    CAPTURE(at);
+    std::string bad = ascii;
+    bad[at] = static_cast<char>(0xFF);
+    CHECK(find_invalid_utf8(bad) == at);
+    std::string truncated = ascii.substr(0, at) + "\xE2\x82";  // ends mid-sequence
+    CHECK(find_invalid_utf8(truncated) == at);
+    std::string good = ascii;
+    good.insert(at, "\xE2\x82\xAC");  // U+20AC
+    CHECK(find_invalid_utf8(good) == kNpos);
+    std::string after_good = good + ascii + "\xC0\xAF";  // an overlong after more ASCII
+    CHECK(find_invalid_utf8(after_good) == good.size() + ascii.size());
+    CHECK(is_valid_utf8(after_good) == reference_valid(after_good));
+  }
+}

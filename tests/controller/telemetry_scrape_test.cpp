@@ -125,6 +125,42 @@ TEST_CASE("telemetry: scrapes on its own clock, writes server_metrics.jsonl and 
   CHECK(std::string(lines[0]["samples"][1]["type"].GetString()) == "counter");
 }
 
+TEST_CASE("telemetry: the run loop's window events are queued and applied in their order") {
+  // start_window, mark_stage and mark_settle return at once (the scraper thread applies them
+  // before it folds in its next scrape); the summary still has them in order, with their times.
+  TinyHttpServer server([](const std::string&, int index) {
+    return TinyHttpServer::reply("200 OK", "",
+                                 "# TYPE hits counter\nhits_total " + std::to_string(index) + "\n");
+  });
+  convoy::test::TempDir dir("convoy-telemetry-events-");
+  Telemetry t(fast_config(), {endpoint("srv", server.url() + "/metrics")}, run_clock,
+              dir.path() / "server_metrics.jsonl");
+  CHECK(t.wait_first_round().empty());
+  const int64_t t0 = run_clock();
+  t.start_window(t0);
+  t.mark_stage("a", t0 + 1);
+  t.mark_settle(t0 + 2);
+  t.mark_stage("b", t0 + 3);
+  CHECK(convoy::test::wait_for_change(
+      dir.path(), [&] { return server.requests() >= 4; }, 10));
+  t.stop();
+  const auto summary = parse_doc(t.summary_json());
+  CHECK(summary["window"]["start_ns"].GetInt64() == t0);
+  const auto& stages = summary["stages"];
+  REQUIRE(stages.Size() == 2);
+  CHECK(std::string(stages[0]["name"].GetString()) == "a");
+  CHECK(stages[0]["start_ns"].GetInt64() == t0 + 1);
+  CHECK(stages[0]["end_ns"].GetInt64() == t0 + 2);
+  CHECK(std::string(stages[1]["name"].GetString()) == "b");
+  CHECK(stages[1]["start_ns"].GetInt64() == t0 + 3);
+  CHECK(stages[1]["end_ns"].IsNull());
+  SUBCASE("events queued after the last scrape are applied by summary_json()") {
+    t.mark_settle(t0 + 4);
+    const auto later = parse_doc(t.summary_json());
+    CHECK(later["stages"][1]["end_ns"].GetInt64() == t0 + 4);
+  }
+}
+
 TEST_CASE("telemetry: every scrape's samples are written alike, kept, reused or dropped") {
   // Scrape 0 and 1 read the same series (the second is written from each series' cached
   // text), with NaN, +Inf, a timestamp and label escapes; max_series 2 drops the third series.
