@@ -20,13 +20,15 @@
 
 #include "common/log.hpp"
 #include "common/utf8.hpp"
+#include "controller/report/json_line_writer.hpp"
 #include "controller/report/metrics.hpp"
 
 namespace convoy::controller {
 
 namespace {
 
-using LineWriter = rapidjson::Writer<rapidjson::StringBuffer>;
+// Strings and keys through the fast path (json_line_writer.hpp); the same bytes as rapidjson.
+using LineWriter = JsonLineWriter;
 
 void put_string(LineWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
