@@ -72,9 +72,11 @@ inline std::string read_file(const std::filesystem::path& path) {
 }
 
 // `text` parsed; the caller checks HasParseError() where it matters.
+// Numbers in full precision: tests compare values that went through JSON text exactly, and
+// rapidjson's default parsing may be one unit in the last place off.
 inline rapidjson::Document parse_json(const std::string& text) {
   rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(text.c_str(), text.size());
   return doc;
 }
 

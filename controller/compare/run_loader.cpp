@@ -140,7 +140,10 @@ std::map<std::string, std::string> flatten_yaml(const std::string& yaml_text) {
 
 Column column_from_summary(const std::string& folder, const std::string& summary_text) {
   rapidjson::Document doc;
-  doc.Parse(summary_text.c_str(), summary_text.size());
+  // Full precision: rapidjson's default number parsing may land one unit in the last place off,
+  // and compare.json must show each run's own values exactly (a value written back then differs
+  // from summary.json's: the e2e test saw 189.907 != 189.907).
+  doc.Parse<rapidjson::kParseFullPrecisionFlag>(summary_text.c_str(), summary_text.size());
   if (doc.HasParseError()) {
     throw CompareError(folder + " is not a convoy run: summary.json is not JSON (" +
                        rapidjson::GetParseError_En(doc.GetParseError()) + ")");

@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -151,6 +152,21 @@ TEST_CASE("compare: aggregates are read through avg in both summary.json shapes"
   CHECK(a.value("error_rate", "avg") == doctest::Approx(10.0));  // derived, in %
   CHECK(b.value("error_rate", "avg") == 0.0);
   CHECK_FALSE(b.value("request_throughput", "p50"));
+}
+
+TEST_CASE("compare: values are read from summary.json exactly, to the last bit") {
+  // 192.14062285714287 is a number rapidjson's default parsing reads one unit in the last place
+  // off (as 192.14062285714289); compare.json would then show another value than the run's.
+  const std::string exact_text = "192.14062285714287";
+  std::string text = summary_text(Fixture{});
+  const std::string from = R"("request_throughput": {"unit": "requests/sec", "avg": 10})";
+  const size_t at = text.find(from);
+  REQUIRE(at != std::string::npos);
+  text.replace(at, from.size(),
+               R"("request_throughput": {"unit": "requests/sec", "avg": )" + exact_text + "}");
+  const Column c = column_from_summary("a", text);
+  REQUIRE(c.value("request_throughput", "avg"));
+  CHECK(*c.value("request_throughput", "avg") == std::strtod(exact_text.c_str(), nullptr));
 }
 
 TEST_CASE("compare: a folder that is not a convoy run is refused by name with exit 2") {
