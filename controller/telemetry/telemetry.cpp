@@ -214,11 +214,12 @@ void Telemetry::mark_settle(int64_t t_ns) {
 // Called with mutex_ held, so events are applied in the order they were queued whoever applies
 // them, and always before a scrape that is folded in after they were queued.
 void Telemetry::apply_window_events() {
+  std::vector<WindowEvent> events;
   {
     std::lock_guard lock(events_mutex_);
-    applying_events_.swap(pending_events_);
+    events.swap(pending_events_);
   }
-  for (WindowEvent& e : applying_events_) {
+  for (WindowEvent& e : events) {
     switch (e.kind) {
       case WindowEvent::kStartWindow:
         store_.start_window(e.t_ns);
@@ -231,7 +232,6 @@ void Telemetry::apply_window_events() {
         break;
     }
   }
-  applying_events_.clear();
 }
 
 std::string Telemetry::summary_json() {

@@ -103,7 +103,6 @@ class Telemetry {
   void apply_window_events();  // with mutex_ held
   std::mutex events_mutex_;    // guards pending_events_ only; never held for long
   std::vector<WindowEvent> pending_events_;
-  std::vector<WindowEvent> applying_events_;  // with mutex_ held
   // Guards store_ and the first-round state; taken before events_mutex_.
   mutable std::mutex mutex_;
   std::condition_variable first_round_cv_;
