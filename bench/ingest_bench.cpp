@@ -1,9 +1,9 @@
 // The controller's ingest path, in-process on one core: result batches encoded exactly as a
-// worker sends them on PUSH are decoded (proto::decode + Results), moved onto the controller's
-// clock, folded into MetricsAggregator and RunFacts, and written by RecordsWriter, the same
-// steps as Run::on_records. Prints records/s overall and per stage, and the resident memory at
-// each quarter of the run (it must stay flat: histograms are fixed-size, records stream to disk).
-// The headline figure is records per second of this thread's CPU time (one core's worth).
+// worker sends them on PUSH are decoded (proto::decode_in_place + Results), moved onto the
+// controller's clock, folded into MetricsAggregator and RunFacts, and written by RecordsWriter,
+// the same steps as Run::on_records. Prints records/s overall and per stage, and the resident
+// memory at each quarter of the run (it must stay flat: histograms are fixed-size, records stream
+// to disk). The headline figure is records per second of this thread's CPU time (one core's worth).
 //
 // Usage: ingest_bench [--seconds S | --records N] [--records-per-batch N] [--gaps N] [--out PATH]
 //                     [--scrape URLS]
@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
     const std::string& bytes = wire[pass % kBatches];
     const auto t0 = Clock::now();
     std::string error;
-    auto decoded = convoy::proto::decode(bytes.data(), bytes.size(), &error);
+    auto decoded = convoy::proto::decode_in_place(bytes.data(), bytes.size(), &error);
     if (!decoded) {
       std::fprintf(stderr, "ingest_bench: decode failed: %s\n", error.c_str());
       return 1;

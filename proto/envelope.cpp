@@ -30,7 +30,15 @@ std::string encode_raw(MsgType type, const msgpack::sbuffer& body, uint32_t vers
   return std::string(out.data(), out.size());
 }
 
-std::optional<Decoded> decode(const void* data, size_t size, std::string* error, size_t max_bytes) {
+namespace {
+
+// msgpack's unpack_reference_func: strings, binaries and extensions point into the buffer.
+bool reference_all(msgpack::type::object_type /*type*/, size_t /*size*/, void* /*user*/) {
+  return true;
+}
+
+std::optional<Decoded> decode_envelope(const void* data, size_t size, std::string* error,
+                                       size_t max_bytes, msgpack::unpack_reference_func reference) {
   auto fail = [&](std::string msg) -> std::optional<Decoded> {
     if (error) *error = std::move(msg);
     return std::nullopt;
@@ -42,7 +50,7 @@ std::optional<Decoded> decode(const void* data, size_t size, std::string* error,
   Decoded d;
   try {
     size_t off = 0;
-    d.handle = msgpack::unpack(static_cast<const char*>(data), size, off, nullptr, nullptr,
+    d.handle = msgpack::unpack(static_cast<const char*>(data), size, off, reference, nullptr,
                                decode_limits());
     if (off != size) return fail("trailing bytes after the envelope");
   } catch (const std::exception& e) {
@@ -72,6 +80,16 @@ std::optional<Decoded> decode(const void* data, size_t size, std::string* error,
   }
   if (!have_v || !have_t || !have_b) return fail("envelope lacks version, type or body");
   return d;
+}
+
+}  // namespace
+
+std::optional<Decoded> decode(const void* data, size_t size, std::string* error, size_t max_bytes) {
+  return decode_envelope(data, size, error, max_bytes, nullptr);
+}
+
+std::optional<Decoded> decode_in_place(const void* data, size_t size, std::string* error) {
+  return decode_envelope(data, size, error, kMaxMessageBytes, &reference_all);
 }
 
 std::string_view to_string(MsgType type) {

@@ -1,24 +1,137 @@
-// One-pass decoders for the messages on the hot paths: Record (the controller's ingest) and
-// Conversation with its Turns and SubAgents (every assignment a worker receives). msgpack's generic
-// MSGPACK_DEFINE_MAP conversion builds a std::map of every key per object before it looks the
-// fields up; these walk the map once. The wire format is unchanged, unknown keys are skipped
-// and missing keys keep their defaults, exactly as with the generic path.
+// One-pass decoders for the messages on the hot paths: Record with its RecordError and
+// ConversationEnd (the controller's ingest), Conversation with its Turns and SubAgents and
+// WindowStart (every assignment a worker receives). msgpack's generic MSGPACK_DEFINE_MAP conversion
+// builds a std::map of every key per object before it looks the fields up; these walk the map once.
+// The wire format is unchanged, unknown keys are skipped and missing keys keep their defaults,
+// exactly as with the generic path.
+#include <array>
+#include <cstddef>
+#include <cstdint>
 #include <string_view>
 
 #include "proto/messages.hpp"
 
 namespace {
 
-// Calls field(key, value) for every string-keyed member of the map `o`.
-template <typename Field>
-void for_each_member(const msgpack::object& o, Field&& field) {
+// A member of T's msgpack map: its key and how to read its value into T.
+template <typename T>
+struct Member {
+  std::string_view key;
+  void (*read)(const msgpack::object& value, T& into);
+};
+
+// NOLINTBEGIN(bugprone-macro-parentheses): `field` is a member name, which cannot be parenthesized.
+// clang-format off
+#define CONVOY_MEMBER(T, field) \
+  Member<T>{#field, [](const msgpack::object& value, T& into) { value.convert(into.field); }}
+// clang-format on
+// NOLINTEND(bugprone-macro-parentheses)
+
+// Reads every string-keyed member of the map `o` that `members` names into `v`; other keys are
+// skipped. The encoder writes the members in the order of MSGPACK_DEFINE_MAP, which is the order
+// of `members`, so the member after the last one read is tried first: one key compare per member
+// on the usual path (a search of the list otherwise, for another order or an unknown key).
+template <typename T, size_t N>
+void read_members(const msgpack::object& o, T& v, const std::array<Member<T>, N>& members) {
   if (o.type != msgpack::type::MAP) throw msgpack::type_error();
+  size_t next = 0;
   for (uint32_t i = 0; i < o.via.map.size; ++i) {
     const msgpack::object_kv& kv = o.via.map.ptr[i];
     if (kv.key.type != msgpack::type::STR) continue;
-    field(std::string_view(kv.key.via.str.ptr, kv.key.via.str.size), kv.val);
+    const std::string_view key(kv.key.via.str.ptr, kv.key.via.str.size);
+    size_t m = next;
+    if (m >= N || members[m].key != key) {
+      m = 0;
+      while (m < N && members[m].key != key) ++m;
+      if (m == N) continue;
+    }
+    members[m].read(kv.val, v);
+    next = m + 1;
   }
 }
+
+using convoy::proto::Conversation;
+using convoy::proto::ConversationEnd;
+using convoy::proto::Record;
+using convoy::proto::RecordError;
+using convoy::proto::SubAgent;
+using convoy::proto::Turn;
+using convoy::proto::WindowStart;
+
+// In MSGPACK_DEFINE_MAP's order (proto/messages.hpp). A member missing here arrives as its
+// default: tests/proto/record_codec_test.cpp checks every one against the generic decoder.
+constexpr std::array kRecordMembers = {
+    CONVOY_MEMBER(Record, x_request_id),
+    CONVOY_MEMBER(Record, x_correlation_id),
+    CONVOY_MEMBER(Record, conversation_id),
+    CONVOY_MEMBER(Record, conversation_index),
+    CONVOY_MEMBER(Record, turn_index),
+    CONVOY_MEMBER(Record, final_turn),
+    CONVOY_MEMBER(Record, phase),
+    CONVOY_MEMBER(Record, intended_ns),
+    CONVOY_MEMBER(Record, sent_ns),
+    CONVOY_MEMBER(Record, first_byte_ns),
+    CONVOY_MEMBER(Record, first_token_ns),
+    CONVOY_MEMBER(Record, second_token_ns),
+    CONVOY_MEMBER(Record, last_token_ns),
+    CONVOY_MEMBER(Record, end_ns),
+    CONVOY_MEMBER(Record, chunk_gaps_ns),
+    CONVOY_MEMBER(Record, input_tokens),
+    CONVOY_MEMBER(Record, output_tokens),
+    CONVOY_MEMBER(Record, cached_tokens),
+    CONVOY_MEMBER(Record, usage_from_server),
+    CONVOY_MEMBER(Record, http_status),
+    CONVOY_MEMBER(Record, error),
+    CONVOY_MEMBER(Record, session_control),
+    CONVOY_MEMBER(Record, subagent),
+    CONVOY_MEMBER(Record, url_index),
+    CONVOY_MEMBER(Record, served_by),
+    CONVOY_MEMBER(Record, dp_rank),
+    CONVOY_MEMBER(Record, close_request),
+    CONVOY_MEMBER(Record, reasoning_tokens),
+    CONVOY_MEMBER(Record, first_output_token_ns),
+};
+
+constexpr std::array kRecordErrorMembers = {
+    CONVOY_MEMBER(RecordError, kind),
+    CONVOY_MEMBER(RecordError, code),
+    CONVOY_MEMBER(RecordError, type),
+    CONVOY_MEMBER(RecordError, message),
+};
+
+constexpr std::array kConversationEndMembers = {
+    CONVOY_MEMBER(ConversationEnd, conversation_index),
+    CONVOY_MEMBER(ConversationEnd, reason),
+    CONVOY_MEMBER(ConversationEnd, refilled_by),
+};
+
+constexpr std::array kWindowStartMembers = {
+    CONVOY_MEMBER(WindowStart, conversation_index),
+    CONVOY_MEMBER(WindowStart, start_ns),
+};
+
+constexpr std::array kTurnMembers = {
+    CONVOY_MEMBER(Turn, user_text),      CONVOY_MEMBER(Turn, messages_json),
+    CONVOY_MEMBER(Turn, max_tokens),     CONVOY_MEMBER(Turn, input_tokens_est),
+    CONVOY_MEMBER(Turn, delay_ms),       CONVOY_MEMBER(Turn, extra_json),
+    CONVOY_MEMBER(Turn, recorded_reply),
+};
+
+constexpr std::array kConversationMembers = {
+    CONVOY_MEMBER(Conversation, index),          CONVOY_MEMBER(Conversation, conversation_id),
+    CONVOY_MEMBER(Conversation, correlation_id), CONVOY_MEMBER(Conversation, phase),
+    CONVOY_MEMBER(Conversation, start_ns),       CONVOY_MEMBER(Conversation, first_turn),
+    CONVOY_MEMBER(Conversation, system_prompt),  CONVOY_MEMBER(Conversation, turns),
+    CONVOY_MEMBER(Conversation, subagents),      CONVOY_MEMBER(Conversation, url_index),
+};
+
+constexpr std::array kSubAgentMembers = {
+    CONVOY_MEMBER(SubAgent, conversation_id), CONVOY_MEMBER(SubAgent, correlation_id),
+    CONVOY_MEMBER(SubAgent, parent),          CONVOY_MEMBER(SubAgent, spawn_after_turn),
+    CONVOY_MEMBER(SubAgent, system_prompt),   CONVOY_MEMBER(SubAgent, turns),
+};
+
+#undef CONVOY_MEMBER
 
 }  // namespace
 
@@ -26,136 +139,43 @@ namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
   namespace adaptor {
 
-  msgpack::object const& convert<convoy::proto::Record>::operator()(
-      msgpack::object const& o, convoy::proto::Record& v) const {
-    // 27 short compares per field at most: cheaper than any lookup structure.
-    for_each_member(o, [&v](std::string_view key, const msgpack::object& val) {
-      if (key == "x_request_id")
-        val.convert(v.x_request_id);
-      else if (key == "x_correlation_id")
-        val.convert(v.x_correlation_id);
-      else if (key == "conversation_id")
-        val.convert(v.conversation_id);
-      else if (key == "conversation_index")
-        val.convert(v.conversation_index);
-      else if (key == "turn_index")
-        val.convert(v.turn_index);
-      else if (key == "final_turn")
-        val.convert(v.final_turn);
-      else if (key == "phase")
-        val.convert(v.phase);
-      else if (key == "intended_ns")
-        val.convert(v.intended_ns);
-      else if (key == "sent_ns")
-        val.convert(v.sent_ns);
-      else if (key == "first_byte_ns")
-        val.convert(v.first_byte_ns);
-      else if (key == "first_token_ns")
-        val.convert(v.first_token_ns);
-      else if (key == "second_token_ns")
-        val.convert(v.second_token_ns);
-      else if (key == "last_token_ns")
-        val.convert(v.last_token_ns);
-      else if (key == "end_ns")
-        val.convert(v.end_ns);
-      else if (key == "chunk_gaps_ns")
-        val.convert(v.chunk_gaps_ns);
-      else if (key == "input_tokens")
-        val.convert(v.input_tokens);
-      else if (key == "output_tokens")
-        val.convert(v.output_tokens);
-      else if (key == "cached_tokens")
-        val.convert(v.cached_tokens);
-      else if (key == "usage_from_server")
-        val.convert(v.usage_from_server);
-      else if (key == "http_status")
-        val.convert(v.http_status);
-      else if (key == "error")
-        val.convert(v.error);
-      else if (key == "session_control")
-        val.convert(v.session_control);
-      else if (key == "subagent")
-        val.convert(v.subagent);
-      else if (key == "url_index")
-        val.convert(v.url_index);
-      else if (key == "served_by")
-        val.convert(v.served_by);
-      else if (key == "dp_rank")
-        val.convert(v.dp_rank);
-      else if (key == "close_request")
-        val.convert(v.close_request);
-      else if (key == "reasoning_tokens")
-        val.convert(v.reasoning_tokens);
-      else if (key == "first_output_token_ns")
-        val.convert(v.first_output_token_ns);
-    });
+  msgpack::object const& convert<Record>::operator()(msgpack::object const& o, Record& v) const {
+    read_members(o, v, kRecordMembers);
     return o;
   }
 
-  msgpack::object const& convert<convoy::proto::Turn>::operator()(msgpack::object const& o,
-                                                                  convoy::proto::Turn& v) const {
-    for_each_member(o, [&v](std::string_view key, const msgpack::object& val) {
-      if (key == "user_text")
-        val.convert(v.user_text);
-      else if (key == "messages_json")
-        val.convert(v.messages_json);
-      else if (key == "max_tokens")
-        val.convert(v.max_tokens);
-      else if (key == "input_tokens_est")
-        val.convert(v.input_tokens_est);
-      else if (key == "delay_ms")
-        val.convert(v.delay_ms);
-      else if (key == "extra_json")
-        val.convert(v.extra_json);
-      else if (key == "recorded_reply")
-        val.convert(v.recorded_reply);
-    });
+  msgpack::object const& convert<RecordError>::operator()(msgpack::object const& o,
+                                                          RecordError& v) const {
+    read_members(o, v, kRecordErrorMembers);
     return o;
   }
 
-  msgpack::object const& convert<convoy::proto::Conversation>::operator()(
-      msgpack::object const& o, convoy::proto::Conversation& v) const {
-    for_each_member(o, [&v](std::string_view key, const msgpack::object& val) {
-      if (key == "index")
-        val.convert(v.index);
-      else if (key == "conversation_id")
-        val.convert(v.conversation_id);
-      else if (key == "correlation_id")
-        val.convert(v.correlation_id);
-      else if (key == "phase")
-        val.convert(v.phase);
-      else if (key == "start_ns")
-        val.convert(v.start_ns);
-      else if (key == "first_turn")
-        val.convert(v.first_turn);
-      else if (key == "system_prompt")
-        val.convert(v.system_prompt);
-      else if (key == "turns")
-        val.convert(v.turns);  // a vector of Turn: each through the decoder above
-      else if (key == "subagents")
-        val.convert(v.subagents);  // a vector of SubAgent: each through the decoder below
-      else if (key == "url_index")
-        val.convert(v.url_index);
-    });
+  msgpack::object const& convert<ConversationEnd>::operator()(msgpack::object const& o,
+                                                              ConversationEnd& v) const {
+    read_members(o, v, kConversationEndMembers);
     return o;
   }
 
-  msgpack::object const& convert<convoy::proto::SubAgent>::operator()(
-      msgpack::object const& o, convoy::proto::SubAgent& v) const {
-    for_each_member(o, [&v](std::string_view key, const msgpack::object& val) {
-      if (key == "conversation_id")
-        val.convert(v.conversation_id);
-      else if (key == "correlation_id")
-        val.convert(v.correlation_id);
-      else if (key == "parent")
-        val.convert(v.parent);
-      else if (key == "spawn_after_turn")
-        val.convert(v.spawn_after_turn);
-      else if (key == "system_prompt")
-        val.convert(v.system_prompt);
-      else if (key == "turns")
-        val.convert(v.turns);
-    });
+  msgpack::object const& convert<WindowStart>::operator()(msgpack::object const& o,
+                                                          WindowStart& v) const {
+    read_members(o, v, kWindowStartMembers);
+    return o;
+  }
+
+  msgpack::object const& convert<Turn>::operator()(msgpack::object const& o, Turn& v) const {
+    read_members(o, v, kTurnMembers);  // recorded_reply and the rest
+    return o;
+  }
+
+  msgpack::object const& convert<Conversation>::operator()(msgpack::object const& o,
+                                                           Conversation& v) const {
+    read_members(o, v, kConversationMembers);  // turns and subagents through the decoders here
+    return o;
+  }
+
+  msgpack::object const& convert<SubAgent>::operator()(msgpack::object const& o,
+                                                       SubAgent& v) const {
+    read_members(o, v, kSubAgentMembers);
     return o;
   }
 

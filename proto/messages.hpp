@@ -441,17 +441,33 @@ CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::HistoryMode, convoy::proto::HistoryMo
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::SessionAction, convoy::proto::SessionAction::kClose)
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::FinalMarker, convoy::proto::FinalMarker::kCloseRequest)
 
-// Records (the controller's ingest) and Conversations with their Turns and SubAgents (every
-// assignment) are decoded with one pass over their map (proto/map_codecs.cpp) instead of
-// msgpack's generic map conversion, which builds a std::map of every key per object. The wire
-// format is unchanged: still the map MSGPACK_DEFINE_MAP writes; unknown keys are skipped and
-// missing keys keep their defaults, as with the generic path.
+// Records with their RecordError and ConversationEnds (the controller's ingest), and
+// Conversations with their Turns and SubAgents and WindowStarts (every assignment) are decoded with
+// one pass over their map (proto/map_codecs.cpp) instead of msgpack's generic map conversion, which
+// builds a std::map of every key per object. The wire format is unchanged: still the map
+// MSGPACK_DEFINE_MAP writes; unknown keys are skipped and missing keys keep their defaults, as with
+// the generic path.
 namespace msgpack {
 MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
   namespace adaptor {
   template <>
   struct convert<convoy::proto::Record> {
     msgpack::object const& operator()(msgpack::object const& o, convoy::proto::Record& v) const;
+  };
+  template <>
+  struct convert<convoy::proto::RecordError> {
+    msgpack::object const& operator()(msgpack::object const& o,
+                                      convoy::proto::RecordError& v) const;
+  };
+  template <>
+  struct convert<convoy::proto::ConversationEnd> {
+    msgpack::object const& operator()(msgpack::object const& o,
+                                      convoy::proto::ConversationEnd& v) const;
+  };
+  template <>
+  struct convert<convoy::proto::WindowStart> {
+    msgpack::object const& operator()(msgpack::object const& o,
+                                      convoy::proto::WindowStart& v) const;
   };
   template <>
   struct convert<convoy::proto::Turn> {

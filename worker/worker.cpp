@@ -148,7 +148,7 @@ struct Worker::Impl {
   void on_control(zmq::message_t& msg) {
     last_heard_ns = steady_now_ns();
     std::string error;
-    auto d = proto::decode(msg.data(), msg.size(), &error);
+    auto d = proto::decode_in_place(msg.data(), msg.size(), &error);  // msg outlives d
     if (!d) {
       if (salvage_assign(msg)) return;
       log_warn("dropped a malformed control message: ", log_escape(error));

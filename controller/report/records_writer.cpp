@@ -34,7 +34,8 @@ void put_string(LineWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-void put_time(LineWriter& w, const char* key, int64_t ns) {
+template <size_t N>
+void put_time(LineWriter& w, const char (&key)[N], int64_t ns) {
   w.Key(key);
   if (ns > 0) {
     w.Int64(ns);
@@ -43,7 +44,8 @@ void put_time(LineWriter& w, const char* key, int64_t ns) {
   }
 }
 
-void put_ms(LineWriter& w, const char* key, std::optional<double> ns) {
+template <size_t N>
+void put_ms(LineWriter& w, const char (&key)[N], std::optional<double> ns) {
   w.Key(key);
   if (ns && std::isfinite(*ns)) {
     w.Double(*ns / 1e6);
@@ -169,7 +171,11 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
   w.Key("phase");
   w.String(r.phase == proto::Phase::kWarmup ? "warmup" : "measure");
   if (!stage.empty()) {
-    w.Key(settle ? "settle" : "stage");
+    if (settle) {
+      w.Key("settle");
+    } else {
+      w.Key("stage");
+    }
     put_string(w, stage);
   }
   put_time(w, "intended_ns", r.intended_ns);

@@ -80,7 +80,7 @@ void Run::on_pong(const std::string& worker_id, const proto::Pong& pong, int64_t
 
 void Run::on_result(zmq::message_t& payload) {
   std::string error;
-  auto d = proto::decode(payload.data(), payload.size(), &error);
+  auto d = proto::decode_in_place(payload.data(), payload.size(), &error);  // payload outlives d
   if (!d) {
     log_warn("dropped a malformed result batch: ", log_escape(error));
     return;

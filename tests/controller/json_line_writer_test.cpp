@@ -73,3 +73,37 @@ TEST_CASE("json line writer: strings are written exactly as rapidjson's Writer w
     CHECK(std::string(b.GetString(), b.GetSize()) == R"(["a\"b","c\td"])");
   }
 }
+
+TEST_CASE("json line writer: a literal key is written as rapidjson writes that key") {
+  rapidjson::StringBuffer ours;
+  convoy::controller::JsonLineWriter w(ours);
+  rapidjson::StringBuffer theirs;
+  rapidjson::Writer<rapidjson::StringBuffer> r(theirs);
+  w.StartObject();
+  r.StartObject();
+  w.Key("x_request_id");  // first member: no comma
+  r.Key("x_request_id");
+  w.Int(1);
+  r.Int(1);
+  w.Key("metrics");  // after a member: the comma, then a nested object's first key
+  r.Key("metrics");
+  w.StartObject();
+  r.StartObject();
+  w.Key("");
+  r.Key("");
+  w.Null();
+  r.Null();
+  w.Key("ttft_ms");
+  r.Key("ttft_ms");
+  w.Double(6.350853);
+  r.Double(6.350853);
+  w.EndObject();
+  r.EndObject();
+  w.EndObject();
+  r.EndObject();
+  CHECK(w.IsComplete());
+  CHECK(std::string(ours.GetString(), ours.GetSize()) ==
+        std::string(theirs.GetString(), theirs.GetSize()));
+  CHECK(std::string(ours.GetString(), ours.GetSize()) ==
+        R"({"x_request_id":1,"metrics":{"":null,"ttft_ms":6.350853}})");
+}

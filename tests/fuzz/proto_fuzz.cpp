@@ -1,12 +1,13 @@
 // libFuzzer target for the wire decoder: the controller decodes whatever reaches its sockets
 // (anyone can connect without CURVE), and a worker salvages Assigns that do not decode whole.
 // Beyond "does not crash": what decodes re-encodes to the same message, the envelope's type
-// reads the same without decoding the body, and salvage agrees with the whole-message decode
-// on every Assign the latter accepts.
+// reads the same without decoding the body, decoding in place reads what decoding with copies
+// reads, and salvage agrees with the whole-message decode on every Assign the latter accepts.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <string>
+#include <string_view>
 
 #include "proto/envelope.hpp"
 
@@ -68,6 +69,21 @@ void check_salvage(const uint8_t* data, size_t size, const std::optional<Decoded
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string error;
   auto d = decode(data, size, &error);
+  // The hot paths decode in place (strings point into the message): the same verdict, the same
+  // body.
+  std::string in_place_error;
+  const auto in_place = decode_in_place(data, size, &in_place_error);
+  if (d.has_value() != in_place.has_value()) std::abort();
+  if (d) {
+    msgpack::sbuffer copied;
+    msgpack::sbuffer referenced;
+    msgpack::pack(copied, d->body);
+    msgpack::pack(referenced, in_place->body);
+    if (std::string_view(copied.data(), copied.size()) !=
+        std::string_view(referenced.data(), referenced.size())) {
+      std::abort();
+    }
+  }
   const auto peeked = peek_type(data, size);
   if (d && peeked != d->type) std::abort();
   if (d) {
