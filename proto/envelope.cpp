@@ -4,14 +4,6 @@
 
 namespace convoy::proto {
 
-namespace {
-
-bool known_type(uint64_t t) {
-  return t >= static_cast<uint64_t>(MsgType::kHello) && t <= static_cast<uint64_t>(MsgType::kBye);
-}
-
-}  // namespace
-
 msgpack::unpack_limit decode_limits() {
   return msgpack::unpack_limit(/*array=*/4u << 20, /*map=*/1u << 16, /*str=*/kMaxStringBytes,
                                /*bin=*/kMaxStringBytes, /*ext=*/1u << 10, /*depth=*/16);
@@ -31,6 +23,10 @@ std::string encode_raw(MsgType type, const msgpack::sbuffer& body, uint32_t vers
 }
 
 namespace {
+
+bool known_type(uint64_t t) {
+  return t >= static_cast<uint64_t>(MsgType::kHello) && t <= static_cast<uint64_t>(MsgType::kBye);
+}
 
 // msgpack's unpack_reference_func: strings, binaries and extensions point into the buffer.
 bool reference_all(msgpack::type::object_type /*type*/, size_t /*size*/, void* /*user*/) {
