@@ -49,7 +49,7 @@ struct ConversationRunner::Member {
   std::optional<Transport::RequestId> request;
   RequestKind kind = RequestKind::kTurn;  // of the request in flight
   int64_t intended_ns = 0;                // of the request being scheduled or sent
-  SessionOverlay overlay;      // of the request in flight
+  SessionOverlay overlay;                 // of the request in flight
   std::string request_id;
   std::string session_control;
 

@@ -73,8 +73,8 @@ std::string SessionLedger::json() const {
 
 std::string SessionLedger::console_line() const {
   if (!tracked) return "";
-  return "sessions (" + std::string(proto::to_string(mode)) + "): " +
-         std::to_string(sessions_opened) + " opened, " + std::to_string(releases_sent) +
+  return "sessions (" + std::string(proto::to_string(mode)) +
+         "): " + std::to_string(sessions_opened) + " opened, " + std::to_string(releases_sent) +
          " released early (" + std::to_string(releases_failed) + " failed), " +
          std::to_string(sessions_left_open) + " left open at the server";
 }

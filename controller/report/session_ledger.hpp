@@ -24,10 +24,10 @@ struct SessionLedger {
   // The mode has a release the server acts on (bind, legacy, header with close_request): the
   // counts below are kept; otherwise they stay 0 and summary.json says tracked: false.
   bool tracked = false;
-  int64_t sessions_opened = 0;     // a bind/open (or header request) reached the server
-  int64_t sessions_left_open = 0;  // of those, no close or release answered 2xx
-  int64_t releases_sent = 0;       // early releases (records with early_release)
-  int64_t releases_failed = 0;     // of those, not answered 2xx
+  int64_t sessions_opened = 0;         // a bind/open (or header request) reached the server
+  int64_t sessions_left_open = 0;      // of those, no close or release answered 2xx
+  int64_t releases_sent = 0;           // early releases (records with early_release)
+  int64_t releases_failed = 0;         // of those, not answered 2xx
   int64_t conversations_reported = 0;  // ConversationEnds counted (lost ones never report)
 
   static constexpr size_t kMaxAnswerBytes = 2048;

@@ -114,7 +114,9 @@ std::string session_probe_body(const proto::TargetSettings& target, const std::s
   }
   rapidjson::Value control(rapidjson::kObjectType);
   control.AddMember("session_id", rapidjson::Value(session_id.c_str(), a), a);
-  control.AddMember("action", rapidjson::Value(action.data(), static_cast<rapidjson::SizeType>(action.size()), a), a);
+  control.AddMember(
+      "action", rapidjson::Value(action.data(), static_cast<rapidjson::SizeType>(action.size()), a),
+      a);
   if (action != "close") control.AddMember("timeout", rapidjson::Value(timeout_s), a);
   nvext->value.RemoveMember("session_control");
   nvext->value.AddMember("session_control", control, a);
@@ -159,8 +161,7 @@ ProbeAnswer post_probe(const proto::TargetSettings& target, const std::string& u
   CURL* c = easy.get();
   std::vector<std::string> lines = {"Content-Type: application/json"};
   for (const auto& [name, value] : target.headers) lines.push_back(name + ": " + value);
-  const char* key =
-      target.api_key_env.empty() ? nullptr : std::getenv(target.api_key_env.c_str());
+  const char* key = target.api_key_env.empty() ? nullptr : std::getenv(target.api_key_env.c_str());
   if (key && *key) lines.push_back(std::string("Authorization: Bearer ") + key);
   curl_slist* list = nullptr;
   for (const auto& line : lines) {
@@ -175,7 +176,8 @@ ProbeAnswer post_probe(const proto::TargetSettings& target, const std::string& u
   curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, static_cast<curl_off_t>(body.size()));
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, headers.get());
   curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, timeout_ms);
-  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, static_cast<long>(target.connect_timeout_s * 1000));
+  curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                   static_cast<long>(target.connect_timeout_s * 1000));
   curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, &on_body);
   curl_easy_setopt(c, CURLOPT_WRITEDATA, &answer.body);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, error);
@@ -253,8 +255,8 @@ std::string resolve_session_routing(Config& config, const std::vector<std::strin
     }
     if (!learned) return "session_routing.mode auto: no target url to probe";
     mode = *learned;
-    log_info("session_routing.mode auto: ", proto::to_string(mode), " (probe of ",
-             ledger.probe_url, ": ", ledger.detection_reason, ")");
+    log_info("session_routing.mode auto: ", proto::to_string(mode), " (probe of ", ledger.probe_url,
+             ": ", ledger.detection_reason, ")");
   }
   ledger.mode = mode;
   ledger.tracked = mode == SessionRoutingMode::kBind || mode == SessionRoutingMode::kLegacy ||

@@ -72,8 +72,9 @@ TEST_CASE("auto: the probe body is one short request with a body bind") {
     CHECK(body["max_tokens"].GetInt() == 1);
     CHECK_FALSE(body["stream"].GetBool());
     CHECK(body["ignore_eos"].GetBool());  // target.extra_body is kept
-    CHECK(to_json(body["nvext"]) ==
-          R"({"extra_fields":["worker_id"],"session_control":{"session_id":"probe-1","action":"bind","timeout":300}})");
+    CHECK(
+        to_json(body["nvext"]) ==
+        R"({"extra_fields":["worker_id"],"session_control":{"session_id":"probe-1","action":"bind","timeout":300}})");
   }
   SUBCASE("completions, max_completion_tokens, close") {
     t.endpoint = convoy::proto::Endpoint::kCompletions;
@@ -141,8 +142,9 @@ TEST_CASE("the session ledger counts releases apart and says what was left open"
   CHECK(std::string(json["configured"].GetString()) == "auto");
   CHECK(std::string(json["mode"].GetString()) == "bind");
   CHECK(std::string(json["detected_by"].GetString()) == "probe");
-  CHECK(to_json(json["sessions"]) ==
-        R"({"tracked":true,"opened":2,"closed":1,"releases_sent":2,"releases_failed":1,"left_open":1,"conversations_reported":1})");
+  CHECK(
+      to_json(json["sessions"]) ==
+      R"({"tracked":true,"opened":2,"closed":1,"releases_sent":2,"releases_failed":1,"left_open":1,"conversations_reported":1})");
   CHECK(ledger.console_line() ==
         "sessions (bind): 2 opened, 2 released early (1 failed), 1 left open at the server");
 }

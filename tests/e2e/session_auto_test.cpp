@@ -67,7 +67,8 @@ std::string config(const std::string& url, const std::string& routing, const std
     << "dataset:\n  conversations: 6\n  turns: {mean: 3, stddev: 0, min: 3, max: 3}\n"
     << "  input_tokens: {mean: 64, stddev: 0}\n  output_tokens: {mean: 4, stddev: 0}\n"
     << "load:\n  concurrency: 3\n"
-    << "session_routing:\n" << routing << "workers:\n  local: 2\noutput:\n  html: false\n"
+    << "session_routing:\n"
+    << routing << "workers:\n  local: 2\noutput:\n  html: false\n"
     << extra;
   return y.str();
 }
@@ -91,9 +92,7 @@ TEST_CASE("session_routing auto learns each convoy-mock contract from one probe"
   SUBCASE("legacy") {
     contract = "legacy", expected = "legacy", first_action = "open", probe_status = 400;
   }
-  SUBCASE("header") {
-    contract = "header", expected = "header", probe_status = 400;
-  }
+  SUBCASE("header") { contract = "header", expected = "header", probe_status = 400; }
   const fs::path dir = fresh_dir("e2e-session-auto-" + contract);
   Mock mock = start_mock(dir, {"--contract", contract, "--speedup", "50", "--itl-ms", "1"});
   Run r = run_convoy(dir, config(mock.url, "  mode: auto\n", ""));
@@ -128,7 +127,8 @@ TEST_CASE("session_routing auto learns each convoy-mock contract from one probe"
   fs::remove_all(dir);
 }
 
-TEST_CASE("session_routing auto exits 3 on an answer that names no contract, sending nothing else") {
+TEST_CASE(
+    "session_routing auto exits 3 on an answer that names no contract, sending nothing else") {
   const fs::path dir = fresh_dir("e2e-session-auto-500");
   Mock mock = start_mock(dir, {"--contract", "bind", "--error-rate", "1"});
   Run r = run_convoy(dir, config(mock.url, "  mode: auto\n", ""));

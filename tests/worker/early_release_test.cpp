@@ -120,8 +120,8 @@ TEST_CASE("early release: a release that fails leaves its session counted open")
   REQUIRE(h.run_until_started(2));
   REQUIRE(h.http.complete(h.http.started()[1].id, failed(proto::ErrorKind::kCancelled, 0, true)));
   REQUIRE(h.run_until_started(3));
-  REQUIRE(h.http.complete(h.http.started()[2].id,
-                          failed(proto::ErrorKind::kHttpStatus, 503, true)));
+  REQUIRE(
+      h.http.complete(h.http.started()[2].id, failed(proto::ErrorKind::kHttpStatus, 503, true)));
   REQUIRE(h.run_until_ends(1));
   CHECK(h.ends[0].sessions_opened == 1);
   CHECK(h.ends[0].sessions_left_open == 1);
@@ -174,8 +174,8 @@ TEST_CASE("early release: a final turn whose close failed is released again") {
   REQUIRE(h.http.complete(h.http.started()[0].id, FakeTransport::ok()));
   REQUIRE(h.run_until_started(2));
   // A 503 for the final turn: its close was not taken (a 200 that broke mid-stream was).
-  REQUIRE(h.http.complete(h.http.started()[1].id,
-                          failed(proto::ErrorKind::kHttpStatus, 503, true)));
+  REQUIRE(
+      h.http.complete(h.http.started()[1].id, failed(proto::ErrorKind::kHttpStatus, 503, true)));
   REQUIRE(h.run_until_started(3));
   CHECK(control_of(h.http.started()[2].request) == R"({"session_id":"corr-1","action":"close"})");
   REQUIRE(h.http.complete(h.http.started()[2].id, FakeTransport::ok()));
@@ -201,9 +201,9 @@ TEST_CASE("early release: the run's end releases conversations in flight and bet
   h.runner.cancel_all();  // a second cancel spares the releases
   CHECK(h.http.cancels() == 1);
   for (size_t n = 3; n < 5; ++n) {
-    CHECK(control_of(h.http.started()[n].request) ==
-          R"({"session_id":")" + std::string(n == 3 ? "corr-2" : "corr-1") +
-              R"(","action":"close"})");
+    CHECK(control_of(h.http.started()[n].request) == R"({"session_id":")" +
+                                                         std::string(n == 3 ? "corr-2" : "corr-1") +
+                                                         R"(","action":"close"})");
     REQUIRE(h.http.complete(h.http.started()[n].id, FakeTransport::ok()));
   }
   REQUIRE(h.run_until_ends(2));
