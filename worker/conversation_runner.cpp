@@ -413,12 +413,14 @@ void ConversationRunner::send_session_end(Family& f, size_t m, const proto::Turn
 
 // Sessions the server may still hold (bind, legacy, header with close_request): one that a
 // request may have opened (it reached the server) stays open until a close or release for it is
-// answered 2xx. A request that failed before reaching the server opened nothing.
+// answered 2xx. A request that failed before reaching the server, or that the server refused
+// with a 4xx (e.g. a bind it does not know), opened nothing.
 void ConversationRunner::note_session(Family& f, size_t m, const HttpResponse& response) {
   Member& member = f.members[m];
   if (!releases_sessions(router_.settings())) return;
   const bool reached = response.request_reached_server || response.http_status != 0;
-  if (reached && member.overlay.may_open_session()) member.session_open = true;
+  const bool refused = response.http_status >= 400 && response.http_status < 500;
+  if (reached && !refused && member.overlay.may_open_session()) member.session_open = true;
   const bool accepted = response.http_status >= 200 && response.http_status < 300;
   if (accepted && member.overlay.ends_session()) member.session_closed = true;
 }

@@ -134,6 +134,9 @@ TEST_CASE("early release: nothing to release when no request could have opened t
   SUBCASE("turn 0 never reached the server") {
     first = failed(proto::ErrorKind::kConnect, 0, false);
   }
+  SUBCASE("turn 0 was refused (a bind this frontend does not know)") {
+    first = failed(proto::ErrorKind::kHttpStatus, 400, true);
+  }
   SUBCASE("mode off") {
     s.session_routing.mode = proto::SessionRoutingMode::kOff;
     first = failed(proto::ErrorKind::kCancelled, 0, true);
