@@ -148,3 +148,21 @@ TEST_CASE("the session ledger counts releases apart and says what was left open"
   CHECK(ledger.console_line() ==
         "sessions (bind): 2 opened, 2 released early (1 failed), 1 left open at the server");
 }
+
+TEST_CASE("session routing on embeddings is a validation warning naming file, line and key") {
+  const Config c =
+      parse_config("target:\n  endpoint: embeddings\nsession_routing:\n  mode: auto\n", "c.yaml");
+  REQUIRE(c.warnings.size() == 1);
+  CHECK(c.warnings[0].find("c.yaml:4") != std::string::npos);
+  CHECK(c.warnings[0].find("session_routing.mode") != std::string::npos);
+  CHECK(c.warnings[0].find("nothing is overlaid") != std::string::npos);
+  CHECK(parse_config("target:\n  endpoint: chat\nsession_routing:\n  mode: auto\n", "c.yaml")
+            .warnings.empty());
+}
+
+TEST_CASE("final_marker may go with auto (it applies when header is learned)") {
+  const Config c =
+      parse_config("session_routing:\n  mode: auto\n  final_marker: close_request\n", "c.yaml");
+  CHECK(c.session_routing.mode == SessionRoutingMode::kAuto);
+  CHECK(c.session_routing.final_marker == convoy::proto::FinalMarker::kCloseRequest);
+}
