@@ -446,7 +446,9 @@ void read_session_routing(const Section& top, SessionRoutingConfig& r) {
   s.check(is_header_token(r.header_name), "header_name",
           "not a valid HTTP header name: '" + r.header_name + "'");
   s.read_enum("final_marker", r.final_marker, kFinalMarkerNames, proto::parse_final_marker);
-  s.check(r.final_marker == FinalMarker::kOff || r.mode == SessionRoutingMode::kHeader,
+  // auto may learn header (and drops the marker otherwise: workers send it in header mode only).
+  s.check(r.final_marker == FinalMarker::kOff || r.mode == SessionRoutingMode::kHeader ||
+              r.mode == SessionRoutingMode::kAuto,
           "final_marker",
           "X-Dynamo-Session-Final is a header-mode marker: set session_routing.mode to header, or "
           "final_marker to off (mode is " +
@@ -634,6 +636,13 @@ void read_top(const Section& top, Config& c) {
   read_dataset(top, c.dataset);
   read_load(top, c.load);
   read_session_routing(top, c.session_routing);
+  if (c.session_routing.mode != SessionRoutingMode::kOff &&
+      c.target.endpoint == proto::Endpoint::kEmbeddings) {
+    c.warnings.push_back(top.source().message(
+        "session_routing.mode", "session_routing.mode",
+        "session routing does not apply to embeddings (no conversation to pin): nothing is "
+        "overlaid, the run goes as with mode off"));
+  }
   read_workers(top, c.workers);
   read_output(top, c.output);
   read_telemetry(top, c.telemetry);

@@ -12,6 +12,7 @@
 #include "controller/dataset/ids.hpp"
 #include "controller/run/output_dir.hpp"
 #include "controller/run/run_impl.hpp"
+#include "controller/run/session_detect.hpp"
 #include "controller/run/target_probe.hpp"
 #include "proto/envelope.hpp"
 
@@ -405,6 +406,14 @@ int Run::execute() {
                 " (is the server up at target.url?). Nothing was sent.");
       return kExitIncomplete;
     }
+  }
+  // session_routing: auto learns its mode from the target now, before any worker exists.
+  const std::string routing_error = resolve_session_routing(
+      config_, config_.target.urls.empty() ? std::vector<std::string>{url_} : config_.target.urls,
+      facts_.sessions);
+  if (!routing_error.empty()) {
+    log_error(routing_error);
+    return kExitIncomplete;
   }
   out_dir_ = make_output_dir(config_, options_.output_dir);
   metrics_.emplace(config_);
