@@ -1,5 +1,6 @@
 #include "controller/config/limits.hpp"
 
+#include <cmath>
 #include <string>
 
 #include "controller/config/yaml_util.hpp"
@@ -10,7 +11,14 @@ namespace {
 
 using yaml_util::Source;
 
-std::string num(double v) { return yaml_util::format_number(v); }
+// Whole numbers in full (100000, not 1e+05); others as the shortest text that reads back.
+std::string num(double v) {
+  constexpr double kWholeUpTo = 1e15;
+  if (v == std::floor(v) && std::fabs(v) < kWholeUpTo) {
+    return std::to_string(static_cast<int64_t>(v));
+  }
+  return yaml_util::format_number(v);
+}
 
 // A closed range [lo, hi] (or (lo, hi] when lo_open) with its unit, for the message.
 struct Range {
@@ -21,7 +29,8 @@ struct Range {
 };
 
 std::string describe(const Range& r) {
-  return std::string(r.lo_open ? "(" : "[") + num(r.lo) + ", " + num(r.hi) + "]" + " " + r.unit;
+  return std::string(r.lo_open ? "(" : "[") + num(r.lo) + ", " + num(r.hi) + "]" +
+         (*r.unit ? " " : "") + r.unit;
 }
 
 void in_range(const Source& src, const std::string& path, double v, const Range& r) {

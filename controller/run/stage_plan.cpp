@@ -63,7 +63,7 @@ std::vector<StageEvent> StagePlan::advance(int64_t now_ns, const StageCounters& 
     StageWindow& w = windows_.back();
     w.end_ns = *end;
     events.push_back({StageEventKind::kEnded, this->current(), *end});
-    const int64_t settle_ns = std::max(seconds_ns(w.config.settle_s), wait_idle_ns_);
+    const int64_t settle_ns = std::max(seconds_to_ns(w.config.settle_s), wait_idle_ns_);
     if (settle_ns <= 0) {
       finish(*end, events);
       return events;
@@ -112,7 +112,7 @@ std::optional<int64_t> StagePlan::next_deadline_ns() const {
   if (state_ == State::kSettling) return settle_deadline_ns_;
   if (state_ != State::kRunning) return std::nullopt;
   const StageWindow& w = windows_.back();
-  if (w.config.duration_s) return w.start_ns + seconds_ns(*w.config.duration_s);
+  if (w.config.duration_s) return w.start_ns + seconds_to_ns(*w.config.duration_s);
   return std::nullopt;
 }
 
