@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "common/duration.hpp"
 #include "common/hash.hpp"
 #include "common/log.hpp"
 
@@ -539,7 +540,7 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
   // Turn k+1 is intended at end(k) + think time, and not before the sub-agents spawned at k
   // have finished (an agent waits for its sub-agents).
   const double delay_ms = (*member.turns)[member.next_turn].delay_ms;
-  member.next_intended_ns = response.end_ns + static_cast<int64_t>(delay_ms * 1e6);
+  member.next_intended_ns = response.end_ns + ms_to_ns(delay_ms);
   if (member.running_children > 0) {
     member.waiting = true;
   } else {
@@ -554,7 +555,7 @@ void ConversationRunner::spawn_children(Family& f, size_t m, uint32_t turns_ende
     ++f.members[m].running_children;
     Member& c = f.members[child];
     const double delay_ms = (*c.turns)[0].delay_ms;
-    schedule_turn(f, child, end_ns + static_cast<int64_t>(delay_ms * 1e6));
+    schedule_turn(f, child, end_ns + ms_to_ns(delay_ms));
   }
 }
 

@@ -13,8 +13,10 @@
 
 #include "common/log.hpp"
 #include "controller/config/did_you_mean.hpp"
+#include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/yaml_guard.hpp"
 #include "controller/config/yaml_util.hpp"
 
 namespace convoy {
@@ -674,6 +676,7 @@ void read_top(const Section& top, Config& c) {
 Config parse_config(const std::string& yaml_text, const std::string& path,
                     const std::vector<std::string>& overrides) {
   YAML::Node root;
+  yaml_guard::check(yaml_text, path);  // one acyclic, bounded document before any node is built
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
@@ -694,6 +697,7 @@ Config parse_config(const std::string& yaml_text, const std::string& path,
     Config c;
     c.source_path = path;
     read_top(Section(src, src.root(), "", kTopKeys), c);
+    config_detail::check_limits(src, c);
     for (const auto& w : c.warnings) log_warn(w);
     return c;
   } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still names the file

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/duration.hpp"
 #include "common/log.hpp"
 #include "controller/dataset/ids.hpp"
 #include "controller/run/output_dir.hpp"
@@ -35,11 +36,11 @@ int64_t steady_now_ns() {
 
 RunPhaseSettings phase_settings(const Config& c) {
   RunPhaseSettings s;
-  s.ready_timeout_ns = static_cast<int64_t>(c.workers.ready_timeout_s * 1e9);
+  s.ready_timeout_ns = seconds_to_ns(c.workers.ready_timeout_s);
   s.warmup = c.load.warmup_sessions > 0 || c.load.warmup_s.has_value();
-  if (c.load.warmup_s) s.warmup_duration_ns = static_cast<int64_t>(*c.load.warmup_s * 1e9);
-  if (c.load.duration_s) s.measure_duration_ns = static_cast<int64_t>(*c.load.duration_s * 1e9);
-  s.grace_ns = static_cast<int64_t>(c.load.grace_s * 1e9);
+  if (c.load.warmup_s) s.warmup_duration_ns = seconds_to_ns(*c.load.warmup_s);
+  if (c.load.duration_s) s.measure_duration_ns = seconds_to_ns(*c.load.duration_s);
+  s.grace_ns = seconds_to_ns(c.load.grace_s);
   return s;
 }
 
