@@ -89,7 +89,9 @@ void check_against_reference(const std::string& name, bool round_trips) {
     if (ids != reference[i] && ++mismatched <= 3) {
       FAIL_CHECK(name << " document " << i << ": " << describe(*tok, docs[i], ids, reference[i]));
     }
-    if (round_trips && tok->decode(ids) != docs[i]) ++round_trip_failures;
+    // Text holding "▁" cannot come back from a tokenizer whose decoder turns it into " ".
+    const bool metaspace_char = docs[i].find("\xE2\x96\x81") != std::string::npos;
+    if (round_trips && !metaspace_char && tok->decode(ids) != docs[i]) ++round_trip_failures;
   }
   const auto end = std::chrono::steady_clock::now();
   const auto ms = [](auto d) {
