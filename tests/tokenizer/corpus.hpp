@@ -49,7 +49,8 @@ inline const std::vector<std::string>& corpus_fragments() {
       "いろはにほへと ちりぬるを わかよたれそ つねならむ。カタカナ、ひらがな、漢字。ｶﾀｶﾅ",
       "다람쥐 헌 쳇바퀴에 타고파. 안녕하세요 세계!",
       "Tiếng Việt có dấu: Trăm năm trong cõi người ta, chữ tài chữ mệnh khéo là ghét nhau.",
-      "Emoji: 😀😃😄 👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 🇯🇵🇺🇸 ❤️ ✨🔥💯 "
+      "Emoji: 😀😃😄 👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 🇯🇵🇺🇸 ❤️ "
+      "✨🔥💯 "
       "🤖 "
       "🧑🏿‍🚀",
       "Math 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 𝐁𝐨𝐥𝐝 𝟙𝟚𝟛 ∀x∈ℝ: x²≥0, ∑ᵢ aᵢ ≤ ∞, √2 ≈ 1.41421356, ½ ¾ Ⅻ ⅷ",
