@@ -14,6 +14,10 @@ namespace {
 
 using Value = rapidjson::Value;
 
+// Ids are dense (decode keeps a table of them): far past any real vocabulary (262,145 in
+// Gemma 3) is a broken file, refused before it allocates.
+constexpr std::uint32_t kMaxId = 1U << 24;
+
 // GPT-2's pattern, which ByteLevel applies when use_regex is true (byte_level.rs).
 constexpr const char* kGpt2Pattern =
     R"('s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+)";
@@ -202,7 +206,9 @@ std::unique_ptr<Bpe> Reader::model(const Value& v, bool byte_level) const {
   Vocab vocab;
   vocab.reserve(vo->value.MemberCount());
   for (const auto& m : vo->value.GetObject()) {
-    if (!m.value.IsUint()) fail("model: vocab id of \"" + std::string(m.name.GetString()) + "\"");
+    if (!m.value.IsUint() || m.value.GetUint() >= kMaxId) {
+      fail("model: vocab id of \"" + std::string(m.name.GetString()) + "\" is not an id");
+    }
     vocab.insert(std::string_view(m.name.GetString(), m.name.GetStringLength()), m.value.GetUint());
   }
   std::vector<std::pair<std::string_view, std::string_view>> merges;
@@ -252,8 +258,8 @@ void Reader::added_tokens(const Value& doc, Tokenizer::Impl& impl) const {
   if (it == doc.MemberEnd() || it->value.IsNull()) return;
   if (!it->value.IsArray()) fail("\"added_tokens\" must be an array");
   for (const Value& a : it->value.GetArray()) {
-    if (!a.IsObject() || !a.HasMember("id") || !a["id"].IsUint()) {
-      fail("added_tokens: each needs an \"id\"");
+    if (!a.IsObject() || !a.HasMember("id") || !a["id"].IsUint() || a["id"].GetUint() >= kMaxId) {
+      fail("added_tokens: each needs an \"id\" (below 16,777,216)");
     }
     AddedToken tok;
     tok.content = str(a, "content", "added_tokens");
@@ -284,8 +290,11 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 std::unique_ptr<Tokenizer::Impl> load_impl(const std::string& path) {
+  return parse_impl(read_file(path), path);
+}
+
+std::unique_ptr<Tokenizer::Impl> parse_impl(std::string text, const std::string& path) {
   // Parsed in place: the DOM's strings (and the merges' views) point into text, no copies.
-  std::string text = read_file(path);
   rapidjson::Document doc;
   doc.ParseInsitu(text.data());
   const Reader r{path};
@@ -296,10 +305,11 @@ std::unique_ptr<Tokenizer::Impl> load_impl(const std::string& path) {
   if (!doc.IsObject() || !doc.HasMember("model")) r.fail("not a tokenizer.json (no \"model\")");
   auto impl = std::make_unique<Tokenizer::Impl>();
   impl->path = path;
+  const Value& root = doc;
   const auto section = [&](const char* key) -> const Value& {
     static const Value null_value;
-    const auto it = doc.FindMember(key);
-    return it == doc.MemberEnd() ? null_value : it->value;
+    const auto it = root.FindMember(key);
+    return it == root.MemberEnd() ? null_value : it->value;
   };
   r.normalizer(section("normalizer"), impl->normalizers);
   r.pre_tokenizer(section("pre_tokenizer"), impl->pre_tokenizers);

@@ -60,6 +60,10 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& path) {
   return std::unique_ptr<Tokenizer>(new Tokenizer(load_impl(file)));
 }
 
+std::unique_ptr<Tokenizer> Tokenizer::load_json(std::string json, const std::string& name) {
+  return std::unique_ptr<Tokenizer>(new Tokenizer(parse_impl(std::move(json), name)));
+}
+
 std::vector<std::uint32_t> Tokenizer::encode(std::string_view text) const {
   std::string repaired;
   if (!utf8_valid(text)) {
