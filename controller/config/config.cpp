@@ -383,6 +383,8 @@ void read_tokenizer(const Section& s, DatasetConfig& d) {
   s.check(!d.count_chat_template || d.tokenizer, "count_chat_template",
           "needs dataset.tokenizer (a tokenizer.json or server): the template overhead is the "
           "server's count less the tokenizer's");
+  s.check(!d.count_chat_template || d.type == DatasetType::kSynthetic, "count_chat_template",
+          "synthetic datasets only: a file's rows give their text as it is to be sent");
 }
 
 void read_dataset(const Section& top, DatasetConfig& d) {
