@@ -182,6 +182,8 @@ void define_faults(CLI::App& app, Options& opt) {
       ->check(rate)
       ->capture_default_str();
   app.add_option("--log-requests", opt.log_requests_path, "Append one JSON line per request");
+  app.add_flag("--no-tokenize{false}", opt.tokenize,
+               "No POST /tokenize route (404), as Dynamo 1.6.1's frontend");
 }
 
 void define(CLI::App& app, Options& opt, Names& names) {
