@@ -417,8 +417,8 @@ proto::Record ConversationRunner::response_record(Family& f, size_t m, uint32_t 
       response.has_usage ? response.prompt_tokens : (*member.turns)[turn_index].input_tokens_est;
   // Without usage: the reply's text counted by dataset.tokenizer, else one token per event.
   r.output_tokens = response.has_usage ? response.completion_tokens
-                    : tokenizer_       ? static_cast<int64_t>(tokenizer_->count(response.reply_text))
-                                       : response.content_events;
+                    : tokenizer_ ? static_cast<int64_t>(tokenizer_->count(response.reply_text))
+                                 : response.content_events;
   r.cached_tokens = response.cached_tokens;
   r.first_output_token_ns = response.first_output_token_ns;
   // The server's count when it gives one (part of completion_tokens), else one per reasoning

@@ -63,9 +63,18 @@ const Keys kTargetKeys = {"url",
                           "urls"};
 const Keys kMockKeys = {"workers", "contract",        "router_mode", "itl_ms",
                         "speedup", "engine_sessions", "extra_args"};
-const Keys kDatasetKeys = {"type",         "path",          "conversations",        "turns",
-                           "input_tokens", "output_tokens", "shared_prefix_tokens", "think_time_ms",
-                           "history",      "subagents",     "tokenizer",            "count_chat_template"};
+const Keys kDatasetKeys = {"type",
+                           "path",
+                           "conversations",
+                           "turns",
+                           "input_tokens",
+                           "output_tokens",
+                           "shared_prefix_tokens",
+                           "think_time_ms",
+                           "history",
+                           "subagents",
+                           "tokenizer",
+                           "count_chat_template"};
 const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 const Keys kDistributionKeys = {"mean", "stddev", "min", "max"};
 const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",

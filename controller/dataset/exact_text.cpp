@@ -51,8 +51,8 @@ ExactText::ExactText(const Corpus& corpus, const TokenCounter& counter)
     const std::string_view word = word_text(w);
     auto [it, fresh] = spaced.try_emplace(word, 0);
     if (fresh) {
-      it->second = static_cast<int32_t>(counter.count(anchor + " " + std::string(word)) -
-                                        anchor_tokens);
+      it->second =
+          static_cast<int32_t>(counter.count(anchor + " " + std::string(word)) - anchor_tokens);
     }
     w.spaced = it->second;
     any_single = any_single || w.spaced == 1;
@@ -80,7 +80,8 @@ ExactText::ExactText(const Corpus& corpus, const TokenCounter& counter)
     const std::string lead = "[c" + index + "]";
     tag_shapes_[lead] = counter.count(lead);
     for (int sub = 1; sub <= kMaxSubagentDigits; ++sub) {
-      const std::string child = "[c" + index + "s" + std::string(static_cast<size_t>(sub), '7') + "]";
+      const std::string child =
+          "[c" + index + "s" + std::string(static_cast<size_t>(sub), '7') + "]";
       tag_shapes_[child] = counter.count(child);
     }
   }

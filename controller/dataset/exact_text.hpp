@@ -74,7 +74,7 @@ class ExactText {
 
   const Corpus& corpus_;
   std::string source_;
-  std::vector<Word> words_;               // in corpus order
+  std::vector<Word> words_;                // in corpus order
   std::vector<uint32_t> sentence_starts_;  // indices of words_ with bare > 0, ascending
   std::unordered_map<std::string, int64_t> tag_shapes_;  // digits written as '7' -> tokens
   int64_t corpus_tokens_ = 0;

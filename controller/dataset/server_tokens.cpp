@@ -37,7 +37,8 @@ size_t on_body(char* data, size_t size, size_t count, void* user) noexcept {
 
 std::string trim_base(std::string base) {
   while (!base.empty() && base.back() == '/') base.pop_back();
-  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) base.resize(base.size() - 3);
+  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0)
+    base.resize(base.size() - 3);
   return base;
 }
 
@@ -158,12 +159,14 @@ int64_t ServerTokenCounter::count(std::string_view text) const {
 }
 
 int64_t ServerTokenCounter::count_chat(const std::string& messages) const {
-  const std::string body = R"({"model":)" + [&] {
-    rapidjson::StringBuffer out;
-    Writer w(out);
-    write_string(w, config_.target.model);
-    return std::string(out.GetString());
-  }() + R"(,"messages":)" + messages + R"(,"add_generation_prompt":true})";
+  const std::string body = R"({"model":)" +
+                           [&] {
+                             rapidjson::StringBuffer out;
+                             Writer w(out);
+                             write_string(w, config_.target.model);
+                             return std::string(out.GetString());
+                           }() +
+                           R"(,"messages":)" + messages + R"(,"add_generation_prompt":true})";
   return reply_integer(post_json(config_, url_, body), url_, nullptr, "count");
 }
 
@@ -194,9 +197,8 @@ class ChatCounter {
     rapidjson::StringBuffer model;
     Writer w(model);
     write_string(w, config_.target.model);
-    const std::string body = std::string(R"({"model":)") + model.GetString() +
-                             R"(,"messages":)" + json +
-                             R"(,"max_tokens":1,"stream":false})";
+    const std::string body = std::string(R"({"model":)") + model.GetString() + R"(,"messages":)" +
+                             json + R"(,"max_tokens":1,"stream":false})";
     return reply_integer(post_json(config_, url, body), url, "usage", "prompt_tokens");
   }
 

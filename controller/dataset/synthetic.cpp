@@ -102,8 +102,8 @@ proto::Conversation build_conversation(const Config& config, uint64_t index, con
   Rng text(config.seed, index, Stream::kText);
   Rng reply(config.seed, index, Stream::kReply);
   const auto turns = static_cast<size_t>(draw_integer(dataset.turns, shape, 1));
-  conversation.turns =
-      draw_turns(dataset, turns, "[c" + std::to_string(index) + "]", shape, text, reply, corpus, plan);
+  conversation.turns = draw_turns(dataset, turns, "[c" + std::to_string(index) + "]", shape, text,
+                                  reply, corpus, plan);
   if (dataset.subagents) add_subagents(conversation, config, index, corpus, plan);
   return conversation;
 }

@@ -19,8 +19,7 @@ namespace convoy::controller {
 
 // The system prompt every conversation shares: dataset.shared_prefix_tokens tokens of prose
 // ("" when 0): by the estimate, or exactly by `plan`'s tokenizer.
-std::string synthetic_system_prompt(const Config& config,
-                                    const Corpus& corpus = Corpus::embedded(),
+std::string synthetic_system_prompt(const Config& config, const Corpus& corpus = Corpus::embedded(),
                                     const TokenPlan* plan = nullptr);
 
 // Conversation `index`: turns ~ dataset.turns; per turn input tokens ~ dataset.input_tokens

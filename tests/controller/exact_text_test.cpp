@@ -44,8 +44,8 @@ class FourBytes final : public TokenCounter {
 TEST_CASE("ExactText cuts text of exactly the tokens asked, by the counter's own counts") {
   const WordCounter counter;
   const ExactText exact(Corpus::embedded(), counter);
-  CHECK(exact.corpus_tokens() == counter.count(Corpus::embedded().text().substr(
-                                     0, Corpus::embedded().size_bytes() - 1)));
+  CHECK(exact.corpus_tokens() ==
+        counter.count(Corpus::embedded().text().substr(0, Corpus::embedded().size_bytes() - 1)));
   // Words are counted once each, not once per occurrence (~3,300 distinct of ~9,800).
   CHECK(counter.calls < 5000);
 

@@ -50,10 +50,10 @@ TEST_CASE("dataset.tokenizer: synthetic text holds exactly the drawn tokens, by 
     SUBCASE(name) {
       // Fixed lengths: each user message exactly N (the cache-bust tag included).
       for (const int64_t n : {16, 128, 1000, 8000}) {
-        const Config config = exact_config(folder, "  conversations: 3\n  input_tokens: {mean: " +
-                                                       std::to_string(n) +
-                                                       ", stddev: 0}\n  turns: {mean: 2, "
-                                                       "stddev: 0}\n");
+        const Config config =
+            exact_config(folder, "  conversations: 3\n  input_tokens: {mean: " + std::to_string(n) +
+                                     ", stddev: 0}\n  turns: {mean: 2, "
+                                     "stddev: 0}\n");
         const auto dataset = open_dataset(config);
         for (uint64_t i = 0; i < dataset->size(); ++i) {
           const proto::Conversation c = dataset->conversation(i);
@@ -65,12 +65,12 @@ TEST_CASE("dataset.tokenizer: synthetic text holds exactly the drawn tokens, by 
         }
       }
       // Drawn lengths, a shared prefix, recorded replies and sub-agents, indices up to 4 digits.
-      const Config config = exact_config(
-          folder,
-          "  conversations: 1200\n  input_tokens: {mean: 200, stddev: 60, min: 40}\n"
-          "  shared_prefix_tokens: 333\n  history: recorded\n"
-          "  output_tokens: {mean: 30, stddev: 20, min: 1}\n"
-          "  subagents: {probability: 0.5, count: {mean: 2, stddev: 1, max: 4}}\n");
+      const Config config =
+          exact_config(folder,
+                       "  conversations: 1200\n  input_tokens: {mean: 200, stddev: 60, min: 40}\n"
+                       "  shared_prefix_tokens: 333\n  history: recorded\n"
+                       "  output_tokens: {mean: 30, stddev: 20, min: 1}\n"
+                       "  subagents: {probability: 0.5, count: {mean: 2, stddev: 1, max: 4}}\n");
       const auto dataset = open_dataset(config);
       for (const uint64_t i : {0ull, 1ull, 9ull, 10ull, 99ull, 100ull, 777ull, 1199ull}) {
         check_conversation(dataset->conversation(i), *t, 333);

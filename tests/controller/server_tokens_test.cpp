@@ -50,10 +50,11 @@ struct FakeServer {
             count = static_cast<int64_t>(qwen->count(body["prompt"].GetString()));
           }
           ++(is_chat ? chats : tokenizes);
-          const std::string json =
-              is_chat ? R"({"choices":[],"usage":{"prompt_tokens":)" + std::to_string(count) +
-                            R"(,"completion_tokens":1}})"
-                      : R"({"count":)" + std::to_string(count) + R"(,"max_model_len":40960,"tokens":[]})";
+          const std::string json = is_chat
+                                       ? R"({"choices":[],"usage":{"prompt_tokens":)" +
+                                             std::to_string(count) + R"(,"completion_tokens":1}})"
+                                       : R"({"count":)" + std::to_string(count) +
+                                             R"(,"max_model_len":40960,"tokens":[]})";
           return TinyHttpServer::reply("200 OK", "Content-Type: application/json\r\n", json);
         }) {}
   std::unique_ptr<tokenizer::Tokenizer> qwen;
@@ -73,7 +74,8 @@ Config config_for(const std::string& tokenizer, const std::string& extra) {
 TEST_CASE("tokenizer: server counts by the target's /tokenize, exactly as the local file does") {
   FakeServer fake(true);
   const std::string folder = test::tokenizer_folder("qwen3");
-  const std::string draws = "  conversations: 50\n  input_tokens: {mean: 300, stddev: 80, min: 30}\n";
+  const std::string draws =
+      "  conversations: 50\n  input_tokens: {mean: 300, stddev: 80, min: 30}\n";
   const auto plan = learn_token_plan(config_for("server", draws), fake.server.url(), nullptr);
   REQUIRE(plan);
   CHECK(plan->text->source() == "POST " + fake.server.url() + "/tokenize");
@@ -109,10 +111,10 @@ TEST_CASE("count_chat_template: the server's prompt_tokens equal the drawn token
     for (const int64_t prefix : {0, 50}) {
       FakeServer fake(tokenize);
       INFO("/tokenize " << tokenize << " prefix " << prefix);
-      const std::string extra = "  count_chat_template: true\n  shared_prefix_tokens: " +
-                                std::to_string(prefix) + "\n  conversations: 5\n" +
-                                "  input_tokens: {mean: 128, stddev: 0}\n" +
-                                "  turns: {mean: 3, stddev: 0}\n";
+      const std::string extra =
+          "  count_chat_template: true\n  shared_prefix_tokens: " + std::to_string(prefix) +
+          "\n  conversations: 5\n" + "  input_tokens: {mean: 128, stddev: 0}\n" +
+          "  turns: {mean: 3, stddev: 0}\n";
       const Config config = config_for(folder, extra);
       const auto plan = learn_token_plan(config, fake.server.url(), local_token_plan(config));
       CHECK((tokenize ? fake.tokenizes : fake.chats) == 2);  // one shape, two probes

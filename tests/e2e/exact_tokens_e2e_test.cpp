@@ -41,8 +41,8 @@ TEST_CASE("exact tokens e2e: every request's ISL is the drawn N, OSL counted fro
 TEST_CASE("exact tokens e2e: tokenizer: server without /tokenize exits 2, nothing sent") {
   const fs::path dir = fresh_dir("e2e-exact-no-tokenize");
   const fs::path out = dir / "out";
-  Subprocess run(quickstart_run_argv(
-      out, {"dataset.tokenizer=server", "mock.extra_args=[--no-tokenize]"}));
+  Subprocess run(
+      quickstart_run_argv(out, {"dataset.tokenizer=server", "mock.extra_args=[--no-tokenize]"}));
   const auto rc = run.wait(60);
   INFO(run.output());
   REQUIRE(rc.has_value());
