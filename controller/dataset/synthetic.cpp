@@ -15,12 +15,12 @@ namespace {
 // The user text of turn k: `input_tokens` tokens by the 4-bytes estimate, or exactly by the
 // tokenizer (less the template overhead with count_chat_template); turn 0 opens with `tag`.
 void make_user_text(proto::Turn& turn, size_t k, int64_t input_tokens, const std::string& tag,
-                    uint64_t position, const Corpus& corpus, const TokenPlan* plan) {
+                    Rng& text, const Corpus& corpus, const TokenPlan* plan) {
   if (plan == nullptr) {
     if (k == 0) turn.user_text = tag + " ";
     const size_t bytes = bytes_for_tokens(input_tokens);
     if (turn.user_text.size() < bytes) {
-      corpus.append_excerpt(turn.user_text, position, bytes - turn.user_text.size());
+      corpus.append_excerpt(turn.user_text, text.next_u64(), bytes - turn.user_text.size());
     }
     turn.input_tokens_est = estimate_tokens(turn.user_text);
     return;
@@ -30,7 +30,7 @@ void make_user_text(proto::Turn& turn, size_t k, int64_t input_tokens, const std
   // Draws are clamped to the reachable floor (exact_floor): never below it here.
   const int64_t words = std::max<int64_t>(input_tokens - overhead - tag_tokens, 0);
   if (k == 0) turn.user_text = tag;
-  plan->text->append(turn.user_text, position, words, k == 0);
+  plan->text->append(turn.user_text, text.next_u64(), words, k == 0);
   turn.input_tokens_est = words + tag_tokens;
 }
 
@@ -46,7 +46,7 @@ std::vector<proto::Turn> draw_turns(const DatasetConfig& dataset, size_t count,
     const int64_t input_tokens = draw_integer(dataset.input_tokens, shape, 1);
     turn.max_tokens = draw_integer(dataset.output_tokens, shape, 1);
     turn.delay_ms = k == 0 ? 0 : draw_real(dataset.think_time_ms, shape, 0);
-    make_user_text(turn, k, input_tokens, tag, text.next_u64(), corpus, plan);
+    make_user_text(turn, k, input_tokens, tag, text, corpus, plan);
     if (recorded && k + 1 < count) {
       const uint64_t position = reply.next_u64();
       if (plan == nullptr) {
