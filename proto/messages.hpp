@@ -139,8 +139,12 @@ struct WorkerSettings : TargetSettings {
   double cancel_after_ms = 0;                // load.cancel.after_ms
   HistoryMode history = HistoryMode::kLive;  // dataset.history
   uint64_t seed = 0;                         // seed
+  // dataset.tokenizer when it is a path: the worker counts output tokens from the streamed text
+  // with it when the server sends no usage ("" or "server": one per content event). The path
+  // must exist on the worker's host.
+  std::string tokenizer;
   MSGPACK_DEFINE_MAP(MSGPACK_BASE_MAP(TargetSettings), session_routing, cancel_fraction,
-                     cancel_after_ms, history, seed)
+                     cancel_after_ms, history, seed, tokenizer)
 };
 
 struct Hello {

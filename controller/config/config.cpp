@@ -65,9 +65,18 @@ const Keys kTargetKeys = {"url",
                           "urls"};
 const Keys kMockKeys = {"workers", "contract",        "router_mode", "itl_ms",
                         "speedup", "engine_sessions", "extra_args"};
-const Keys kDatasetKeys = {"type",         "path",          "conversations",        "turns",
-                           "input_tokens", "output_tokens", "shared_prefix_tokens", "think_time_ms",
-                           "history",      "subagents"};
+const Keys kDatasetKeys = {"type",
+                           "path",
+                           "conversations",
+                           "turns",
+                           "input_tokens",
+                           "output_tokens",
+                           "shared_prefix_tokens",
+                           "think_time_ms",
+                           "history",
+                           "subagents",
+                           "tokenizer",
+                           "count_chat_template"};
 const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 const Keys kDistributionKeys = {"mean", "stddev", "min", "max"};
 const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",
@@ -370,6 +379,25 @@ void read_subagents(const Section& dataset, DatasetConfig& d) {
   d.subagents = a;
 }
 
+// dataset.tokenizer and dataset.count_chat_template (docs/datasets.md "Exact tokens"). The file is
+// read when the dataset opens; here only that it exists.
+void read_tokenizer(const Section& s, DatasetConfig& d) {
+  s.read("tokenizer", d.tokenizer);
+  s.read("count_chat_template", d.count_chat_template);
+  if (d.tokenizer && !d.tokenizer_is_server()) {
+    s.check(!d.tokenizer->empty(), "tokenizer", "must not be empty (use null for none)");
+    d.tokenizer = resolve_path(s.source(), s.path("tokenizer"), *d.tokenizer);
+    std::error_code ec;
+    s.check(fs::exists(*d.tokenizer, ec), "tokenizer",
+            "'" + *d.tokenizer + "' does not exist (a tokenizer.json, its folder, or server)");
+  }
+  s.check(!d.count_chat_template || d.tokenizer, "count_chat_template",
+          "needs dataset.tokenizer (a tokenizer.json or server): the template overhead is the "
+          "server's count less the tokenizer's");
+  s.check(!d.count_chat_template || d.type == DatasetType::kSynthetic, "count_chat_template",
+          "synthetic datasets only: a file's rows give their text as it is to be sent");
+}
+
 void read_dataset(const Section& top, DatasetConfig& d) {
   const Section s = top.section("dataset", kDatasetKeys);
   s.read_enum("type", d.type, kDatasetTypeNames);
@@ -385,6 +413,7 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   read_distribution(s, "think_time_ms", d.think_time_ms, 0);
   s.read_enum("history", d.history, kHistoryNames, proto::parse_history_mode);
   read_subagents(s, d);
+  read_tokenizer(s, d);
 
   const Source& src = s.source();
   if (d.path) {
@@ -800,7 +829,9 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  output_tokens: " << distribution_yaml(d.output_tokens) << "\n"
     << "  shared_prefix_tokens: " << d.shared_prefix_tokens << "\n"
     << "  think_time_ms: " << distribution_yaml(d.think_time_ms) << "\n"
-    << "  history: " << to_string(d.history) << "\n";
+    << "  history: " << to_string(d.history) << "\n"
+    << "  tokenizer: " << opt_str(d.tokenizer) << "\n"
+    << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n";
   if (!d.subagents) {
     y << "  subagents: null\n";
     return;

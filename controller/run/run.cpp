@@ -11,6 +11,8 @@
 #include "common/duration.hpp"
 #include "common/log.hpp"
 #include "controller/dataset/ids.hpp"
+#include "controller/dataset/server_tokens.hpp"
+#include "controller/dataset/token_plan.hpp"
 #include "controller/run/output_dir.hpp"
 #include "controller/run/run_impl.hpp"
 #include "controller/run/session_detect.hpp"
@@ -63,6 +65,7 @@ proto::WorkerSettings worker_settings(const Config& c, const std::string& url) {
   s.cancel_after_ms = c.load.cancel.after_ms;
   s.history = c.dataset.history;
   s.seed = c.seed;
+  if (c.dataset.tokenizer && !c.dataset.tokenizer_is_server()) s.tokenizer = *c.dataset.tokenizer;
   return s;
 }
 
@@ -378,7 +381,8 @@ void Run::send_assign(const std::string& worker, proto::Assign& msg) {
 int Run::execute() {
   run_id_ = config_.name + "-" + timestamp_text();
   // Validated before anything starts: a bad dataset starts no mock and sends nothing.
-  dataset_ = open_dataset(config_);
+  const auto tokens = local_token_plan(config_);  // dataset.tokenizer: read once
+  dataset_ = open_dataset(config_, tokens);
   // Listen next: an endpoint that cannot be bound fails the run before anything is started.
   const bool own_workers_only =
       !options_.controller_only && config_.workers.listen == WorkersConfig{}.listen &&
@@ -415,6 +419,11 @@ int Run::execute() {
   if (!routing_error.empty()) {
     log_error(routing_error);
     return kExitIncomplete;
+  }
+  // dataset.tokenizer: server, count_chat_template: learned from the target before any traffic
+  // (a server without what is needed fails the run here: ServerTokensError, exit 2).
+  if (needs_server_tokens(config_)) {
+    dataset_ = open_dataset(config_, learn_token_plan(config_, url_, tokens));
   }
   out_dir_ = make_output_dir(config_, options_.output_dir);
   metrics_.emplace(config_);
