@@ -28,8 +28,8 @@ constexpr int kTurns = 3;
 constexpr double kRunTimeoutS = 120;
 
 struct RunSpec {
-  std::string mode = "off";        // session_routing.mode
-  std::string extra_target;        // more lines under target: (indented two spaces)
+  std::string mode = "off";         // session_routing.mode
+  std::string extra_target;         // more lines under target: (indented two spaces)
   std::vector<std::string> scrape;  // telemetry endpoints, as name=url
 };
 
@@ -81,8 +81,8 @@ ConvoyRun run_convoy(const DynamoStack& stack, const std::string& name, const Ru
   const fs::path cfg = dir / "config.yaml";
   std::ofstream(cfg) << config_yaml(stack, spec);
   ConvoyRun r;
-  Subprocess run({bin("controller/convoy"), "run", cfg.string(), "-o", (dir / "out").string(),
-                  "--quiet"});
+  Subprocess run(
+      {bin("controller/convoy"), "run", cfg.string(), "-o", (dir / "out").string(), "--quiet"});
   const auto rc = run.wait(kRunTimeoutS);
   r.console = run.output();
   INFO(r.console);
@@ -250,8 +250,12 @@ TEST_CASE("real Dynamo 1.6.1: headline /metrics families and usage-based ISL, OS
   }
   const Scrape worker = scrape(stack.workers()[0].metrics_url);
   const std::set<std::string> vllm_known_absent = {
-      "vllm:prompt_tokens", "vllm:generation_tokens", "vllm:prefix_cache_hits",
-      "vllm:prefix_cache_queries", "vllm:time_per_output_token_seconds", "vllm:request_success",
+      "vllm:prompt_tokens",
+      "vllm:generation_tokens",
+      "vllm:prefix_cache_hits",
+      "vllm:prefix_cache_queries",
+      "vllm:time_per_output_token_seconds",
+      "vllm:request_success",
       "vllm:request_queue_time_seconds"};  // the 1.6.1 mocker does not expose these
   headline_families_found(worker.families, "vllm", vllm_known_absent);
   CHECK(recorded(headline_names(r, "worker0"), "vllm:num_requests_running"));

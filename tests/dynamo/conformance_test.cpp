@@ -68,8 +68,8 @@ std::string worker_shape(const rapidjson::Value& reply) {
   const rapidjson::Value* id = nvext == nullptr ? nullptr : member(*nvext, "worker_id");
   if (id == nullptr) return "";
   std::string out = " worker_id{";
-  for (const char* key : {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id",
-                          "decode_dp_rank"}) {
+  for (const char* key :
+       {"prefill_worker_id", "prefill_dp_rank", "decode_worker_id", "decode_dp_rank"}) {
     const rapidjson::Value* v = member(*id, key);
     out += std::string(key) + (v != nullptr && v->IsUint64() ? " " : "? ");
   }
@@ -104,7 +104,8 @@ std::string shape(const Response& res) {
   std::string out;
   std::string last;
   for (const std::string& data : mock::test::sse_data(res.body)) {
-    const std::string event = data == "[DONE]" ? "[DONE]" : reply_shape(mock::test::parse_json(data));
+    const std::string event =
+        data == "[DONE]" ? "[DONE]" : reply_shape(mock::test::parse_json(data));
     if (event != last) out += event + "\n";
     last = event;
   }
@@ -153,23 +154,42 @@ std::vector<Case> common_cases(const std::string& model) {
   const std::string stream = R"(,"stream":true,"stream_options":{"include_usage":true})";
   return {
       {"plain chat", "POST", "/v1/chat/completions", chat(model, ""), {}, Compare::kShape},
-      {"nvext.extra_fields worker_id", "POST", "/v1/chat/completions", chat(model, worker_id),
-       {}, Compare::kShape},
-      {"streamed chat with usage", "POST", "/v1/chat/completions", chat(model, stream), {},
+      {"nvext.extra_fields worker_id",
+       "POST",
+       "/v1/chat/completions",
+       chat(model, worker_id),
+       {},
        Compare::kShape},
-      {"streamed chat with usage and worker_id", "POST", "/v1/chat/completions",
-       chat(model, stream + worker_id), {}, Compare::kShape},
-      {"completions", "POST", "/v1/completions",
-       R"({"model":")" + model + R"(","prompt":"The sea is","max_tokens":3})", {},
+      {"streamed chat with usage",
+       "POST",
+       "/v1/chat/completions",
+       chat(model, stream),
+       {},
+       Compare::kShape},
+      {"streamed chat with usage and worker_id",
+       "POST",
+       "/v1/chat/completions",
+       chat(model, stream + worker_id),
+       {},
+       Compare::kShape},
+      {"completions",
+       "POST",
+       "/v1/completions",
+       R"({"model":")" + model + R"(","prompt":"The sea is","max_tokens":3})",
+       {},
        Compare::kShape},
       {"unknown model", "POST", "/v1/chat/completions", chat("not-a-model", ""), {}},
-      {"missing messages", "POST", "/v1/chat/completions", R"({"model":")" + model + R"("})",
+      {"missing messages", "POST", "/v1/chat/completions", R"({"model":")" + model + R"("})", {}},
+      {"missing role",
+       "POST",
+       "/v1/chat/completions",
+       R"({"model":")" + model + R"(","messages":[{"content":"hi"}]})",
        {}},
-      {"missing role", "POST", "/v1/chat/completions",
-       R"({"model":")" + model + R"(","messages":[{"content":"hi"}]})", {}},
-      {"empty messages", "POST", "/v1/chat/completions",
-       R"({"model":")" + model + R"(","messages":[]})", {}},
-      {"max_tokens 0", "POST", "/v1/chat/completions", chat(model, "", 0), {}},
+      {"empty messages",
+       "POST",
+       "/v1/chat/completions",
+       R"({"model":")" + model + R"(","messages":[]})",
+       {}},
       {"max_tokens -1", "POST", "/v1/chat/completions", chat(model, "", -1), {}},
       {"trailing comma", "POST", "/v1/chat/completions", R"({"model":")" + model + R"(",})", {}},
       {"empty body", "POST", "/v1/chat/completions", "", {}},
@@ -206,21 +226,38 @@ TEST_CASE("conformance: convoy-mock --contract header answers as the real Dynamo
 
   std::vector<Case> cases = common_cases(model);
   const std::string id = R"({"session_id":"conv-1")";
-  for (const std::string& action : {R"(,"action":"bind","timeout":30})",
-                                    R"(,"action":"open","timeout":30})", R"(,"action":"close")",
-                                    std::string()}) {
-    cases.push_back({"session_control " + (action.empty() ? "bare" : action), "POST",
-                     "/v1/chat/completions", chat(model, control(id + action + "}")), {}});
+  const std::vector<std::string> actions = {R"(,"action":"bind","timeout":30)",
+                                            R"(,"action":"open","timeout":30)",
+                                            R"(,"action":"close")", ""};
+  for (const std::string& action : actions) {
+    cases.push_back({"session_control " + (action.empty() ? "bare" : action),
+                     "POST",
+                     "/v1/chat/completions",
+                     chat(model, control(id + action + "}")),
+                     {}});
   }
-  cases.push_back({"unknown nvext field", "POST", "/v1/chat/completions",
-                   chat(model, R"(,"nvext":{"bogus":1})"), {}});
-  cases.push_back({"X-Dynamo-Session-ID of 256 bytes", "POST", "/v1/chat/completions",
-                   chat(model, ""), {{"X-Dynamo-Session-ID", std::string(256, 'a')}},
+  cases.push_back({"unknown nvext field",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, R"(,"nvext":{"bogus":1})"),
+                   {}});
+  // 1.2.1 never answers this one (the connection stays open): header era only.
+  cases.push_back({"max_tokens 0", "POST", "/v1/chat/completions", chat(model, "", 0), {}});
+  cases.push_back({"X-Dynamo-Session-ID of 256 bytes",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, ""),
+                   {{"X-Dynamo-Session-ID", std::string(256, 'a')}},
                    Compare::kShape});
-  cases.push_back({"X-Dynamo-Session-ID of 257 bytes", "POST", "/v1/chat/completions",
-                   chat(model, ""), {{"X-Dynamo-Session-ID", std::string(257, 'a')}}});
-  cases.push_back({"X-Dynamo-Session-ID with final marker and parent", "POST",
-                   "/v1/chat/completions", chat(model, ""),
+  cases.push_back({"X-Dynamo-Session-ID of 257 bytes",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, ""),
+                   {{"X-Dynamo-Session-ID", std::string(257, 'a')}}});
+  cases.push_back({"X-Dynamo-Session-ID with final marker and parent",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, ""),
                    {{"X-Dynamo-Session-ID", "child-1"},
                     {"X-Dynamo-Parent-Session-ID", "lead-1"},
                     {"X-Dynamo-Session-Final", "true"}},
@@ -247,9 +284,9 @@ TEST_CASE("conformance: convoy-mock --contract header answers as the real Dynamo
         other = std::to_string(bound == mock::kInstanceIdBase ? bound + 1 : bound - 1);
       }
       REQUIRE_FALSE(other.empty());
-      const auto res = client.post(
-          "/v1/chat/completions", chat(model, R"(,"nvext":{"backend_instance_id":)" + other + "}"),
-          h);
+      const auto res =
+          client.post("/v1/chat/completions",
+                      chat(model, R"(,"nvext":{"backend_instance_id":)" + other + "}"), h);
       CHECK(res.status == 400);
       CHECK(res.body == R"({"message":"Invalid request","type":"Bad Request","code":400})");
     }
@@ -273,23 +310,50 @@ TEST_CASE("conformance: convoy-mock --contract legacy answers as the real Dynamo
 
   std::vector<Case> cases = common_cases(model);
   const std::string id = R"({"session_id":"conv-2")";
-  cases.push_back({"session_control open", "POST", "/v1/chat/completions",
-                   chat(model, control(id + R"(,"action":"open","timeout":30})")), {},
+  cases.push_back({"session_control open",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, control(id + R"(,"action":"open","timeout":30})")),
+                   {},
                    Compare::kShape});
-  cases.push_back({"session_control bare", "POST", "/v1/chat/completions",
-                   chat(model, control(id + "}")), {}, Compare::kShape});
-  cases.push_back({"session_control close", "POST", "/v1/chat/completions",
-                   chat(model, control(id + R"(,"action":"close"})")), {}, Compare::kShape});
-  cases.push_back({"session_control bind", "POST", "/v1/chat/completions",
-                   chat(model, control(id + R"(,"action":"bind","timeout":30})")), {}});
-  cases.push_back({"session_control unknown action", "POST", "/v1/chat/completions",
-                   chat(model, control(id + R"(,"action":"frobnicate"})")), {}});
-  cases.push_back({"session_control without session_id", "POST", "/v1/chat/completions",
-                   chat(model, control(R"({"action":"open"})")), {}});
-  cases.push_back({"unknown nvext field", "POST", "/v1/chat/completions",
-                   chat(model, R"(,"nvext":{"bogus":1})"), {}, Compare::kShape});
-  cases.push_back({"X-Dynamo-Session-ID of 257 bytes (ignored)", "POST", "/v1/chat/completions",
-                   chat(model, ""), {{"X-Dynamo-Session-ID", std::string(257, 'a')}},
+  cases.push_back({"session_control bare",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, control(id + "}")),
+                   {},
+                   Compare::kShape});
+  cases.push_back({"session_control close",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, control(id + R"(,"action":"close"})")),
+                   {},
+                   Compare::kShape});
+  cases.push_back({"session_control bind",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, control(id + R"(,"action":"bind","timeout":30})")),
+                   {}});
+  cases.push_back({"session_control unknown action",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, control(id + R"(,"action":"frobnicate"})")),
+                   {}});
+  cases.push_back({"session_control without session_id",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, control(R"({"action":"open"})")),
+                   {}});
+  cases.push_back({"unknown nvext field",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, R"(,"nvext":{"bogus":1})"),
+                   {},
+                   Compare::kShape});
+  cases.push_back({"X-Dynamo-Session-ID of 257 bytes (ignored)",
+                   "POST",
+                   "/v1/chat/completions",
+                   chat(model, ""),
+                   {{"X-Dynamo-Session-ID", std::string(257, 'a')}},
                    Compare::kShape});
   conform(real_port, mocked.port, cases);
 }
