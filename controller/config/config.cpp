@@ -12,6 +12,7 @@
 #include <string_view>
 
 #include "common/log.hpp"
+#include "controller/config/checks.hpp"
 #include "controller/config/did_you_mean.hpp"
 #include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
@@ -240,6 +241,7 @@ void read_target_urls(const Section& s, TargetConfig& t) {
     if (!is_http_url(url)) {
       src.fail(item_path, "expected an http:// or https:// URL, got " + yaml_util::describe(n[i]));
     }
+    if (auto why = config_detail::url_problem(url); !why.empty()) src.fail(item_path, why);
     auto trimmed = [](std::string_view u) {
       while (!u.empty() && u.back() == '/') u.remove_suffix(1);
       return u;
@@ -257,6 +259,7 @@ void read_target(const Section& top, TargetConfig& t, std::vector<std::string>& 
   s.read("url", t.url);
   s.check(t.url == "mock" || is_http_url(t.url), "url",
           "expected \"mock\" or an http:// or https:// URL, got '" + t.url + "'");
+  s.check(config_detail::url_problem(t.url).empty(), "url", config_detail::url_problem(t.url));
   read_target_urls(s, t);
   s.read_enum("endpoint", t.endpoint, kEndpointNames, proto::parse_endpoint);
   s.read("model", t.model);
@@ -557,6 +560,8 @@ void read_workers(const Section& top, WorkersConfig& w) {
     std::error_code ec;
     s.check(fs::is_directory(*w.curve_keys, ec), "curve_keys",
             "folder '" + *w.curve_keys + "' does not exist (create it with `convoy keygen`)");
+    const std::string keys = config_detail::curve_keys_problem(*w.curve_keys, w.local);
+    s.check(keys.empty(), "curve_keys", keys);
   }
   s.read("ready_timeout_s", w.ready_timeout_s);
   positive(s, "ready_timeout_s", w.ready_timeout_s);
@@ -619,6 +624,7 @@ void read_telemetry(const Section& top, TelemetryConfig& t) {
     e.read("url", ep.url);
     e.check(is_http_url(ep.url), "url",
             "expected an http:// or https:// URL, got '" + ep.url + "'");
+    e.check(config_detail::url_problem(ep.url).empty(), "url", config_detail::url_problem(ep.url));
     read_headers(e, ep.headers);
     e.read("required", ep.required);
     t.endpoints.push_back(std::move(ep));
@@ -628,8 +634,8 @@ void read_telemetry(const Section& top, TelemetryConfig& t) {
 void read_top(const Section& top, Config& c) {
   top.read("name", c.name);
   top.check(!c.name.empty(), "name", "must not be empty");
-  top.check(c.name.find_first_of("/\\") == std::string::npos && c.name != "." && c.name != "..",
-            "name", "is used in a folder name and must not contain '/' or '\\'");
+  const std::string name_problem = config_detail::folder_name_problem(c.name);
+  top.check(name_problem.empty(), "name", name_problem);
   top.read("seed", c.seed);
   read_target(top, c.target, c.warnings);
   read_mock(top, c.mock);
