@@ -3,12 +3,20 @@
 // key with FILE:LINE.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
 #include "controller/config/config.hpp"
 
 namespace convoy::config_detail {
+
+// workers.listen / results_listen: tcp://HOST:PORT or ipc://PATH.
+bool is_endpoint(std::string_view e);
+// Why ZeroMQ could not bind the (well-formed) endpoint `e`, or "" when it can try.
+std::string bind_problem(std::string_view e);
+// output.metrics_listen: why HOST:PORT cannot be served, or nullopt.
+std::optional<std::string> listen_address_problem(const std::string& e);
 
 // A URL with a space or a control character passes curl's parser on some versions and then
 // fails every request; refused at load, saying which character and where.
