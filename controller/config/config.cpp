@@ -13,8 +13,10 @@
 
 #include "common/log.hpp"
 #include "controller/config/did_you_mean.hpp"
+#include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/yaml_guard.hpp"
 #include "controller/config/yaml_util.hpp"
 
 namespace convoy {
@@ -63,9 +65,18 @@ const Keys kTargetKeys = {"url",
                           "urls"};
 const Keys kMockKeys = {"workers", "contract",        "router_mode", "itl_ms",
                         "speedup", "engine_sessions", "extra_args"};
-const Keys kDatasetKeys = {"type",         "path",          "conversations",        "turns",
-                           "input_tokens", "output_tokens", "shared_prefix_tokens", "think_time_ms",
-                           "history",      "subagents"};
+const Keys kDatasetKeys = {"type",
+                           "path",
+                           "conversations",
+                           "turns",
+                           "input_tokens",
+                           "output_tokens",
+                           "shared_prefix_tokens",
+                           "think_time_ms",
+                           "history",
+                           "subagents",
+                           "tokenizer",
+                           "count_chat_template"};
 const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 const Keys kDistributionKeys = {"mean", "stddev", "min", "max"};
 const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",
@@ -368,6 +379,25 @@ void read_subagents(const Section& dataset, DatasetConfig& d) {
   d.subagents = a;
 }
 
+// dataset.tokenizer and dataset.count_chat_template (docs/datasets.md "Exact tokens"). The file is
+// read when the dataset opens; here only that it exists.
+void read_tokenizer(const Section& s, DatasetConfig& d) {
+  s.read("tokenizer", d.tokenizer);
+  s.read("count_chat_template", d.count_chat_template);
+  if (d.tokenizer && !d.tokenizer_is_server()) {
+    s.check(!d.tokenizer->empty(), "tokenizer", "must not be empty (use null for none)");
+    d.tokenizer = resolve_path(s.source(), s.path("tokenizer"), *d.tokenizer);
+    std::error_code ec;
+    s.check(fs::exists(*d.tokenizer, ec), "tokenizer",
+            "'" + *d.tokenizer + "' does not exist (a tokenizer.json, its folder, or server)");
+  }
+  s.check(!d.count_chat_template || d.tokenizer, "count_chat_template",
+          "needs dataset.tokenizer (a tokenizer.json or server): the template overhead is the "
+          "server's count less the tokenizer's");
+  s.check(!d.count_chat_template || d.type == DatasetType::kSynthetic, "count_chat_template",
+          "synthetic datasets only: a file's rows give their text as it is to be sent");
+}
+
 void read_dataset(const Section& top, DatasetConfig& d) {
   const Section s = top.section("dataset", kDatasetKeys);
   s.read_enum("type", d.type, kDatasetTypeNames);
@@ -383,6 +413,7 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   read_distribution(s, "think_time_ms", d.think_time_ms, 0);
   s.read_enum("history", d.history, kHistoryNames, proto::parse_history_mode);
   read_subagents(s, d);
+  read_tokenizer(s, d);
 
   const Source& src = s.source();
   if (d.path) {
@@ -446,7 +477,9 @@ void read_session_routing(const Section& top, SessionRoutingConfig& r) {
   s.check(is_header_token(r.header_name), "header_name",
           "not a valid HTTP header name: '" + r.header_name + "'");
   s.read_enum("final_marker", r.final_marker, kFinalMarkerNames, proto::parse_final_marker);
-  s.check(r.final_marker == FinalMarker::kOff || r.mode == SessionRoutingMode::kHeader,
+  // auto may learn header (and drops the marker otherwise: workers send it in header mode only).
+  s.check(r.final_marker == FinalMarker::kOff || r.mode == SessionRoutingMode::kHeader ||
+              r.mode == SessionRoutingMode::kAuto,
           "final_marker",
           "X-Dynamo-Session-Final is a header-mode marker: set session_routing.mode to header, or "
           "final_marker to off (mode is " +
@@ -634,6 +667,13 @@ void read_top(const Section& top, Config& c) {
   read_dataset(top, c.dataset);
   read_load(top, c.load);
   read_session_routing(top, c.session_routing);
+  if (c.session_routing.mode != SessionRoutingMode::kOff &&
+      c.target.endpoint == proto::Endpoint::kEmbeddings) {
+    c.warnings.push_back(top.source().message(
+        "session_routing.mode", "session_routing.mode",
+        "session routing does not apply to embeddings (no conversation to pin): nothing is "
+        "overlaid, the run goes as with mode off"));
+  }
   read_workers(top, c.workers);
   read_output(top, c.output);
   read_telemetry(top, c.telemetry);
@@ -665,6 +705,7 @@ void read_top(const Section& top, Config& c) {
 Config parse_config(const std::string& yaml_text, const std::string& path,
                     const std::vector<std::string>& overrides) {
   YAML::Node root;
+  yaml_guard::check(yaml_text, path);  // one acyclic, bounded document before any node is built
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
@@ -685,6 +726,7 @@ Config parse_config(const std::string& yaml_text, const std::string& path,
     Config c;
     c.source_path = path;
     read_top(Section(src, src.root(), "", kTopKeys), c);
+    config_detail::check_limits(src, c);
     for (const auto& w : c.warnings) log_warn(w);
     return c;
   } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still names the file
@@ -787,7 +829,9 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  output_tokens: " << distribution_yaml(d.output_tokens) << "\n"
     << "  shared_prefix_tokens: " << d.shared_prefix_tokens << "\n"
     << "  think_time_ms: " << distribution_yaml(d.think_time_ms) << "\n"
-    << "  history: " << to_string(d.history) << "\n";
+    << "  history: " << to_string(d.history) << "\n"
+    << "  tokenizer: " << opt_str(d.tokenizer) << "\n"
+    << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n";
   if (!d.subagents) {
     y << "  subagents: null\n";
     return;
