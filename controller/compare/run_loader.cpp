@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/histogram.hpp"
+#include "common/redact.hpp"
 
 namespace convoy::controller::compare {
 
@@ -115,12 +116,13 @@ void flatten_node(const YAML::Node& node, const std::string& prefix,
     }
     return;
   }
+  // A summary.json from before URLs were redacted still shows no password in a comparison.
   if (node.IsScalar()) {
-    out[prefix] = node.Scalar();
+    out[prefix] = redact_urls_in(node.Scalar());
   } else if (node.IsSequence()) {
     YAML::Emitter e;
     e << YAML::Flow << node;
-    out[prefix] = e.c_str();
+    out[prefix] = redact_urls_in(e.c_str());
   } else {
     out[prefix] = "null";
   }

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/log.hpp"
+#include "common/redact.hpp"
 #include "controller/dataset/ids.hpp"
 #include "controller/live/listen_exposure.hpp"
 #include "controller/report/run_report.hpp"
@@ -108,9 +109,12 @@ int Run::finish() {
   if (telemetry_) {
     if (auto e = telemetry_->output_failure()) output_errors.push_back(std::move(*e));
   }
+  // Every output shows URLs with their passwords redacted.
+  const Config shown = with_urls_redacted(config_);
+  const std::string shown_url = redact_url(url_);
   ReportInputs in{
-      config_, url_,         out_dir_,    worker_summaries(registry_), metrics_->snapshot(),
-      facts_,  interrupted_, incomplete_, incomplete_reason_,          std::move(output_errors)};
+      shown,  shown_url,    out_dir_,    worker_summaries(registry_), metrics_->snapshot(),
+      facts_, interrupted_, incomplete_, incomplete_reason_,          std::move(output_errors)};
   int code = write_run_report(in);
   if (const std::string line = facts_.sessions.console_line(); !line.empty()) log_info(line);
   // An output that could not be written outranks the rest: what the user would act on is

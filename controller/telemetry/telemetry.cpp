@@ -14,6 +14,7 @@
 
 #include "common/duration.hpp"
 #include "common/log.hpp"
+#include "common/redact.hpp"
 #include "common/utf8.hpp"
 
 namespace convoy::telemetry {
@@ -132,7 +133,7 @@ Telemetry::Telemetry(const TelemetryConfig& config, std::vector<TelemetryEndpoin
           [&] {
             std::vector<EndpointStats> stats;
             stats.reserve(endpoints.size());
-            for (const auto& e : endpoints) stats.push_back({e.name, e.url});
+            for (const auto& e : endpoints) stats.push_back({e.name, redact_url(e.url)});
             return stats;
           }(),
           config.max_series) {
@@ -201,7 +202,8 @@ std::vector<Telemetry::StartFailure> Telemetry::wait_first_round(bool (*cancelle
   for (const auto& t : targets_) {
     if (t->first_done && t->first_error.empty()) continue;
     const std::string error = t->first_done ? t->first_error : "no answer at start";
-    out.push_back({t->config.name + " (" + t->config.url + "): " + error, t->config.required});
+    out.push_back(
+        {t->config.name + " (" + redact_url(t->config.url) + "): " + error, t->config.required});
   }
   return out;
 }
@@ -344,7 +346,7 @@ void Telemetry::on_done(CURL* easy, CURLcode code) {
   t.in_flight = false;
   const int64_t done_ns = clock_();
   slices_.start();
-  const std::string error = scrape_error(t, code);
+  const std::string error = redact_urls_in(scrape_error(t, code));  // curl may quote the URL
   ParseResult parsed;
   int64_t dropped = 0;
   batch_size_ = 0;
@@ -376,8 +378,8 @@ void Telemetry::on_done(CURL* easy, CURLcode code) {
   jsonl_.write_line(scrape_line(t, index, done_ns, error, parsed, batch, dropped));
   if (t.first_done) return;
   if (!error.empty()) {
-    log_warn("telemetry: ", t.config.name, " (", t.config.url, ") failed its first scrape: ", error,
-             "; counted as a scrape error");
+    log_warn("telemetry: ", t.config.name, " (", redact_url(t.config.url),
+             ") failed its first scrape: ", error, "; counted as a scrape error");
   }
   std::lock_guard lock(mutex_);
   t.first_done = true;
@@ -404,7 +406,7 @@ const std::string& Telemetry::scrape_line(const Target& t, size_t index, int64_t
   w.Key("endpoint");
   text(t.config.name);
   w.Key("url");
-  text(t.config.url);
+  text(redact_url(t.config.url));
   w.Key("duration_ms");
   w.Double(static_cast<double>(done_ns - t.started_ns) / kNsPerMs);
   w.Key("error");
