@@ -146,7 +146,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     constexpr std::string_view kWorkers = "/mock/workers/";
     if (path.substr(0, kWorkers.size()) == kWorkers)
       return worker_control(path.substr(kWorkers.size()), post);
-    respond_error(not_found("Not Found: " + std::string(path)));
+    respond_error(route_not_found(ctx_.options.contract == Contract::kLegacy,
+                                  sv(request_.method_string()), path));
   }
 
   // POST /mock/workers/{id}/down | /up
@@ -169,9 +170,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                           ",\"up\":" + (action == "up" ? "true" : "false") + "}");
   }
 
+  // axum's 405: no body, Allow names the route's methods (GET routes answer HEAD too).
   void not_allowed() {
-    respond_error(
-        ApiError{405, "Method Not Allowed: " + std::string(sv(request_.method_string()))});
+    const std::string_view path = sv(request_.target());
+    const bool post_only = (path.substr(0, 4) == "/v1/" && path != "/v1/models") ||
+                           path == "/mock/reset" || path.substr(0, 14) == "/mock/workers/";
+    respond_error(method_not_allowed(post_only ? "POST" : "GET,HEAD"));
   }
 
   void log_request(const rapidjson::Value* body_json, std::string_view routing = {}) {
@@ -274,13 +278,17 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     doc.Parse(body.data(), body.size());
     const rapidjson::Value* body_json = doc.HasParseError() ? nullptr : &doc;
     RequestMeta meta = read_meta();
-    if (doc.HasParseError()) return reject(endpoint, json_syntax_error(doc, body), body_json, meta);
+    if (doc.HasParseError()) {
+      return reject(endpoint,
+                    json_syntax_error(doc, body, ctx_.options.contract == Contract::kLegacy),
+                    body_json, meta);
+    }
 
     auto control = read_session_control(ctx_.options.contract, doc, body);
     if (auto* error = std::get_if<ApiError>(&control)) {
       return reject(endpoint, *error, body_json, meta);
     }
-    auto parsed = read_api_request(endpoint, doc, ctx_.options);
+    auto parsed = read_api_request(endpoint, doc, body, ctx_.options);
     if (auto* error = std::get_if<ApiError>(&parsed)) {
       return reject(endpoint, *error, body_json, meta);
     }
@@ -496,7 +504,20 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void respond_json(int status, std::string body) {
     respond(status, "application/json", std::move(body));
   }
-  void respond_error(const ApiError& error) { respond_json(error.status, error_body(error)); }
+  void respond_error(const ApiError& error) {
+    if (!error.bare) return respond_json(error.status, error_body(error));
+    http::response<http::string_body> res{static_cast<http::status>(error.status),
+                                          request_.version()};
+    if (!error.message.empty()) res.set(http::field::content_type, "text/plain; charset=utf-8");
+    if (!error.allow.empty()) res.set(http::field::allow, error.allow);
+    res.set(kRequestIdHeader, request_id_);
+    res.keep_alive(keep_alive_);
+    res.body() = error.message;
+    res.prepare_payload();
+    render(res, out_, false);
+    response_done_ = true;
+    if (!writing_) write_out();
+  }
 
   void write_out() {
     if (closed_) return;

@@ -1,9 +1,9 @@
 #include "tokenizer/bpe.hpp"
 
+#include <algorithm>
 #include <array>
 #include <cstdio>
 #include <mutex>
-#include <queue>
 #include <stdexcept>
 
 #include "tokenizer/unicode.hpp"
@@ -23,13 +23,13 @@ struct Candidate {
   std::uint32_t rank;
   std::int32_t pos;
   std::uint32_t new_id;
-  // std::priority_queue is a max-heap: the top is the lowest rank, then the lowest position.
+  // A max-heap of these has the lowest rank on top, then the lowest position.
   bool operator<(const Candidate& o) const { return rank != o.rank ? rank > o.rank : pos > o.pos; }
 };
 
 }  // namespace
 
-Bpe::Bpe(Vocab vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+Bpe::Bpe(Vocab vocab, const std::vector<std::pair<std::string_view, std::string_view>>& merges,
          BpeOptions options)
     : vocab_(std::move(vocab)), options_(options) {
   merges_.reserve(merges.size());
@@ -37,29 +37,67 @@ Bpe::Bpe(Vocab vocab, const std::vector<std::pair<std::string, std::string>>& me
   for (std::size_t rank = 0; rank < merges.size(); ++rank) {
     const auto& [a, b] = merges[rank];
     joined.assign(a).append(b);
-    const auto ia = vocab_.find(a);
-    const auto ib = vocab_.find(b);
-    const auto ij = vocab_.find(joined);
-    if (ia == vocab_.end() || ib == vocab_.end() || ij == vocab_.end()) {
-      throw std::invalid_argument("merge " + std::to_string(rank) + " (\"" + a + "\" \"" + b +
+    const std::uint32_t* ia = vocab_.find(a);
+    const std::uint32_t* ib = vocab_.find(b);
+    const std::uint32_t* ij = vocab_.find(joined);
+    if (ia == nullptr || ib == nullptr || ij == nullptr) {
+      throw std::invalid_argument("merge " + std::to_string(rank) + " (\"" + std::string(a) +
+                                  "\" \"" + std::string(b) +
                                   "\") names a string not in the vocabulary");
     }
-    merges_[pair_key(ia->second, ib->second)] = {static_cast<std::uint32_t>(rank), ij->second};
+    merges_.insert(*ia, *ib, {static_cast<std::uint32_t>(rank), *ij});
   }
   const auto& chars = byte_level_chars();
   std::array<char, 8> hex{};
   for (std::size_t b = 0; b < 256; ++b) {
-    const auto ic = vocab_.find(chars[b]);
-    byte_ids_[b] = ic == vocab_.end() ? kNoId : ic->second;
+    const std::uint32_t* ic = vocab_.find(chars[b]);
+    byte_ids_[b] = ic == nullptr ? kNoId : *ic;
     std::snprintf(hex.data(), hex.size(), "<0x%02X>", static_cast<unsigned>(b));
-    const auto ih = vocab_.find(std::string_view(hex.data()));
-    fallback_ids_[b] = ih == vocab_.end() ? kNoId : ih->second;
+    const std::uint32_t* ih = vocab_.find(std::string_view(hex.data()));
+    fallback_ids_[b] = ih == nullptr ? kNoId : *ih;
   }
+  find_metaspace_joins();
+}
+
+void Bpe::find_metaspace_joins() {
+  const std::string_view space = "\xE2\x96\x81";  // U+2581
+  if (options_.byte_level || options_.ignore_merges || vocab_.find(space) == nullptr) return;
+  metaspace_splits_ = true;
+  vocab_.for_each([&](std::string_view token, std::uint32_t) {
+    std::size_t prev = 0;  // start of the previous character
+    for (std::size_t i = 0; i < token.size(); i += utf8_length(token, i)) {
+      if (i > 0 && token.compare(i, space.size(), space) == 0 &&
+          token.compare(prev, space.size(), space) != 0) {
+        metaspace_joins_.insert(token.substr(prev, i - prev), 0);
+      }
+      prev = i;
+    }
+  });
+}
+
+void Bpe::tokenize_long(std::string_view word, std::vector<std::uint32_t>& out) const {
+  if (!metaspace_splits_) {
+    tokenize(word, out);
+    return;
+  }
+  const std::string_view space = "\xE2\x96\x81";
+  std::size_t begin = 0;
+  std::size_t prev = 0;
+  for (std::size_t i = 0; i < word.size(); i += utf8_length(word, i)) {
+    if (i > 0 && word.compare(i, space.size(), space) == 0) {
+      const std::string_view x = word.substr(prev, i - prev);
+      if (x != space && vocab_.find(x) != nullptr && metaspace_joins_.find(x) == nullptr) {
+        tokenize(word.substr(begin, i - begin), out);
+        begin = i;
+      }
+    }
+    prev = i;
+  }
+  tokenize(word.substr(begin), out);
 }
 
 const Bpe::Merge* Bpe::find_merge(std::uint32_t a, std::uint32_t b) const {
-  const auto it = merges_.find(pair_key(a, b));
-  return it == merges_.end() ? nullptr : &it->second;
+  return merges_.find(a, b);
 }
 
 // One symbol per character (per byte for byte-level), as word.rs's merge_word: a character
@@ -75,8 +113,8 @@ void Bpe::initial_symbols(std::string_view word, std::vector<std::uint32_t>& ids
       id = byte_ids_[static_cast<unsigned char>(word[i])];
     } else {
       n = utf8_length(word, i);
-      const auto it = vocab_.find(word.substr(i, n));
-      if (it != vocab_.end()) id = it->second;
+      const std::uint32_t* found = vocab_.find(word.substr(i, n));
+      if (found != nullptr) id = *found;
     }
     const std::string_view ch = word.substr(i, n);
     i += n;
@@ -102,27 +140,32 @@ void Bpe::initial_symbols(std::string_view word, std::vector<std::uint32_t>& ids
 }
 
 void Bpe::merge_word(std::string_view word, std::vector<std::uint32_t>& out) const {
-  std::vector<std::uint32_t> ids;
-  ids.reserve(word.size());
+  thread_local std::vector<std::uint32_t> ids;  // scratch, reused: a miss allocates nothing
+  thread_local std::vector<Symbol> sym;
+  thread_local std::vector<Candidate> heap;  // std::push_heap order: the top merges first
+  ids.clear();
+  sym.clear();
+  heap.clear();
   initial_symbols(word, ids);
   const auto count = static_cast<std::int32_t>(ids.size());
-  std::vector<Symbol> sym(ids.size());
-  std::vector<Candidate> heap_store;
-  heap_store.reserve(ids.size());
   for (std::int32_t k = 0; k < count; ++k) {
-    sym[static_cast<std::size_t>(k)] = {ids[static_cast<std::size_t>(k)], k - 1,
-                                        k + 1 < count ? k + 1 : -1, true};
+    const std::uint32_t id = ids[static_cast<std::size_t>(k)];
+    sym.push_back({id, k - 1, k + 1 < count ? k + 1 : -1, true});
     if (k + 1 < count) {
-      if (const Merge* m =
-              find_merge(ids[static_cast<std::size_t>(k)], ids[static_cast<std::size_t>(k + 1)])) {
-        heap_store.push_back({m->rank, k, m->new_id});
+      if (const Merge* m = find_merge(id, ids[static_cast<std::size_t>(k + 1)])) {
+        heap.push_back({m->rank, k, m->new_id});
       }
     }
   }
-  std::priority_queue<Candidate> heap(std::less<Candidate>{}, std::move(heap_store));
+  std::make_heap(heap.begin(), heap.end());
+  const auto push = [&](Candidate c) {
+    heap.push_back(c);
+    std::push_heap(heap.begin(), heap.end());
+  };
   while (!heap.empty()) {
-    const Candidate top = heap.top();
-    heap.pop();
+    std::pop_heap(heap.begin(), heap.end());
+    const Candidate top = heap.back();
+    heap.pop_back();
     Symbol& left = sym[static_cast<std::size_t>(top.pos)];
     if (!left.live || left.next < 0) continue;
     Symbol& right = sym[static_cast<std::size_t>(left.next)];
@@ -136,12 +179,12 @@ void Bpe::merge_word(std::string_view word, std::vector<std::uint32_t>& out) con
     if (right.next >= 0) sym[static_cast<std::size_t>(right.next)].prev = top.pos;
     if (left.prev >= 0) {
       if (const Merge* m = find_merge(sym[static_cast<std::size_t>(left.prev)].id, left.id)) {
-        heap.push({m->rank, left.prev, m->new_id});
+        push({m->rank, left.prev, m->new_id});
       }
     }
     if (left.next >= 0) {
       if (const Merge* m = find_merge(left.id, sym[static_cast<std::size_t>(left.next)].id)) {
-        heap.push({m->rank, top.pos, m->new_id});
+        push({m->rank, top.pos, m->new_id});
       }
     }
   }
@@ -154,9 +197,9 @@ void Bpe::tokenize(std::string_view word, std::vector<std::uint32_t>& out) const
   const bool cacheable = word.size() < kCacheMaxWordBytes;
   if (cacheable) {
     std::shared_lock lock(cache_mutex_);
-    const auto it = cache_.find(word);
-    if (it != cache_.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
+    if (const std::uint32_t* at = cache_index_.find(word)) {
+      const auto* first = cache_ids_.data() + *at + 1;
+      out.insert(out.end(), first, first + cache_ids_[*at]);
       return;
     }
   }
@@ -166,15 +209,22 @@ void Bpe::tokenize(std::string_view word, std::vector<std::uint32_t>& out) const
     if (options_.byte_level) {
       for (const char c : word) mapped += byte_level_chars()[static_cast<unsigned char>(c)];
     }
-    const auto it = vocab_.find(options_.byte_level ? std::string_view(mapped) : word);
-    if (it != vocab_.end()) ids.push_back(it->second);
+    const std::uint32_t* found = vocab_.find(options_.byte_level ? std::string_view(mapped) : word);
+    if (found != nullptr) ids.push_back(*found);
   }
   if (ids.empty()) merge_word(word, ids);
   out.insert(out.end(), ids.begin(), ids.end());
   if (cacheable) {
     std::unique_lock lock(cache_mutex_);
-    if (cache_.size() >= kCacheMaxWords) cache_.clear();
-    cache_.emplace(word, std::move(ids));
+    if (cache_index_.size() >= kCacheMaxWords) {
+      cache_index_.clear();
+      cache_ids_.clear();
+    }
+    if (cache_index_.find(word) == nullptr) {
+      cache_index_.insert(word, static_cast<std::uint32_t>(cache_ids_.size()));
+      cache_ids_.push_back(static_cast<std::uint32_t>(ids.size()));
+      cache_ids_.insert(cache_ids_.end(), ids.begin(), ids.end());
+    }
   }
 }
 

@@ -12,16 +12,13 @@
 #include <shared_mutex>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
+
+#include "tokenizer/flat_map.hpp"
 
 namespace convoy::tokenizer {
 
-struct StringHash {
-  using is_transparent = void;
-  std::size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-};
-using Vocab = std::unordered_map<std::string, std::uint32_t, StringHash, std::equal_to<>>;
+using Vocab = StringTable;
 
 inline constexpr std::uint32_t kNoId = 0xFFFFFFFF;
 
@@ -37,30 +34,34 @@ class Bpe {
  public:
   // merges: pairs of vocabulary strings in rank order (a later duplicate pair wins, as in the
   // reference). Throws std::invalid_argument naming a merge whose parts are not in vocab.
-  Bpe(Vocab vocab, const std::vector<std::pair<std::string, std::string>>& merges,
+  Bpe(Vocab vocab, const std::vector<std::pair<std::string_view, std::string_view>>& merges,
       BpeOptions options);
 
   // Appends the ids of word (non-empty) to out. Thread-safe.
   void tokenize(std::string_view word, std::vector<std::uint32_t>& out) const;
+  // The same ids, splitting word first where no merge can cross (see metaspace_splits).
+  void tokenize_long(std::string_view word, std::vector<std::uint32_t>& out) const;
 
   const Vocab& vocab() const { return vocab_; }
   const BpeOptions& options() const { return options_; }
-  void set_options(const BpeOptions& o) { options_ = o; }
 
  private:
-  struct Merge {
-    std::uint32_t rank;    // line of the merge in tokenizer.json (lower merges first)
-    std::uint32_t new_id;  // id of the merged string
-  };
-  static std::uint64_t pair_key(std::uint32_t a, std::uint32_t b) {
-    return (static_cast<std::uint64_t>(a) << 32) | b;
-  }
+  using Merge = PairTable::Value;
   const Merge* find_merge(std::uint32_t a, std::uint32_t b) const;
   void initial_symbols(std::string_view word, std::vector<std::uint32_t>& ids) const;
   void merge_word(std::string_view word, std::vector<std::uint32_t>& out) const;
+  void find_metaspace_joins();
 
+  // Llama 2 and Gemma 3 hand the model a whole segment as one word ("▁" for each space). A
+  // merge can only make a vocabulary string, so where the text has "x▁" and no vocabulary
+  // string holds "x▁", nothing merges across: the word splits there into cacheable words with
+  // the same ids. x must be a one-character vocabulary string (not byte fallback) other than
+  // "▁"; metaspace_joins_ holds the x that some vocabulary string puts before a "▁" (Gemma 3:
+  // ">", for ">▁</"). Off for byte-level models and ignore_merges.
+  bool metaspace_splits_ = false;
+  StringTable metaspace_joins_;
   Vocab vocab_;
-  std::unordered_map<std::uint64_t, Merge> merges_;
+  PairTable merges_;
   BpeOptions options_;
   std::array<std::uint32_t, 256> byte_ids_{};      // byte_level: id of each byte's character
   std::array<std::uint32_t, 256> fallback_ids_{};  // byte_fallback: id of <0xXX>, or kNoId
@@ -69,8 +70,9 @@ class Bpe {
   static constexpr std::size_t kCacheMaxWordBytes = 256;
   static constexpr std::size_t kCacheMaxWords = 1 << 18;
   mutable std::shared_mutex cache_mutex_;
-  mutable std::unordered_map<std::string, std::vector<std::uint32_t>, StringHash, std::equal_to<>>
-      cache_;
+  // word -> offset in cache_ids_, where its id count and then its ids are.
+  mutable StringTable cache_index_;
+  mutable std::vector<std::uint32_t> cache_ids_;
 };
 
 }  // namespace convoy::tokenizer

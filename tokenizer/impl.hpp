@@ -25,5 +25,7 @@ struct Tokenizer::Impl {
 
 // Reads path (a tokenizer.json). Throws LoadError.
 std::unique_ptr<Tokenizer::Impl> load_impl(const std::string& path);
+// Reads text (a tokenizer.json's content, parsed in place); name is the file for messages.
+std::unique_ptr<Tokenizer::Impl> parse_impl(std::string text, const std::string& name);
 
 }  // namespace convoy::tokenizer

@@ -2,6 +2,7 @@
 #include <rapidjson/document.h>
 #include <rapidjson/error/en.h>
 
+#include <algorithm>
 #include <fstream>
 #include <sstream>
 
@@ -12,6 +13,10 @@ namespace convoy::tokenizer {
 namespace {
 
 using Value = rapidjson::Value;
+
+// Ids are dense (decode keeps a table of them): far past any real vocabulary (262,145 in
+// Gemma 3) is a broken file, refused before it allocates.
+constexpr std::uint32_t kMaxId = 1U << 24;
 
 // GPT-2's pattern, which ByteLevel applies when use_regex is true (byte_level.rs).
 constexpr const char* kGpt2Pattern =
@@ -58,7 +63,7 @@ struct Reader {
   void normalizer(const Value& v, std::vector<NormalizerStep>& out) const;
   void pre_tokenizer(const Value& v, std::vector<PreTokenizerStep>& out) const;
   void decoder(const Value& v, std::vector<DecoderStep>& out) const;
-  std::unique_ptr<Bpe> model(const Value& v) const;
+  std::unique_ptr<Bpe> model(const Value& v, bool byte_level) const;
   void added_tokens(const Value& doc, Tokenizer::Impl& impl) const;
 };
 
@@ -186,7 +191,7 @@ void Reader::decoder(const Value& v, std::vector<DecoderStep>& out) const {
   out.push_back(std::move(step));
 }
 
-std::unique_ptr<Bpe> Reader::model(const Value& v) const {
+std::unique_ptr<Bpe> Reader::model(const Value& v, bool byte_level) const {
   if (!v.IsObject()) fail("not a tokenizer.json (no \"model\" object)");
   const auto ty = v.FindMember("type");
   std::string type = ty != v.MemberEnd() && ty->value.IsString() ? ty->value.GetString() : "";
@@ -201,10 +206,12 @@ std::unique_ptr<Bpe> Reader::model(const Value& v) const {
   Vocab vocab;
   vocab.reserve(vo->value.MemberCount());
   for (const auto& m : vo->value.GetObject()) {
-    if (!m.value.IsUint()) fail("model: vocab id of \"" + std::string(m.name.GetString()) + "\"");
-    vocab.emplace(std::string(m.name.GetString(), m.name.GetStringLength()), m.value.GetUint());
+    if (!m.value.IsUint() || m.value.GetUint() >= kMaxId) {
+      fail("model: vocab id of \"" + std::string(m.name.GetString()) + "\" is not an id");
+    }
+    vocab.insert(std::string_view(m.name.GetString(), m.name.GetStringLength()), m.value.GetUint());
   }
-  std::vector<std::pair<std::string, std::string>> merges;
+  std::vector<std::pair<std::string_view, std::string_view>> merges;
   merges.reserve(me->value.Size());
   for (const Value& m : me->value.GetArray()) {
     if (m.IsString()) {  // "a b"
@@ -215,13 +222,14 @@ std::unique_ptr<Bpe> Reader::model(const Value& v) const {
       }
       merges.emplace_back(line.substr(0, sp), line.substr(sp + 1));
     } else if (m.IsArray() && m.Size() == 2 && m[0].IsString() && m[1].IsString()) {
-      merges.emplace_back(std::string(m[0].GetString(), m[0].GetStringLength()),
-                          std::string(m[1].GetString(), m[1].GetStringLength()));
+      merges.emplace_back(std::string_view(m[0].GetString(), m[0].GetStringLength()),
+                          std::string_view(m[1].GetString(), m[1].GetStringLength()));
     } else {
       fail("model: a merge is neither \"a b\" nor [a, b]");
     }
   }
   BpeOptions options;
+  options.byte_level = byte_level;
   options.byte_fallback = flag(v, "byte_fallback", false);
   options.ignore_merges = flag(v, "ignore_merges", false);
   options.fuse_unk = flag(v, "fuse_unk", false);
@@ -234,9 +242,9 @@ std::unique_ptr<Bpe> Reader::model(const Value& v) const {
   }
   const auto unk = v.FindMember("unk_token");
   if (unk != v.MemberEnd() && unk->value.IsString()) {
-    const auto it = vocab.find(std::string_view(unk->value.GetString()));
-    if (it == vocab.end()) fail("model: unk_token is not in the vocabulary");
-    options.unk_id = it->second;
+    const std::uint32_t* id = vocab.find(std::string_view(unk->value.GetString()));
+    if (id == nullptr) fail("model: unk_token is not in the vocabulary");
+    options.unk_id = *id;
   }
   try {
     return std::make_unique<Bpe>(std::move(vocab), merges, options);
@@ -250,8 +258,8 @@ void Reader::added_tokens(const Value& doc, Tokenizer::Impl& impl) const {
   if (it == doc.MemberEnd() || it->value.IsNull()) return;
   if (!it->value.IsArray()) fail("\"added_tokens\" must be an array");
   for (const Value& a : it->value.GetArray()) {
-    if (!a.IsObject() || !a.HasMember("id") || !a["id"].IsUint()) {
-      fail("added_tokens: each needs an \"id\"");
+    if (!a.IsObject() || !a.HasMember("id") || !a["id"].IsUint() || a["id"].GetUint() >= kMaxId) {
+      fail("added_tokens: each needs an \"id\" (below 16,777,216)");
     }
     AddedToken tok;
     tok.content = str(a, "content", "added_tokens");
@@ -282,9 +290,13 @@ std::string read_file(const std::string& path) {
 }  // namespace
 
 std::unique_ptr<Tokenizer::Impl> load_impl(const std::string& path) {
-  const std::string text = read_file(path);
+  return parse_impl(read_file(path), path);
+}
+
+std::unique_ptr<Tokenizer::Impl> parse_impl(std::string text, const std::string& path) {
+  // Parsed in place: the DOM's strings (and the merges' views) point into text, no copies.
   rapidjson::Document doc;
-  doc.Parse(text.data(), text.size());
+  doc.ParseInsitu(text.data());
   const Reader r{path};
   if (doc.HasParseError()) {
     r.fail("not valid JSON at byte " + std::to_string(doc.GetErrorOffset()) + ": " +
@@ -293,27 +305,26 @@ std::unique_ptr<Tokenizer::Impl> load_impl(const std::string& path) {
   if (!doc.IsObject() || !doc.HasMember("model")) r.fail("not a tokenizer.json (no \"model\")");
   auto impl = std::make_unique<Tokenizer::Impl>();
   impl->path = path;
+  const Value& root = doc;
   const auto section = [&](const char* key) -> const Value& {
     static const Value null_value;
-    const auto it = doc.FindMember(key);
-    return it == doc.MemberEnd() ? null_value : it->value;
+    const auto it = root.FindMember(key);
+    return it == root.MemberEnd() ? null_value : it->value;
   };
   r.normalizer(section("normalizer"), impl->normalizers);
   r.pre_tokenizer(section("pre_tokenizer"), impl->pre_tokenizers);
   r.decoder(section("decoder"), impl->decoders);
-  impl->bpe = r.model(doc["model"]);
-  for (const auto& [token, id] : impl->bpe->vocab()) {
+  // The model sees bytes as GPT-2's byte-level characters when a ByteLevel pre-tokenizer (last,
+  // see pre_tokenizer) maps them.
+  const bool byte_level = std::any_of(
+      impl->pre_tokenizers.begin(), impl->pre_tokenizers.end(),
+      [](const PreTokenizerStep& s) { return s.kind == PreTokenizerStep::Kind::kByteLevel; });
+  impl->bpe = r.model(doc["model"], byte_level);
+  impl->bpe->vocab().for_each([&](std::string_view token, std::uint32_t id) {
     if (impl->id_to_token.size() <= id) impl->id_to_token.resize(id + 1);
     impl->id_to_token[id] = token;
-  }
+  });
   r.added_tokens(doc, *impl);
-  for (const PreTokenizerStep& step : impl->pre_tokenizers) {
-    if (step.kind == PreTokenizerStep::Kind::kByteLevel) {
-      BpeOptions o = impl->bpe->options();
-      o.byte_level = true;
-      impl->bpe->set_options(o);
-    }
-  }
   return impl;
 }
 

@@ -135,18 +135,29 @@ void split_by_behavior(const std::vector<Span>& matches, std::size_t n,
 
 // Splits each span of pieces by step's pattern and behavior.
 void split_pieces(const PreTokenizerStep& step, Pieces& pieces) {
-  std::vector<Span> next;
-  std::vector<Span> matches;
-  std::vector<Span> local;
+  thread_local std::vector<Span> next;  // scratch, reused: encoding allocates little
+  thread_local std::vector<Span> matches;
+  thread_local std::vector<Span> local;
+  next.clear();
   for (std::size_t k = 0; k < pieces.spans.size(); ++k) {
     const std::string_view v = pieces.view(k);
+    const std::size_t base = pieces.spans[k].first;
     find_matches(step.regex, step.literal, v, matches);
+    if (step.behavior == SplitBehavior::kIsolated && !step.invert) {  // the usual case, direct
+      std::size_t prev = 0;
+      for (const auto& [b, e] : matches) {
+        if (b > prev) next.emplace_back(base + prev, base + b);
+        if (e > b) next.emplace_back(base + b, base + e);
+        prev = e;
+      }
+      if (prev < v.size()) next.emplace_back(base + prev, base + v.size());
+      continue;
+    }
     local.clear();
     split_by_behavior(matches, v.size(), step, local);
-    const std::size_t base = pieces.spans[k].first;
     for (const auto& [b, e] : local) next.emplace_back(base + b, base + e);
   }
-  pieces.spans = std::move(next);
+  pieces.spans.swap(next);
 }
 
 // Replaces each span by prefix + (its text with " " replaced by `space`) at the arena's end.

@@ -18,7 +18,8 @@ void encode_text(const Tokenizer::Impl& impl, std::string_view text, bool first_
   pieces.arena.assign(text);
   pieces.spans.emplace_back(0, text.size());
   pre_tokenize(impl.pre_tokenizers, first_segment, pieces);
-  for (std::size_t k = 0; k < pieces.spans.size(); ++k) impl.bpe->tokenize(pieces.view(k), out);
+  for (std::size_t k = 0; k < pieces.spans.size(); ++k)
+    impl.bpe->tokenize_long(pieces.view(k), out);
 }
 
 void encode_segment(const Tokenizer::Impl& impl, std::string_view raw, bool first_segment,
@@ -57,6 +58,10 @@ std::unique_ptr<Tokenizer> Tokenizer::load(const std::string& path) {
     }
   }
   return std::unique_ptr<Tokenizer>(new Tokenizer(load_impl(file)));
+}
+
+std::unique_ptr<Tokenizer> Tokenizer::load_json(std::string json, const std::string& name) {
+  return std::unique_ptr<Tokenizer>(new Tokenizer(parse_impl(std::move(json), name)));
 }
 
 std::vector<std::uint32_t> Tokenizer::encode(std::string_view text) const {

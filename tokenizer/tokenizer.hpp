@@ -27,6 +27,8 @@ class Tokenizer {
   // Throws LoadError (what(): names the file and the reason, e.g. unsupported model type
   // "WordPiece").
   static std::unique_ptr<Tokenizer> load(const std::string& path);
+  // The same from tokenizer.json's text; name stands for the file in LoadError messages.
+  static std::unique_ptr<Tokenizer> load_json(std::string json, const std::string& name);
 
   ~Tokenizer();
   Tokenizer(const Tokenizer&) = delete;

@@ -13,6 +13,7 @@
 #include <zmq.hpp>
 
 #include "common/curve.hpp"
+#include "common/duration.hpp"
 #include "common/log.hpp"
 #include "common/zmq_util.hpp"
 #include "proto/envelope.hpp"
@@ -30,7 +31,7 @@ constexpr int kLostControllerLingerMs = 200;
 constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int64_t kSendRetryNs = 10 * kNsPerMs;  // how soon a full results queue is retried
 
-int64_t ns_of_seconds(double seconds) { return static_cast<int64_t>(seconds * 1e9); }
+int64_t ns_of_seconds(double seconds) { return seconds_to_ns(seconds); }
 
 // The self-pipe for signals: the handler only writes to an eventfd.
 std::atomic<int> g_signal_fd{-1};

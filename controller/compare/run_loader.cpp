@@ -224,7 +224,11 @@ int64_t add_turns_from_records(std::istream& records, Column& run) {
     if (!is_string(member(doc, "phase"), "measure") || is_string(member(doc, "settle"))) continue;
     const rapidjson::Value* error = member(doc, "error");
     const rapidjson::Value* close = member(doc, "close_request");
-    if ((error && !error->IsNull()) || (close && close->IsTrue())) continue;
+    const rapidjson::Value* release = member(doc, "early_release");
+    if ((error && !error->IsNull()) || (close && close->IsTrue()) ||
+        (release && release->IsTrue())) {
+      continue;
+    }
     const rapidjson::Value* metrics = member(doc, "metrics");
     const rapidjson::Value* ttft = metrics ? member(*metrics, "ttft_ms") : nullptr;
     const rapidjson::Value* turn = member(doc, "turn_index");

@@ -13,8 +13,10 @@
 
 #include "common/log.hpp"
 #include "controller/config/did_you_mean.hpp"
+#include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/yaml_guard.hpp"
 #include "controller/config/yaml_util.hpp"
 
 namespace convoy {
@@ -475,7 +477,9 @@ void read_session_routing(const Section& top, SessionRoutingConfig& r) {
   s.check(is_header_token(r.header_name), "header_name",
           "not a valid HTTP header name: '" + r.header_name + "'");
   s.read_enum("final_marker", r.final_marker, kFinalMarkerNames, proto::parse_final_marker);
-  s.check(r.final_marker == FinalMarker::kOff || r.mode == SessionRoutingMode::kHeader,
+  // auto may learn header (and drops the marker otherwise: workers send it in header mode only).
+  s.check(r.final_marker == FinalMarker::kOff || r.mode == SessionRoutingMode::kHeader ||
+              r.mode == SessionRoutingMode::kAuto,
           "final_marker",
           "X-Dynamo-Session-Final is a header-mode marker: set session_routing.mode to header, or "
           "final_marker to off (mode is " +
@@ -663,6 +667,13 @@ void read_top(const Section& top, Config& c) {
   read_dataset(top, c.dataset);
   read_load(top, c.load);
   read_session_routing(top, c.session_routing);
+  if (c.session_routing.mode != SessionRoutingMode::kOff &&
+      c.target.endpoint == proto::Endpoint::kEmbeddings) {
+    c.warnings.push_back(top.source().message(
+        "session_routing.mode", "session_routing.mode",
+        "session routing does not apply to embeddings (no conversation to pin): nothing is "
+        "overlaid, the run goes as with mode off"));
+  }
   read_workers(top, c.workers);
   read_output(top, c.output);
   read_telemetry(top, c.telemetry);
@@ -694,6 +705,7 @@ void read_top(const Section& top, Config& c) {
 Config parse_config(const std::string& yaml_text, const std::string& path,
                     const std::vector<std::string>& overrides) {
   YAML::Node root;
+  yaml_guard::check(yaml_text, path);  // one acyclic, bounded document before any node is built
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
@@ -714,6 +726,7 @@ Config parse_config(const std::string& yaml_text, const std::string& path,
     Config c;
     c.source_path = path;
     read_top(Section(src, src.root(), "", kTopKeys), c);
+    config_detail::check_limits(src, c);
     for (const auto& w : c.warnings) log_warn(w);
     return c;
   } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still names the file

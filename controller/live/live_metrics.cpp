@@ -268,7 +268,7 @@ WorkerSeries& LiveMetrics::worker(std::string_view worker_id) {
 
 void LiveMetrics::on_record(WorkerSeries& worker, std::string_view stage,
                             const proto::Record& record) {
-  if (record.close_request) return;
+  if (proto::session_release_only(record)) return;
   Impl& m = *impl_;
   if (stage.empty()) stage = record.phase == proto::Phase::kWarmup ? "warmup" : "measure";
   const size_t s = m.stage_index(stage);

@@ -15,6 +15,10 @@
 //     (529 unless DYN_HTTP_OVERLOAD_STATUS_CODE says otherwise) with the public message
 //     "Service temporarily overloaded" (older frontends pass the table's own message through).
 //   ai-dynamo/dynamo lib/llm/src/protocols/agents.rs: the headers read as session identity.
+// What the real frontends answered (tests/dynamo/claims_test.cpp, docs/session-routing.md):
+// ai-dynamo 1.6.1 renders every InvalidArgument of the affinity table (an id over 256 bytes, an
+// explicit worker or DP rank that disagrees with the binding) as 400 "Invalid request", the detail
+// only in its log; and a full table is no error there: it routes without affinity.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -95,16 +99,59 @@ Insight make(const Found& f, std::string id, std::string severity, std::string t
   return i;
 }
 
+// 1.6.1's bare 400 "Invalid request" (the whole message).
+bool invalid_request(const ErrorGroupView& g) {
+  std::string m = lowered(g.message);
+  while (!m.empty() && (m.back() == '.' || m.back() == ' ')) m.pop_back();
+  return g.code == 400 && m == "invalid request";
+}
+
+// "Invalid request" with session routing in header mode and no over-long header of ours: the
+// two InvalidArgument causes 1.6.1 hides behind it.
+void invalid_request_insight(const InsightInputs& in, std::vector<Insight>* out) {
+  const bool sessions = in.session_routing_mode == proto::SessionRoutingMode::kHeader ||
+                        !in.session_headers_in_target.empty();
+  if (!sessions) return;
+  const Found found = find_groups(
+      in, [](const ErrorGroupView& g, const std::string&) { return invalid_request(g); });
+  if (found.first == nullptr) return;
+  Insight i = make(found, "affinity_invalid_request", "error",
+                   "Dynamo refused the session: HTTP 400 \"Invalid request\"");
+  i.problem = said(found) +
+              " With session affinity on, ai-dynamo 1.6.1 answers exactly this when its affinity "
+              "table refuses a request, and says why only in its log.";
+  i.likely_causes = {
+      "A session id over 256 bytes (X-Dynamo-Session-ID or an agent's session header).",
+      "An explicit worker or DP rank (nvext.backend_instance_id / nvext.dp_rank, or the "
+      "x-worker-instance-id / x-dp-rank headers) that disagrees with the worker the session is "
+      "bound to."};
+  i.investigate = {
+      "The frontend's log: a line \"error_type=validation error_detail=invalid request "
+      "parameters\" per refused request.",
+      "target.headers and target.extra_body for session headers and worker pins."};
+  i.fixes = {"Keep session ids at most 256 bytes.",
+             "Remove the explicit worker / DP-rank pin, or use session_routing.mode: off when "
+             "pinning by hand."};
+  out->push_back(std::move(i));
+}
+
 void rejection_insights(const InsightInputs& in, std::vector<Insight>* out) {
-  const Found too_long = find_groups(in, [](const ErrorGroupView&, const std::string& text) {
-    return has(text, "session affinity id must not exceed");
+  const bool long_header = in.longest_target_session_header_bytes > 256;
+  const Found too_long = find_groups(in, [&](const ErrorGroupView& g, const std::string& text) {
+    return has(text, "session affinity id must not exceed") || (long_header && invalid_request(g));
   });
   if (too_long.first != nullptr) {
     Insight i =
         make(too_long, "session_id_too_long", "error", "Session ids over Dynamo's 256-byte limit");
     i.problem = said(too_long) +
-                " Dynamo's session affinity table refuses a session id longer than 256 bytes "
-                "(HTTP 400, \"session affinity ID must not exceed 256 bytes\").";
+                " Dynamo's session affinity table refuses a session id longer than 256 bytes: "
+                "ai-dynamo 1.6.1 answers HTTP 400 \"Invalid request\" (its log says \"invalid "
+                "request parameters\"), other versions \"session affinity ID must not exceed 256 "
+                "bytes\".";
+    if (long_header) {
+      i.problem += " target.headers sets a session header of " +
+                   std::to_string(in.longest_target_session_header_bytes) + " bytes.";
+    }
     i.likely_causes = {
         "target.headers sets the session header (X-Dynamo-Session-ID or an agent's session "
         "header) to a long value.",
@@ -117,7 +164,9 @@ void rejection_insights(const InsightInputs& in, std::vector<Insight>* out) {
         "(36 bytes) in header mode.",
         "Shorten the dataset's conversation ids."};
     out->push_back(std::move(i));
+    return;
   }
+  invalid_request_insight(in, out);
 }
 
 void table_full_insights(const InsightInputs& in, std::vector<Insight>* out) {
@@ -251,64 +300,83 @@ Insight moves_insight(const AffinitySummary& a, const std::vector<Cause>& causes
   return i;
 }
 
+// What the moves look like, for the causes below.
+struct MoveEvidence {
+  bool after_timeout;  // most moves came after an idle gap longer than session_routing.timeout_s
+  bool gaps_separate;  // every move followed a longer idle gap than any turn that stayed
+  bool bounces;        // moves mostly went back to a worker the session had used, few workers
+  bool gone;           // moved-once sessions away from a worker that served nothing afterwards
+  bool unexplained() const { return !after_timeout && !gaps_separate && !bounces && !gone; }
+};
+
+MoveEvidence move_evidence(const InsightInputs& in, const AffinitySummary& a) {
+  MoveEvidence e{};
+  e.after_timeout = a.moves_after_timeout * 2 >= a.moves && a.moves_after_timeout > 0;
+  e.gaps_separate = a.min_gap_before_move_ns >= 0 && a.max_gap_before_stay_ns >= 0 &&
+                    a.min_gap_before_move_ns > a.max_gap_before_stay_ns;
+  e.bounces = in.targets.size() <= 1 && a.moves_back * 2 >= a.moves && a.moves_back > 0 &&
+              a.max_workers_per_conversation <= 4;
+  e.gone = a.moves_from_gone_worker > 0 && a.moves_from_gone_worker * 2 >= a.conversations_moved;
+  return e;
+}
+
+// 1. No affinity TTL. A random or round-robin router moves nearly every turn; Dynamo's KV
+// router alone keeps a turn on the worker holding its prefix only part of the time (measured
+// against the real 1.6.1 frontend with 4 mocker workers and no TTL: 13 of 48 turns moved, 27%,
+// none after long gaps, rarely back). So in header mode it is the first cause whenever half the
+// turns moved or nothing else explains the moves; soft mode looks the same from the client.
+Cause no_ttl_cause(bool header, const MoveEvidence& e, const AffinitySummary& a) {
+  const double fraction = a.move_fraction();
+  const bool supported = header && (fraction >= 0.5 || e.unexplained());
+  std::string text =
+      "The frontend runs without --router-session-affinity-ttl-secs, so the header pins "
+      "nothing";
+  if (!supported) return {false, text + "."};
+  text += " (evidence: " + percent(fraction) + " of turns moved, " + std::to_string(a.moves) +
+          " of " + std::to_string(a.transitions);
+  if (fraction < 0.5) text += ", not after long idle gaps, not back and forth, no worker gone";
+  return {true, text + ")."};
+}
+
 // The likely causes of moves, in the issue's order, those the evidence supports first.
 std::vector<Cause> move_causes(const InsightInputs& in, const AffinitySummary& a) {
   const bool header = in.session_routing_mode == proto::SessionRoutingMode::kHeader;
   const double fraction = a.move_fraction();
+  const MoveEvidence e = move_evidence(in, a);
   std::vector<Cause> causes;
-  // 1. No affinity TTL: the router picks a worker per request, so nearly every turn moves.
-  causes.push_back(
-      {header && fraction >= 0.5,
-       "The frontend runs without --router-session-affinity-ttl-secs, so the header pins "
-       "nothing" +
-           std::string(header && fraction >= 0.5
-                           ? " (evidence: " + percent(fraction) + " of turns moved, " +
-                                 std::to_string(a.moves) + " of " + std::to_string(a.transitions) +
-                                 ")."
-                           : ".")});
+  causes.push_back(no_ttl_cause(header, e, a));
   // 2. Think time longer than the TTL / timeout_s: moves come only after the long idle gaps.
-  const bool after_timeout = a.moves_after_timeout * 2 >= a.moves && a.moves_after_timeout > 0;
-  const bool gaps_separate = a.min_gap_before_move_ns >= 0 && a.max_gap_before_stay_ns >= 0 &&
-                             a.min_gap_before_move_ns > a.max_gap_before_stay_ns;
-  std::string gap_evidence;
-  if (after_timeout) {
+  std::string gap_evidence = ".";
+  if (e.after_timeout) {
     gap_evidence = " (evidence: " + std::to_string(a.moves_after_timeout) + " of " +
                    std::to_string(a.moves) +
                    " moves came after an idle gap longer than "
                    "session_routing.timeout_s, " +
                    std::to_string(in.timeout_s) + " s).";
-  } else if (gaps_separate) {
+  } else if (e.gaps_separate) {
     gap_evidence = " (evidence: every move followed an idle gap of at least " +
                    seconds(a.min_gap_before_move_ns) + ", every turn that stayed one of at most " +
                    seconds(a.max_gap_before_stay_ns) + ").";
-  } else {
-    gap_evidence = ".";
   }
-  causes.push_back({after_timeout || gaps_separate,
+  causes.push_back({e.after_timeout || e.gaps_separate,
                     "Think time between turns is longer than the binding lives (the frontend's "
                     "--router-session-affinity-ttl-secs, or session_routing.timeout_s in bind "
                     "and legacy modes)" +
                         gap_evidence});
   // 3. Several frontends behind one address: each has its own table, so a session bounces
   // between the few workers the frontends bound it to.
-  const bool bounces = in.targets.size() <= 1 && a.moves_back * 2 >= a.moves && a.moves_back > 0 &&
-                       a.max_workers_per_conversation <= 4;
   causes.push_back(
-      {bounces,
+      {e.bounces,
        "Several frontends behind one address without ingress hashing on the session header: "
        "bindings are local to a frontend" +
-           std::string(bounces ? " (evidence: " + std::to_string(a.moves_back) + " of " +
-                                     std::to_string(a.moves) +
-                                     " moves went back to a worker the session had used "
-                                     "before, and no session used more than " +
-                                     std::to_string(a.max_workers_per_conversation) + " workers)."
-                               : ".")});
-  // 4. A worker that went away: one move per session, away from a worker that served nothing
-  // afterwards.
-  const bool gone =
-      a.moves_from_gone_worker > 0 && a.moves_from_gone_worker * 2 >= a.conversations_moved;
-  // 5. Soft mode: occasional moves that are none of the above.
-  const bool soft = !gone && !bounces && !after_timeout && !gaps_separate && fraction < 0.5;
+           std::string(e.bounces ? " (evidence: " + std::to_string(a.moves_back) + " of " +
+                                       std::to_string(a.moves) +
+                                       " moves went back to a worker the session had used "
+                                       "before, and no session used more than " +
+                                       std::to_string(a.max_workers_per_conversation) + " workers)."
+                                 : ".")});
+  // 4. Soft mode: occasional moves that are none of the above.
+  const bool soft = e.unexplained() && fraction < 0.5;
   causes.push_back({soft,
                     "--router-session-affinity-mode soft: the binding is a preference and "
                     "follows wherever the router dispatched" +
@@ -316,13 +384,15 @@ std::vector<Cause> move_causes(const InsightInputs& in, const AffinitySummary& a
                                                " of turns moved, not after long idle gaps and "
                                                "rarely back)."
                                          : ".")});
+  // 5. A worker that went away: one move per session, away from a worker that served nothing
+  // afterwards.
   causes.push_back(
-      {gone, "A worker went away and its sessions were bound elsewhere" +
-                 std::string(gone ? " (evidence: " + std::to_string(a.moves_from_gone_worker) +
-                                        " of " + std::to_string(a.conversations_moved) +
-                                        " moved sessions moved once, away from a worker that "
-                                        "served nothing after the move)."
-                                  : ".")});
+      {e.gone, "A worker went away and its sessions were bound elsewhere" +
+                   std::string(e.gone ? " (evidence: " + std::to_string(a.moves_from_gone_worker) +
+                                            " of " + std::to_string(a.conversations_moved) +
+                                            " moved sessions moved once, away from a worker that "
+                                            "served nothing after the move)."
+                                      : ".")});
   std::stable_partition(causes.begin(), causes.end(), [](const Cause& c) { return c.supported; });
   return causes;
 }
@@ -397,6 +467,11 @@ void add_header_era_inputs(const Config& config, const MetricsSnapshot& snapshot
   for (const auto& [name, value] : config.target.headers) {
     if (std::find(known.begin(), known.end(), lowered(name)) != known.end()) {
       in->session_headers_in_target.push_back(name);
+      std::string_view v = value;
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+      in->longest_target_session_header_bytes =
+          std::max(in->longest_target_session_header_bytes, v.size());
     }
   }
 }

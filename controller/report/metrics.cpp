@@ -282,6 +282,12 @@ void MetricsAggregator::set_origin_ns(int64_t origin_ns) { origin_ns_ = origin_n
 void MetricsAggregator::add(const proto::Record& record) {
   // final_marker close_request: a one-token request that only says "this session ended"; it
   // measures nothing about the conversation, so it is counted apart and kept out of every metric.
+  // An early release (issue 30 item 5) is the same kind of request for a conversation that
+  // ended early: counted apart too (summary.json run.session_routing.releases_sent).
+  if (record.early_release) {
+    ++early_release_count_;
+    return;
+  }
   if (record.close_request) {
     ++close_request_count_;
     return;
@@ -619,6 +625,7 @@ void MetricsAggregator::fill_over_time(MetricsSnapshot& s) const {
 // Close requests, sessions, per-URL targets and verified affinity.
 void MetricsAggregator::fill_header_era(MetricsSnapshot& s) const {
   s.close_request_count = close_request_count_;
+  s.early_release_count = early_release_count_;
   s.sessions_started = sessions_started_;
   for (size_t i = 0; i < targets_.size(); ++i) {
     const TargetAgg& a = targets_[i];

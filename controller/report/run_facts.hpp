@@ -12,6 +12,7 @@
 #include "controller/config/config.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/output_file.hpp"
+#include "controller/report/session_ledger.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
@@ -103,6 +104,8 @@ struct RunFacts {
   // Server telemetry (issue 17): summary.json's "server_metrics" object, as JSON text, written
   // by the telemetry room; empty = no telemetry.
   std::string server_metrics_json;
+  // summary.json run.session_routing: the mode (auto's detection) and the sessions' ledger.
+  SessionLedger sessions;
 
   void add(const proto::Record& r);
 };

@@ -97,6 +97,9 @@ std::string run_json(const ReportInputs& in) {
   put(w, "forged_messages", in.facts.forged_messages);
   put(w, "rejected_workers", in.facts.rejected_workers);
   put(w, "profile", std::string(to_string(in.config.load.profile)));
+  w.Key("session_routing");  // the mode configured and run, auto's detection, the ledger
+  const std::string sessions = in.facts.sessions.json();
+  w.RawValue(sessions.c_str(), sessions.size(), rapidjson::kObjectType);
   w.EndObject();
   return sb.GetString();
 }

@@ -8,12 +8,14 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/duration.hpp"
 #include "common/log.hpp"
 #include "controller/dataset/ids.hpp"
 #include "controller/dataset/server_tokens.hpp"
 #include "controller/dataset/token_plan.hpp"
 #include "controller/run/output_dir.hpp"
 #include "controller/run/run_impl.hpp"
+#include "controller/run/session_detect.hpp"
 #include "controller/run/target_probe.hpp"
 #include "proto/envelope.hpp"
 
@@ -36,11 +38,11 @@ int64_t steady_now_ns() {
 
 RunPhaseSettings phase_settings(const Config& c) {
   RunPhaseSettings s;
-  s.ready_timeout_ns = static_cast<int64_t>(c.workers.ready_timeout_s * 1e9);
+  s.ready_timeout_ns = seconds_to_ns(c.workers.ready_timeout_s);
   s.warmup = c.load.warmup_sessions > 0 || c.load.warmup_s.has_value();
-  if (c.load.warmup_s) s.warmup_duration_ns = static_cast<int64_t>(*c.load.warmup_s * 1e9);
-  if (c.load.duration_s) s.measure_duration_ns = static_cast<int64_t>(*c.load.duration_s * 1e9);
-  s.grace_ns = static_cast<int64_t>(c.load.grace_s * 1e9);
+  if (c.load.warmup_s) s.warmup_duration_ns = seconds_to_ns(*c.load.warmup_s);
+  if (c.load.duration_s) s.measure_duration_ns = seconds_to_ns(*c.load.duration_s);
+  s.grace_ns = seconds_to_ns(c.load.grace_s);
   return s;
 }
 
@@ -409,6 +411,14 @@ int Run::execute() {
                 " (is the server up at target.url?). Nothing was sent.");
       return kExitIncomplete;
     }
+  }
+  // session_routing: auto learns its mode from the target now, before any worker exists.
+  const std::string routing_error = resolve_session_routing(
+      config_, config_.target.urls.empty() ? std::vector<std::string>{url_} : config_.target.urls,
+      facts_.sessions);
+  if (!routing_error.empty()) {
+    log_error(routing_error);
+    return kExitIncomplete;
   }
   // dataset.tokenizer: server, count_chat_template: learned from the target before any traffic
   // (a server without what is needed fails the run here: ServerTokensError, exit 2).

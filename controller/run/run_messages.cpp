@@ -183,9 +183,11 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
     }
     if (w) ++w->records;
     in_flight_.on_record(r);
-    // final_marker close_request's extra request: written and counted apart (metrics skip it),
-    // but it is not a measured request: not in load.requests, the breaker or the progress line.
-    const bool measured = r.phase == proto::Phase::kMeasure && !r.close_request;
+    // final_marker close_request's extra request and early releases: written and counted apart
+    // (metrics skip them), but not measured requests: not in load.requests, the breaker or the
+    // progress line.
+    const bool release_only = proto::session_release_only(r);
+    const bool measured = r.phase == proto::Phase::kMeasure && !release_only;
     if (measured) ++measure_requests_;
     // Load profiles: a settle request is in no metric, the whole run's included.
     std::string_view stage;
@@ -198,11 +200,11 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
     if (live_worker) {
       live_->on_record(*live_worker, stage, r);
       // Started: its first request ended (summary.json counts sessions the same way).
-      if (r.turn_index == 0 && r.subagent < 0 && !r.close_request) {
+      if (r.turn_index == 0 && r.subagent < 0 && !release_only) {
         live_->on_conversation_started();
       }
     }
-    if (!r.close_request) progress_.on_record(r);
+    if (!release_only) progress_.on_record(r);
   }
 }
 
@@ -211,6 +213,7 @@ void Run::on_end(const std::string& worker_id, const proto::ConversationEnd& end
   // in a slot (a refill announced in an earlier end, or the controller's start; a salvaged
   // window batch goes into the window too), so every conversation that ends held one.
   if (!in_flight_.end(worker_id, end.conversation_index, budget_)) return;
+  facts_.sessions.add_end(end);
   progress_.on_conversation_end(end.reason);
   if (live_) live_->on_conversation_finished(end.reason);
   // Concurrency refill: the worker started a window conversation in the slot: still in use.

@@ -110,6 +110,7 @@ int Run::finish() {
       config_, url_,         out_dir_,    worker_summaries(registry_), metrics_->snapshot(),
       facts_,  interrupted_, incomplete_, incomplete_reason_,          std::move(output_errors)};
   int code = write_run_report(in);
+  if (const std::string line = facts_.sessions.console_line(); !line.empty()) log_info(line);
   // An output that could not be written outranks the rest: what the user would act on is
   // not all there.
   if (code == kExitIncomplete) return code;

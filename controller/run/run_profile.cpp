@@ -3,6 +3,7 @@
 // capacity search's next step, and which stage a record belongs to.
 #include <algorithm>
 
+#include "common/duration.hpp"
 #include "common/log.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/report/results_table.hpp"
@@ -18,7 +19,7 @@ void Run::start_profile(int64_t now) {
     // once its in-flight work ended (bounded by load.grace_s).
     search_.emplace(*load.search);
     facts_.search = SearchFacts{*load.search, {}, std::nullopt, std::nullopt};
-    const auto wait_ns = static_cast<int64_t>(load.grace_s * 1e9);
+    const int64_t wait_ns = seconds_to_ns(load.grace_s);
     plan_.emplace(
         std::vector<StageConfig>{}, [this](int finished) { return next_search_step(finished); },
         wait_ns);

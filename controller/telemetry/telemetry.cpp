@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/duration.hpp"
 #include "common/log.hpp"
 #include "common/utf8.hpp"
 
@@ -282,7 +283,7 @@ void Telemetry::run() {
 }
 
 size_t Telemetry::start_due(int64_t now, StartWhich which) {
-  const auto interval_ns = static_cast<int64_t>(std::max(config_.interval_s, 0.001) * 1e9);
+  const int64_t interval_ns = std::max<int64_t>(1'000'000, seconds_to_ns(config_.interval_s));
   size_t in_flight = 0;
   for (auto& t : targets_) {
     const bool due = which == kAll || (which == kDue && now >= t->next_due_ns);
