@@ -215,7 +215,7 @@ void Bpe::tokenize(std::string_view word, std::vector<std::uint32_t>& out) const
   out.insert(out.end(), ids.begin(), ids.end());
   if (cacheable) {
     std::unique_lock lock(cache_mutex_);
-    if (cache_index_.size() >= kCacheMaxWords) {
+    if (cache_index_.size() >= kCacheMaxWords || cache_ids_.size() >= kCacheMaxIds) {
       cache_index_.clear();
       cache_ids_.clear();
     }
