@@ -49,13 +49,44 @@ std::string describe(const Tokenizer& tok, const std::string& doc,
          "\n  theirs: " + around(theirs) + "\n  doc: " + escaped(doc.substr(0, 400));
 }
 
-void check_against_reference(const std::string& name, bool round_trips) {
+// Llama 2's tokenizer.json rewritten the way newer conversions (Mistral's, say) spell the same
+// idea: no normalizer, a Metaspace pre-tokenizer and decoder. Written into dir.
+void write_metaspace_variant(const std::string& llama2_dir, const std::filesystem::path& dir,
+                             const char* prepend_scheme, bool split) {
+  std::ifstream in(std::filesystem::path(llama2_dir) / "tokenizer.json", std::ios::binary);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  rapidjson::Document doc;
+  doc.Parse(ss.str().c_str());
+  REQUIRE(doc.IsObject());
+  auto& a = doc.GetAllocator();
+  rapidjson::Value meta(rapidjson::kObjectType);
+  meta.AddMember("type", "Metaspace", a);
+  meta.AddMember("replacement", "\xE2\x96\x81", a);
+  meta.AddMember("prepend_scheme", rapidjson::StringRef(prepend_scheme), a);
+  meta.AddMember("split", split, a);
+  doc["normalizer"].SetNull();
+  doc["pre_tokenizer"].CopyFrom(meta, a);
+  doc["decoder"].CopyFrom(meta, a);
+  std::filesystem::create_directories(dir);
+  std::ofstream out(dir / "tokenizer.json", std::ios::binary);
+  out << test::to_json(doc);
+  REQUIRE(out.good());
+}
+
+void check_against_reference(const std::string& name, bool round_trips,
+                             const char* metaspace_scheme = nullptr, bool metaspace_split = false) {
   std::string why;
-  const std::string dir = test::tokenizers_script(name, &why);
+  std::string dir = test::tokenizers_script(name, &why);
   const std::string python = dir.empty() ? "" : test::tokenizers_script("--reference", &why);
   if (python.empty()) {
     MESSAGE("skipped: " << why);
     return;
+  }
+  const test::TempDir variant("convoy-tokvariant-");
+  if (metaspace_scheme != nullptr) {
+    write_metaspace_variant(dir, variant.path() / "m", metaspace_scheme, metaspace_split);
+    dir = (variant.path() / "m").string();
   }
   const auto json = std::filesystem::path(dir) / "tokenizer.json";
   const auto start = std::chrono::steady_clock::now();
@@ -97,9 +128,9 @@ void check_against_reference(const std::string& name, bool round_trips) {
   const auto ms = [](auto d) {
     return std::chrono::duration_cast<std::chrono::milliseconds>(d).count();
   };
-  MESSAGE(name << ": " << docs.size() << " documents, " << bytes << " bytes, " << tokens
-               << " tokens, " << specials.size() << " added tokens; load " << ms(loaded - start)
-               << " ms, encode " << ms(end - encode_start) << " ms");
+  MESSAGE(json.string() << ": " << docs.size() << " documents, " << bytes << " bytes, " << tokens
+                        << " tokens, " << specials.size() << " added tokens; load "
+                        << ms(loaded - start) << " ms, encode " << ms(end - encode_start) << " ms");
   CHECK(mismatched == 0);
   CHECK(round_trip_failures == 0);
 }
@@ -126,6 +157,15 @@ TEST_CASE("gemma3: ids equal Hugging Face tokenizers over a 1 MB corpus") {
 
 TEST_CASE("llama2: ids equal Hugging Face tokenizers over a 1 MB corpus") {
   check_against_reference("llama2", false);  // the prepended "▁" of each segment stays
+}
+
+TEST_CASE(
+    "llama2 as a Metaspace pre-tokenizer (prepend first, no split): ids equal the reference") {
+  check_against_reference("llama2", false, "first", false);
+}
+
+TEST_CASE("llama2 as a Metaspace pre-tokenizer (prepend always, split): ids equal the reference") {
+  check_against_reference("llama2", false, "always", true);
 }
 
 }  // namespace
