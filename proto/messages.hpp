@@ -35,7 +35,7 @@ inline constexpr size_t kMaxStringBytes = 16u << 20;
 enum class MsgType : uint8_t {
   kHello = 1,  // worker -> controller: who I am
   kWelcome,    // controller -> worker: run settings, where to push results
-  kReject,     // controller -> worker: refused (version mismatch, ...); worker exits
+  kReject,     // controller -> worker: refused (version mismatch, no slot: retry_s, ...)
   kPing,       // controller -> worker: clock offset probe
   kPong,       // worker -> controller
   kHeartbeat,  // both ways, every second
@@ -168,7 +168,10 @@ struct Welcome {
 
 struct Reject {
   std::string reason;
-  MSGPACK_DEFINE_MAP(reason)
+  // > 0: no slot is free now (workers.expect); the worker says hello again for this many
+  // seconds (workers.ready_timeout_s) before it gives up. 0: refused for good, it exits.
+  double retry_s = 0;
+  MSGPACK_DEFINE_MAP(reason, retry_s)
 };
 
 struct Ping {

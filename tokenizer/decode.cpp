@@ -123,8 +123,12 @@ std::string decode_tokens(const std::vector<DecoderStep>& steps, std::vector<std
         break;
     }
   }
+  // Without a decoder the reference joins the tokens with spaces (tokenizer/mod.rs).
   std::string out;
-  for (const std::string& t : tokens) out += t;
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    if (k > 0 && steps.empty()) out += ' ';
+    out += tokens[k];
+  }
   return out;
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/duration.hpp"
 #include "common/log.hpp"
+#include "common/redact.hpp"
 #include "controller/dataset/ids.hpp"
 #include "controller/dataset/server_tokens.hpp"
 #include "controller/dataset/token_plan.hpp"
@@ -249,6 +250,9 @@ void Run::dispatch(int64_t now) {
       if (staged) {
         ++stage_counters_.dispatched;
         stage_counters_.planned_requests += last_planned_turns_;
+        if (plan_->windows().back().config.requests) {
+          count_stage_of_[seq_base_ + d.seq] = plan_->current();
+        }
         stage_counters_.last_intended_ns =
             std::max(stage_counters_.last_intended_ns, d.intended_ns);
       }
@@ -380,6 +384,7 @@ void Run::send_assign(const std::string& worker, proto::Assign& msg) {
 
 int Run::execute() {
   run_id_ = config_.name + "-" + timestamp_text();
+  started_ns_ = now();
   // Validated before anything starts: a bad dataset starts no mock and sends nothing.
   const auto tokens = local_token_plan(config_);  // dataset.tokenizer: read once
   dataset_ = open_dataset(config_, tokens);
@@ -404,7 +409,7 @@ int Run::execute() {
   } else {
     url_ = config_.target.url;
     auto parts = parse_http_url(url_);
-    if (!parts) throw ConfigError("target.url: not an http(s) url: " + url_);
+    if (!parts) throw ConfigError("target.url: not an http(s) url: " + redact_url(url_));
     std::string error;
     if (!tcp_reachable(parts->host, parts->port, 5000, &error)) {
       log_error("target unreachable at start: ", error,
@@ -442,5 +447,6 @@ int run_benchmark(const RunOptions& options, const RunSeams& seams) {
 }
 
 void request_stop_from_signal() { g_signals.fetch_add(1); }
+bool stop_requested() { return g_signals.load() > 0; }
 
 }  // namespace convoy::controller

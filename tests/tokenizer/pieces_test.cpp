@@ -222,6 +222,7 @@ TEST_CASE("decoders: byte level, and Llama 2's Replace/ByteFallback/Fuse/Strip c
                               "<0xC3>", "<0xA9>",
                               "\xE2\x96\x81"
                               "ok"}) == "Caf\xC3\xA9 ok");
+  CHECK(decode_tokens({}, {"ab", "ab", "<s>", "a"}) == "ab ab <s> a");  // no decoder: spaces
   // Metaspace: the first token loses every "▁" (as the reference's decoder does), the rest
   // turn them into spaces.
   DecoderStep meta = dstep(K::kMetaspace, "\xE2\x96\x81");

@@ -105,15 +105,19 @@ void check_against_reference(const std::string& name, bool round_trips,
       test::quoted(python) + " " +
       test::quoted(std::string(CONVOY_SOURCE_DIR) + "/scripts/tokenizer_ids.py") + " " +
       test::quoted(json.string()) + " " + test::quoted((tmp.path() / "corpus.jsonl").string()) +
-      " " + test::quoted((tmp.path() / "ids.txt").string());
+      " " + test::quoted((tmp.path() / "ids.txt").string()) + " " +
+      test::quoted((tmp.path() / "decoded.jsonl").string());
   REQUIRE(test::run_capture(cmd, out) == 0);
   const auto reference = test::read_id_lines(tmp.path() / "ids.txt");
   REQUIRE(reference.size() == docs.size());
+  const auto decoded = test::read_jsonl_strings(tmp.path() / "decoded.jsonl");
+  REQUIRE(decoded.size() == docs.size());
 
   const auto encode_start = std::chrono::steady_clock::now();
   std::size_t mismatched = 0;
   std::size_t tokens = 0;
   std::size_t round_trip_failures = 0;
+  std::size_t decode_mismatches = 0;
   for (std::size_t i = 0; i < docs.size(); ++i) {
     const auto ids = tok->encode(docs[i]);
     tokens += ids.size();
@@ -123,6 +127,12 @@ void check_against_reference(const std::string& name, bool round_trips,
     // Text holding "▁" cannot come back from a tokenizer whose decoder turns it into " ".
     const bool metaspace_char = docs[i].find("\xE2\x96\x81") != std::string::npos;
     if (round_trips && !metaspace_char && tok->decode(ids) != docs[i]) ++round_trip_failures;
+    // decode agrees with the reference's decode(ids, skip_special_tokens=False).
+    if (tok->decode(reference[i]) != decoded[i] && ++decode_mismatches <= 3) {
+      FAIL_CHECK(name << " document " << i << " decodes to \""
+                      << escaped(tok->decode(reference[i]).substr(0, 300)) << "\"\n  reference: \""
+                      << escaped(decoded[i].substr(0, 300)) << "\"");
+    }
   }
   const auto end = std::chrono::steady_clock::now();
   const auto ms = [](auto d) {
@@ -133,6 +143,7 @@ void check_against_reference(const std::string& name, bool round_trips,
                         << ms(loaded - start) << " ms, encode " << ms(end - encode_start) << " ms");
   CHECK(mismatched == 0);
   CHECK(round_trip_failures == 0);
+  CHECK(decode_mismatches == 0);
 }
 
 TEST_CASE("qwen3: ids equal Hugging Face tokenizers over a 1 MB corpus") {
