@@ -33,13 +33,14 @@
 namespace convoy::test {
 
 struct DynamoOptions {
-  std::string version = "1.6.1";      // a version `scripts/dynamo versions` lists
-  int workers = 4;                    // mocker processes, 1..99
-  std::optional<int> affinity_ttl_s;  // --router-session-affinity-ttl-secs (header era only)
-  std::string router_mode = "kv";     // kv | round-robin | random
-  double speedup_ratio = 10;          // mocker --speedup-ratio (1 = real-time simulated engine)
-  std::vector<std::string> frontend_args;  // appended to `python -m dynamo.frontend`
-  std::vector<std::string> mocker_args;    // appended to every `python -m dynamo.mocker`
+  std::string version = "1.6.1";  // a version `scripts/dynamo versions` lists
+  int workers = 4;                // mocker processes, 1..99
+  std::optional<int> affinity_ttl_s =
+      std::nullopt;                // --router-session-affinity-ttl-secs (header era)
+  std::string router_mode = "kv";  // kv | round-robin | random
+  double speedup_ratio = 10;       // mocker --speedup-ratio (1 = real-time simulated engine)
+  std::vector<std::string> frontend_args = {};  // appended to `python -m dynamo.frontend`
+  std::vector<std::string> mocker_args = {};    // appended to every `python -m dynamo.mocker`
 };
 
 struct DynamoProcess {
