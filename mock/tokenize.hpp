@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include <rapidjson/document.h>
@@ -19,9 +20,11 @@ namespace convoy::mock {
 // The mock's stated context length, reported as max_model_len.
 inline constexpr int64_t kMockMaxModelLen = 131072;
 
-// The reply body for a parsed request body, or the error Dynamo-style routes give (400 for a
-// body without "prompt" or "messages", 404 for another model).
+// The reply body for a parsed request body (`raw_body`: the text it was parsed from), or the
+// error Dynamo-style routes give (400 for a body without "prompt" or "messages", 404 for
+// another model).
 std::variant<std::string, ApiError> tokenize_reply(const rapidjson::Value& body,
+                                                   std::string_view raw_body,
                                                    const Options& options);
 
 }  // namespace convoy::mock

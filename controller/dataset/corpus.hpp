@@ -1,8 +1,9 @@
 // The prose that synthetic prompts are cut from, and convoy's token estimate.
 //
-// Token estimate: 1 token ~= 4 bytes of English text (ceil(bytes / 4)). It matches GPT- and
-// Llama-family tokenizers on plain prose to within ~15% and is exactly what convoy-mock counts,
-// so against the mock the requested and reported lengths agree. When the server reports usage,
+// Token estimate: 1 token ~= 4 bytes of English text (ceil(bytes / 4)). It is exactly what
+// convoy-mock counts, so against the mock the requested and reported lengths agree; real
+// tokenizers count 10-20% fewer tokens in this corpus's prose (docs/datasets.md measures six).
+// dataset.tokenizer makes lengths exact instead (exact_text.hpp). When the server reports usage,
 // records carry the server's counts instead.
 #pragma once
 

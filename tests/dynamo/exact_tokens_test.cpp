@@ -73,13 +73,13 @@ TEST_CASE("exact tokens: Dynamo 1.6.1's prompt_tokens are N + the overhead, N wi
     const int overhead = std::stoi(m[1]);
     CHECK(overhead > 0);
     REQUIRE(exact.records.size() == 3);
-    for (const auto& r : exact.records) CHECK(r["isl"].GetInt64() == n);
+    for (const auto& r : exact.records) CHECK(r["metrics"]["isl"].GetInt64() == n);
     // Without it: the user message holds N, the frontend counts N + the overhead.
     const RunResult plain = run_convoy(stack, dir, "n" + std::to_string(n), draws);
     INFO(plain.output);
     REQUIRE(plain.rc == 0);
     REQUIRE(plain.records.size() == 3);
-    for (const auto& r : plain.records) CHECK(r["isl"].GetInt64() == n + overhead);
+    for (const auto& r : plain.records) CHECK(r["metrics"]["isl"].GetInt64() == n + overhead);
   }
   fs::remove_all(dir);
 }
@@ -100,7 +100,7 @@ TEST_CASE("exact tokens: later turns and a shared prefix add exactly what was dr
   for (const auto& rec : r.records) {
     const int64_t k = rec["turn_index"].GetInt64();
     // The prefix, k + 1 user turns of 128 and k recorded replies of max_tokens (4) each.
-    CHECK(rec["isl"].GetInt64() == 100 + 128 * (k + 1) + 4 * k);
+    CHECK(rec["metrics"]["isl"].GetInt64() == 100 + 128 * (k + 1) + 4 * k);
   }
   fs::remove_all(dir);
 }

@@ -32,8 +32,8 @@ TEST_CASE("exact tokens e2e: every request's ISL is the drawn N, OSL counted fro
   const auto records = read_jsonl(out / "records.jsonl");
   REQUIRE(!records.empty());
   for (const auto& r : records) {
-    CHECK(r["isl"].GetInt64() == 333);
-    CHECK(r["osl"].GetInt64() > 0);
+    CHECK(r["metrics"]["isl"].GetInt64() == 333);
+    CHECK(r["metrics"]["osl"].GetInt64() > 0);
   }
   fs::remove_all(dir);
 }
