@@ -584,7 +584,7 @@ TEST_CASE("controller protocol: a hello flood beyond workers.expect registers no
   fs::remove(log_path);
 }
 
-TEST_CASE("controller protocol: peers that only repeat hello hold no slot; the real ones join") {
+TEST_CASE("controller protocol: peers that only repeat hello hold no slot, the real ones join") {
   ControllerRun run(
       "squat", 2,
       dataset_yaml(20, 2) + "load: {mode: rate, rate: 40, arrival: constant, duration_s: 0.4}\n");

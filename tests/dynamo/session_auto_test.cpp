@@ -79,7 +79,7 @@ TEST_CASE("real Dynamo 1.6.1: --use-dynamo-conv-aware-routing learns header and 
   CHECK(r.summary["affinity"]["conversations_moved"].GetInt64() == 0);
 }
 
-TEST_CASE("real Dynamo 1.2.1: --use-dynamo-conv-aware-routing learns legacy; early ends closed") {
+TEST_CASE("real Dynamo 1.2.1: --use-dynamo-conv-aware-routing learns legacy, early ends closed") {
   DynamoOptions options;
   options.version = "1.2.1";
   options.workers = 2;

@@ -44,7 +44,7 @@ TEST_CASE("the byte-level alphabet is GPT-2's and inverts") {
   CHECK(byte_level_byte(U'\u2581') == -1);
 }
 
-TEST_CASE("Oniguruma's \\s holds U+0085 (NEL); the translation keeps that meaning in PCRE2") {
+TEST_CASE("Oniguruma's \\s holds U+0085 (NEL), and the translation keeps that meaning in PCRE2") {
   CHECK(onig_to_pcre2(R"(\s+(?!\S))") == R"([\s\x{85}]+(?![^\s\x{85}]))");
   CHECK(onig_to_pcre2(R"([^\s\p{L}])") == R"([^\s\x{85}\p{L}])");
   CHECK(onig_to_pcre2(R"([\]\s])") == R"([\]\s\x{85}])");
