@@ -22,6 +22,7 @@
 
 #include "mock/responses.hpp"
 #include "mock/session_headers.hpp"
+#include "mock/tokenize.hpp"
 #include "mock/tokens.hpp"
 
 namespace convoy::mock {
@@ -118,6 +119,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (path == "/v1/completions") return post ? generate(Endpoint::kCompletions) : not_allowed();
     if (path == "/v1/embeddings") return post ? generate(Endpoint::kEmbeddings) : not_allowed();
     log_request(nullptr);
+    if (path == "/tokenize" && ctx_.options.tokenize) return post ? tokenize() : not_allowed();
     if (path == "/v1/models") {
       return get ? respond_json(200, models_response(ctx_.options.model, ctx_.created_s))
                  : not_allowed();
@@ -258,6 +260,16 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     log_request(body_json, routing_note(meta, error.status, -1));
     ctx_.engine.count_rejection(endpoint, error.status);
     respond_error(error);
+  }
+
+  void tokenize() {
+    const std::string& body = request_.body();
+    rapidjson::Document doc;
+    doc.Parse(body.data(), body.size());
+    if (doc.HasParseError()) return respond_error(json_syntax_error(doc, body));
+    auto reply = tokenize_reply(doc, ctx_.options);
+    if (auto* error = std::get_if<ApiError>(&reply)) return respond_error(*error);
+    respond_json(200, std::get<std::string>(reply));
   }
 
   void generate(Endpoint endpoint) {

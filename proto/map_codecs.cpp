@@ -90,6 +90,7 @@ constexpr std::array kRecordMembers = {
     CONVOY_MEMBER(Record, close_request),
     CONVOY_MEMBER(Record, reasoning_tokens),
     CONVOY_MEMBER(Record, first_output_token_ns),
+    CONVOY_MEMBER(Record, early_release),
 };
 
 constexpr std::array kRecordErrorMembers = {
@@ -103,6 +104,8 @@ constexpr std::array kConversationEndMembers = {
     CONVOY_MEMBER(ConversationEnd, conversation_index),
     CONVOY_MEMBER(ConversationEnd, reason),
     CONVOY_MEMBER(ConversationEnd, refilled_by),
+    CONVOY_MEMBER(ConversationEnd, sessions_opened),
+    CONVOY_MEMBER(ConversationEnd, sessions_left_open),
 };
 
 constexpr std::array kWindowStartMembers = {

@@ -23,7 +23,10 @@ namespace convoy::proto {
 // 4: sub-agent families (Conversation.subagents, Record.subagent), one URL per family
 // (TargetSettings.urls, Conversation.url_index), header-era session settings (final_marker,
 // verify) and the serving worker in each Record (served_by, dp_rank, close_request).
-inline constexpr uint32_t kProtocolVersion = 5;
+// 6: a session released early (Record.early_release, in no metric) and each family's session
+// ledger in its ConversationEnd (sessions_opened, sessions_left_open). A version-5 controller
+// would count early releases as measured requests, so the two do not mix.
+inline constexpr uint32_t kProtocolVersion = 6;
 // Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
 // Decoding refuses any one string (or bin) longer than this (the datasets validate against it).
@@ -32,7 +35,7 @@ inline constexpr size_t kMaxStringBytes = 16u << 20;
 enum class MsgType : uint8_t {
   kHello = 1,  // worker -> controller: who I am
   kWelcome,    // controller -> worker: run settings, where to push results
-  kReject,     // controller -> worker: refused (version mismatch, ...); worker exits
+  kReject,     // controller -> worker: refused (version mismatch, no slot: retry_s, ...)
   kPing,       // controller -> worker: clock offset probe
   kPong,       // worker -> controller
   kHeartbeat,  // both ways, every second
@@ -53,10 +56,12 @@ enum class Phase : uint8_t { kWarmup = 0, kMeasure = 1 };
 enum class Endpoint : uint8_t { kChat, kCompletions, kEmbeddings };
 inline constexpr std::array<std::string_view, 3> kEndpointNames = {"chat", "completions",
                                                                    "embeddings"};
-// session_routing.mode
-enum class SessionRoutingMode : uint8_t { kOff, kBind, kLegacy, kHeader };
-inline constexpr std::array<std::string_view, 4> kSessionRoutingModeNames = {"off", "bind",
-                                                                             "legacy", "header"};
+// session_routing.mode. kAuto is the config's only: the controller learns bind, legacy or
+// header from the target before any traffic (controller/run/session_detect.hpp), so no worker
+// ever receives it (its wire check stops at kHeader).
+enum class SessionRoutingMode : uint8_t { kOff, kBind, kLegacy, kHeader, kAuto };
+inline constexpr std::array<std::string_view, 5> kSessionRoutingModeNames = {
+    "off", "bind", "legacy", "header", "auto"};
 // dataset.history: live = the next turn carries the server's replies; recorded = the dataset's.
 enum class HistoryMode : uint8_t { kLive, kRecorded };
 inline constexpr std::array<std::string_view, 2> kHistoryModeNames = {"live", "recorded"};
@@ -134,8 +139,12 @@ struct WorkerSettings : TargetSettings {
   double cancel_after_ms = 0;                // load.cancel.after_ms
   HistoryMode history = HistoryMode::kLive;  // dataset.history
   uint64_t seed = 0;                         // seed
+  // dataset.tokenizer when it is a path: the worker counts output tokens from the streamed text
+  // with it when the server sends no usage ("" or "server": one per content event). The path
+  // must exist on the worker's host.
+  std::string tokenizer;
   MSGPACK_DEFINE_MAP(MSGPACK_BASE_MAP(TargetSettings), session_routing, cancel_fraction,
-                     cancel_after_ms, history, seed)
+                     cancel_after_ms, history, seed, tokenizer)
 };
 
 struct Hello {
@@ -159,7 +168,10 @@ struct Welcome {
 
 struct Reject {
   std::string reason;
-  MSGPACK_DEFINE_MAP(reason)
+  // > 0: no slot is free now (workers.expect); the worker says hello again for this many
+  // seconds (workers.ready_timeout_s) before it gives up. 0: refused for good, it exits.
+  double retry_s = 0;
+  MSGPACK_DEFINE_MAP(reason, retry_s)
 };
 
 struct Ping {
@@ -326,6 +338,9 @@ struct Record {
   int64_t dp_rank = -1;
   // final_marker close_request's extra request: counted apart, in no metric.
   bool close_request = false;
+  // The release of a session whose conversation ended early (cancelled, failed, cut by the
+  // run's end): bind/legacy close, or header mode's close request. Counted apart, in no metric.
+  bool early_release = false;
   // Reasoning models (delta.reasoning_content / delta.reasoning): reasoning tokens in the reply
   // (usage.completion_tokens_details.reasoning_tokens when the server reports it, else one per
   // reasoning chunk) and the first chunk with non-reasoning content (0: none). first_token_ns
@@ -337,8 +352,11 @@ struct Record {
                      first_token_ns, second_token_ns, last_token_ns, end_ns, chunk_gaps_ns,
                      input_tokens, output_tokens, cached_tokens, usage_from_server, http_status,
                      error, session_control, subagent, url_index, served_by, dp_rank, close_request,
-                     reasoning_tokens, first_output_token_ns)
+                     reasoning_tokens, first_output_token_ns, early_release)
 };
+
+// A request that only ends a session (a close request or an early release): in no metric.
+inline bool session_release_only(const Record& r) { return r.close_request || r.early_release; }
 
 enum class EndReason : uint8_t { kCompleted = 0, kAborted, kCancelled };
 
@@ -349,7 +367,12 @@ struct ConversationEnd {
   // The window conversation the worker started in the slot this end freed (-1: none; the slot
   // goes back to the controller).
   int64_t refilled_by = -1;
-  MSGPACK_DEFINE_MAP(conversation_index, reason, refilled_by)
+  // The family's server-side sessions (bind, legacy, header with final_marker close_request; 0
+  // otherwise): how many may have been opened at the server (a bind or open that reached it),
+  // and how many of those no close or release was answered 2xx for (left until the timeout).
+  uint32_t sessions_opened = 0;
+  uint32_t sessions_left_open = 0;
+  MSGPACK_DEFINE_MAP(conversation_index, reason, refilled_by, sessions_opened, sessions_left_open)
 };
 
 // A conversation the worker could not run at all: its part of an Assign did not decode. It

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "common/duration.hpp"
 #include "common/hash.hpp"
 #include "common/log.hpp"
 
@@ -15,6 +16,9 @@ namespace convoy::worker {
 
 namespace {
 constexpr size_t kNoParent = static_cast<size_t>(-1);
+// An early release is best effort and must not hold the worker's shutdown (5 s drain) up: it
+// gets at most this long, whatever target.request_timeout_s says.
+constexpr double kReleaseTimeoutS = 3;
 
 // A member's place (conversation index, member) in one word, so that a callback capturing
 // `this` and it fits std::function's inline buffer (16 bytes in libstdc++) and a timer or a
@@ -44,11 +48,17 @@ struct ConversationRunner::Member {
   std::vector<ChatMessage> history;
   EventLoop::TimerId timer = 0;
   std::optional<Transport::RequestId> request;
-  bool close_request = false;  // the request in flight is final_marker's close request
-  int64_t intended_ns = 0;     // of the request being scheduled or sent
-  SessionOverlay overlay;      // of the request in flight
+  RequestKind kind = RequestKind::kTurn;  // of the request in flight
+  int64_t intended_ns = 0;                // of the request being scheduled or sent
+  SessionOverlay overlay;                 // of the request in flight
   std::string request_id;
   std::string session_control;
+
+  // Its session at the server (when releases_sessions): a request that may open it reached the
+  // server; a close or release for it was answered 2xx; the early release went out.
+  bool session_open = false;
+  bool session_closed = false;
+  bool release_sent = false;
 
   size_t running_children = 0;   // spawned at the last turn that ended, not yet finished
   bool waiting = false;          // the next turn waits for running_children to reach 0
@@ -124,6 +134,8 @@ ConversationRunner::ConversationRunner(EventLoop& loop, Transport& http,
 
       request_id_rng_(std::random_device{}() ^ static_cast<uint64_t>(steady_now_ns())) {
   builder_ = std::make_unique<RequestBuilder>(settings_);
+  // Throws tokenizer::LoadError (the worker cannot start the run: exit 2).
+  if (!settings_.tokenizer.empty()) tokenizer_ = tokenizer::Tokenizer::load(settings_.tokenizer);
   if (settings_.urls.empty()) {
     urls_.push_back(endpoint_url(settings_.url, settings_.endpoint));
   } else {
@@ -351,7 +363,9 @@ void ConversationRunner::start_request(Family& f, size_t m, const rapidjson::Doc
   }
   req.endpoint = settings_.endpoint;
   req.streaming = settings_.streaming && settings_.endpoint != proto::Endpoint::kEmbeddings;
-  req.request_timeout_s = settings_.request_timeout_s;
+  req.request_timeout_s = member.kind == RequestKind::kRelease
+                              ? std::min(settings_.request_timeout_s, kReleaseTimeoutS)
+                              : settings_.request_timeout_s;
   req.connect_timeout_s = settings_.connect_timeout_s;
   if (settings_.max_response_bytes > 0) {
     req.max_response_bytes = static_cast<size_t>(settings_.max_response_bytes);
@@ -376,33 +390,64 @@ void ConversationRunner::start_request(Family& f, size_t m, const rapidjson::Doc
 // max_tokens 1 (its prefix is cached, so it costs the server one token) carrying the session
 // headers and X-Dynamo-Session-Final: true. Recorded with close_request = true, one turn past
 // the last, never final_turn; the controller keeps it out of every metric.
-void ConversationRunner::send_close_request(Family& f, size_t m, const proto::Turn& final_turn,
-                                            int64_t intended_ns) {
+// An early release is the same one-token request for the turn that was cut, carrying what the
+// final turn would have: bind/legacy close, or the close request's headers. Recorded with
+// early_release = true and the cut turn's index, in no metric either.
+void ConversationRunner::send_session_end(Family& f, size_t m, const proto::Turn& turn_to_repeat,
+                                          int64_t intended_ns, RequestKind kind) {
   Member& member = f.members[m];
-  proto::Turn turn = final_turn;
+  proto::Turn turn = turn_to_repeat;
   turn.max_tokens = 1;
   rapidjson::Document& body = bodies_.fresh_document();
   std::string error;
-  member.close_request = true;
-  member.intended_ns = intended_ns;
   if (!builder_->try_format(*member.system_prompt, member.history, turn, &body, &error)) {
-    member.close_request = false;  // the final turn formatted, so this cannot happen
-    return;
+    return;  // a turn that did not format has no session to end
   }
-  member.overlay = plan_close_request_overlay(
-      router_.settings(), *member.correlation_id,
-      member.parent_correlation_id ? std::string_view(*member.parent_correlation_id) : "");
+  member.kind = kind;
+  member.intended_ns = intended_ns;
+  const std::string_view parent =
+      member.parent_correlation_id ? std::string_view(*member.parent_correlation_id) : "";
+  member.overlay =
+      kind == RequestKind::kRelease
+          ? plan_release_overlay(router_.settings(), *member.correlation_id, parent)
+          : plan_close_request_overlay(router_.settings(), *member.correlation_id, parent);
   start_request(f, m, body, false);
 }
 
+// Sessions the server may still hold (bind, legacy, header with close_request): one that a
+// request may have opened (it reached the server) stays open until a close or release for it is
+// answered 2xx. A request that failed before reaching the server, or that the server refused
+// with a 4xx (e.g. a bind it does not know), opened nothing.
+void ConversationRunner::note_session(Family& f, size_t m, const HttpResponse& response) {
+  Member& member = f.members[m];
+  if (!releases_sessions(router_.settings())) return;
+  const bool reached = response.request_reached_server || response.http_status != 0;
+  const bool refused = response.http_status >= 400 && response.http_status < 500;
+  if (reached && !refused && member.overlay.may_open_session()) member.session_open = true;
+  const bool accepted = response.http_status >= 200 && response.http_status < 300;
+  if (accepted && member.overlay.ends_session()) member.session_closed = true;
+}
+
+void ConversationRunner::release_if_open(Family& f, size_t m) {
+  Member& member = f.members[m];
+  if (member.request || !member.session_open || member.session_closed || member.release_sent) {
+    return;
+  }
+  if (member.next_turn >= member.turns->size()) return;
+  member.release_sent = true;
+  send_session_end(f, m, (*member.turns)[member.next_turn], steady_now_ns(), RequestKind::kRelease);
+}
+
 proto::Record ConversationRunner::response_record(Family& f, size_t m, uint32_t turn_index,
-                                                  bool final_turn, bool close_request,
+                                                  bool final_turn, RequestKind kind,
                                                   HttpResponse& response) const {
   Member& member = f.members[m];
-  proto::Record r = close_request ? record_of(f, m, turn_index + 1, false)
-                                  : record_of(f, m, turn_index, final_turn);
+  proto::Record r = kind == RequestKind::kCloseRequest ? record_of(f, m, turn_index + 1, false)
+                    : kind == RequestKind::kRelease    ? record_of(f, m, turn_index, false)
+                                                       : record_of(f, m, turn_index, final_turn);
   r.x_request_id = std::move(member.request_id);  // the member's next request draws a new one
-  r.close_request = close_request;
+  r.close_request = kind == RequestKind::kCloseRequest;
+  r.early_release = kind == RequestKind::kRelease;
   r.sent_ns = response.sent_ns;
   r.first_byte_ns = response.first_byte_ns;
   r.first_token_ns = response.first_token_ns;
@@ -413,7 +458,10 @@ proto::Record ConversationRunner::response_record(Family& f, size_t m, uint32_t 
   r.usage_from_server = response.has_usage;
   r.input_tokens =
       response.has_usage ? response.prompt_tokens : (*member.turns)[turn_index].input_tokens_est;
-  r.output_tokens = response.has_usage ? response.completion_tokens : response.content_events;
+  // Without usage: the reply's text counted by dataset.tokenizer, else one token per event.
+  r.output_tokens = response.has_usage ? response.completion_tokens
+                    : tokenizer_ ? static_cast<int64_t>(tokenizer_->count(response.reply_text))
+                                 : response.content_events;
   r.cached_tokens = response.cached_tokens;
   r.first_output_token_ns = response.first_output_token_ns;
   // The server's count when it gives one (part of completion_tokens), else one per reasoning
@@ -437,20 +485,21 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
   const uint32_t turn_index = member.next_turn;
   const proto::Turn& turn = (*member.turns)[turn_index];
   const bool final_turn = turn_index + 1 == member.turns->size();
-  const bool close_request = member.close_request;
-  member.close_request = false;
+  const RequestKind kind = member.kind;
+  member.kind = RequestKind::kTurn;
 
-  proto::Record r = response_record(f, m, turn_index, final_turn, close_request, response);
+  proto::Record r = response_record(f, m, turn_index, final_turn, kind, response);
 
   const bool ok = response.error.kind == proto::ErrorKind::kNone;
   if (!ok && !response.request_reached_server) {
     router_.on_failed_before_server(*member.correlation_id, member.overlay);
   }
+  note_session(f, m, response);
   sink_.on_record(std::move(r));
 
-  if (close_request) {
-    // The conversation completed with its final turn (member_done ran then); how the close
-    // went changes nothing, but the family ends only once it is back.
+  if (kind != RequestKind::kTurn) {
+    // The member's turns were over (member_done ran then); how the close or release went
+    // changes nothing but the session ledger, and the family ends only once it is back.
     end_if_done(index);
     return;
   }
@@ -468,7 +517,7 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
   const bool send_close = final_turn && more && sends_close_request(router_.settings());
   if (send_close) {
     // Same prompt as the final turn: formatted before the reply joins the history.
-    send_close_request(f, m, turn, response.end_ns);
+    send_session_end(f, m, turn, response.end_ns, RequestKind::kCloseRequest);
   }
   if (final_turn) {
     // Done now: a parent waiting for this sub-agent does not wait for its close request.
@@ -496,7 +545,7 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
   // Turn k+1 is intended at end(k) + think time, and not before the sub-agents spawned at k
   // have finished (an agent waits for its sub-agents).
   const double delay_ms = (*member.turns)[member.next_turn].delay_ms;
-  member.next_intended_ns = response.end_ns + static_cast<int64_t>(delay_ms * 1e6);
+  member.next_intended_ns = response.end_ns + ms_to_ns(delay_ms);
   if (member.running_children > 0) {
     member.waiting = true;
   } else {
@@ -511,7 +560,7 @@ void ConversationRunner::spawn_children(Family& f, size_t m, uint32_t turns_ende
     ++f.members[m].running_children;
     Member& c = f.members[child];
     const double delay_ms = (*c.turns)[0].delay_ms;
-    schedule_turn(f, child, end_ns + static_cast<int64_t>(delay_ms * 1e6));
+    schedule_turn(f, child, end_ns + ms_to_ns(delay_ms));
   }
 }
 
@@ -528,6 +577,10 @@ void ConversationRunner::member_done(Family& f, size_t m, proto::EndReason reaso
     member.timer = 0;
   }
   router_.on_conversation_end(*member.correlation_id, reason == proto::EndReason::kCompleted);
+  // Whatever ended it (cancelled, failed, cut by the run's end, or a final turn whose close was
+  // not answered 2xx), a session the server may hold gets the release its final turn would
+  // have sent.
+  release_if_open(f, m);
   // A stopping run lets requests in flight finish (stop_starting); otherwise the lead ending
   // early takes its family with it.
   if (m == 0 && reason != proto::EndReason::kCompleted && !stopping_) cancel_family(f, reason);
@@ -585,9 +638,15 @@ void ConversationRunner::end_if_done(uint64_t index) {
     if (reason != proto::EndReason::kCompleted) break;
     reason = member.reason;
   }
+  proto::ConversationEnd end{index, reason};
+  for (const Member& member : f.members) {
+    if (!member.session_open) continue;
+    ++end.sessions_opened;
+    if (!member.session_closed) ++end.sessions_left_open;
+  }
   give_back_family(std::move(it->second));
   active_.erase(it);
-  sink_.on_end({index, reason});
+  sink_.on_end(end);
 }
 
 void ConversationRunner::stop_starting() {
@@ -610,9 +669,14 @@ void ConversationRunner::stop_starting() {
 
 void ConversationRunner::cancel_all() {
   stopping_ = true;
-  // Each cancelled transfer's callback records the cancellation and ends its conversation;
-  // conversations between turns end here.
-  http_.cancel_all();
+  // Each cancelled transfer's callback records the cancellation and ends its conversation (and
+  // sends its release); conversations between turns end here. Releases already out are left to
+  // finish: each is bounded by kReleaseTimeoutS.
+  for (const auto& [index, f] : active_) {
+    for (const Member& member : f->members) {
+      if (member.request && member.kind != RequestKind::kRelease) http_.cancel(*member.request);
+    }
+  }
   stop_starting();
 }
 

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "proto/messages.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "worker/event_loop.hpp"
 #include "worker/request_builder.hpp"
 #include "worker/session_routing.hpp"
@@ -37,6 +38,11 @@ std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint);
 // position in Conversation.subagents.
 bool cancel_injected(uint64_t seed, uint64_t conversation_index, uint32_t turn_index,
                      double fraction, int32_t subagent = -1);
+
+// What a request is for: a turn of the conversation, final_marker's close request after the
+// final turn, or the release of a session whose conversation ended early (issue 30 item 5).
+// Only turns are measured.
+enum class RequestKind : uint8_t { kTurn, kCloseRequest, kRelease };
 
 class ConversationRunner {
  public:
@@ -67,7 +73,13 @@ class ConversationRunner {
 
   void schedule_turn(Family& f, size_t m, int64_t intended_ns);
   void send_turn(uint64_t index, size_t m);
-  void send_close_request(Family& f, size_t m, const proto::Turn& final_turn, int64_t intended_ns);
+  // The close request after the final turn (kCloseRequest) or an early release (kRelease): `turn`'s
+  // prompt again with max_tokens 1 and the session's closing overlay.
+  void send_session_end(Family& f, size_t m, const proto::Turn& turn, int64_t intended_ns,
+                        RequestKind kind);
+  // Member m's turns ended without closing a session the server may hold: release it.
+  void release_if_open(Family& f, size_t m);
+  void note_session(Family& f, size_t m, const HttpResponse& response);
   void start_request(Family& f, size_t m, const rapidjson::Document& body, bool cancel_injection);
   void on_response(uint64_t index, size_t m, HttpResponse&& response);
   void spawn_children(Family& f, size_t m, uint32_t turns_ended, int64_t end_ns);
@@ -77,10 +89,10 @@ class ConversationRunner {
   void end_if_done(uint64_t index);
   proto::Record record_of(const Family& f, size_t m, uint32_t turn_index, bool final_turn) const;
   // The record of the request that `response` answers (a close request is numbered one past
-  // the final turn); takes the response's chunk gaps and serving worker, and the member's
-  // request id.
+  // the final turn, a release carries the turn it cut); takes the response's chunk gaps and
+  // serving worker, and the member's request id.
   proto::Record response_record(Family& f, size_t m, uint32_t turn_index, bool final_turn,
-                                bool close_request, HttpResponse& response) const;
+                                RequestKind kind, HttpResponse& response) const;
   std::string new_request_id();
   std::unique_ptr<Family> take_family();
   void give_back_family(std::unique_ptr<Family> f);
@@ -88,6 +100,8 @@ class ConversationRunner {
   EventLoop& loop_;
   Transport& http_;
   proto::WorkerSettings settings_;
+  // settings_.tokenizer loaded (null: none): output tokens of replies without usage.
+  std::unique_ptr<const tokenizer::Tokenizer> tokenizer_;
   std::string worker_id_;
   RunnerSink sink_;
   SessionRouter router_;

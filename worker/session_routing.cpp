@@ -76,6 +76,7 @@ SessionOverlay plan_session_overlay(const SessionRoutingSettings& settings,
                                     std::string_view parent_correlation_id) {
   switch (settings.mode) {
     case SessionRoutingMode::kOff:
+    case SessionRoutingMode::kAuto:  // resolved by the controller; never reaches a worker
       return {};
     case SessionRoutingMode::kHeader:
       return header_overlay(settings, correlation_id, parent_correlation_id,
@@ -103,6 +104,36 @@ SessionOverlay plan_close_request_overlay(const SessionRoutingSettings& settings
                                           std::string_view parent_correlation_id) {
   if (!sends_close_request(settings)) return {};
   return header_overlay(settings, correlation_id, parent_correlation_id, true);
+}
+
+bool SessionOverlay::may_open_session() const {
+  if (session_control) {
+    return session_control->action == SessionAction::kBind ||
+           session_control->action == SessionAction::kOpen;
+  }
+  return !headers.empty();
+}
+
+bool SessionOverlay::ends_session() const {
+  if (session_control) return session_control->action == SessionAction::kClose;
+  for (const auto& [name, value] : headers) {
+    if (name == kSessionFinalHeader) return true;
+  }
+  return false;
+}
+
+bool releases_sessions(const SessionRoutingSettings& settings) {
+  return settings.mode == SessionRoutingMode::kBind ||
+         settings.mode == SessionRoutingMode::kLegacy || sends_close_request(settings);
+}
+
+SessionOverlay plan_release_overlay(const SessionRoutingSettings& settings,
+                                    const std::string& correlation_id,
+                                    std::string_view parent_correlation_id) {
+  if (settings.mode == SessionRoutingMode::kBind || settings.mode == SessionRoutingMode::kLegacy) {
+    return with_control(correlation_id, SessionAction::kClose, std::nullopt);
+  }
+  return plan_close_request_overlay(settings, correlation_id, parent_correlation_id);
 }
 
 SessionOverlay SessionRouter::prepare(const std::string& correlation_id, bool final_turn,

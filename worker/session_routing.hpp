@@ -55,6 +55,12 @@ struct SessionOverlay {
   bool opens_session() const {
     return session_control && session_control->action == SessionAction::kOpen;
   }
+  // True when the server may hold a session for this request once it has reached it: a bind or
+  // an open, or (header mode) the session header.
+  bool may_open_session() const;
+  // True when a 2xx answer to this request means the server let the session go: a close, or
+  // (header mode) X-Dynamo-Session-Final.
+  bool ends_session() const;
 };
 
 // The pure policy (issue 6 items 3-5):
@@ -85,6 +91,17 @@ bool sends_close_request(const SessionRoutingSettings& settings);
 SessionOverlay plan_close_request_overlay(const SessionRoutingSettings& settings,
                                           const std::string& correlation_id,
                                           std::string_view parent_correlation_id = {});
+
+// Whether the mode has a release the server acts on (bind and legacy close, header mode with
+// final_marker close_request): then a conversation that ends early still gets it (issue 30
+// item 5), and each worker counts the sessions left open.
+bool releases_sessions(const SessionRoutingSettings& settings);
+// The release a conversation that ended early sends: bind/legacy {"session_id":ID,
+// "action":"close"}; header mode with close_request the close request's headers. Empty when the
+// mode has none.
+SessionOverlay plan_release_overlay(const SessionRoutingSettings& settings,
+                                    const std::string& correlation_id,
+                                    std::string_view parent_correlation_id = {});
 
 // The per-worker legacy open-tracking set (issue 6 item 7). It holds only the conversations this
 // worker has opened and not yet ended, so its size is bounded by the conversations in flight.

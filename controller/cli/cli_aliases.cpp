@@ -26,16 +26,10 @@ std::optional<int64_t> parse_positive_whole(const std::string& text) {
 AliasResult translate_aliases(bool use_conv_aware_routing, bool use_legacy_session_control,
                               std::optional<std::string> timeout_seconds_text) {
   AliasResult result;
-  if (use_legacy_session_control && !use_conv_aware_routing) {
-    result.error = std::string(kFlagLegacy) +
-                   " only selects the wire format of Dynamo conversation-aware routing and does "
-                   "not enable it: add " +
-                   kFlagConvAware + " (or set session_routing.mode: legacy)";
-    return result;
-  }
-  if (use_conv_aware_routing) {
-    result.overrides.push_back(use_legacy_session_control ? "session_routing.mode=legacy"
-                                                          : "session_routing.mode=bind");
+  if (use_legacy_session_control) {
+    result.overrides.push_back("session_routing.mode=legacy");
+  } else if (use_conv_aware_routing) {
+    result.overrides.push_back("session_routing.mode=auto");
   }
   if (timeout_seconds_text) {
     auto seconds = parse_positive_whole(*timeout_seconds_text);

@@ -19,15 +19,15 @@ inline constexpr const char kFlagLegacy[] = "--use-legacy-dynamo-session-control
 inline constexpr const char kFlagTimeout[] = "--dynamo-session-timeout-seconds";
 
 inline constexpr const char kHelpConvAware[] =
-    "Enable Dynamo conversation-aware routing: every turn of a conversation carries "
-    "nvext.session_control with the conversation's X-Correlation-ID (bind on each non-final "
-    "turn, close on the last). Same as session_routing.mode=bind. --use-dynamo-session-control "
-    "is the same flag (AIPerf's other spelling).";
+    "Enable Dynamo conversation-aware routing in whatever form the target speaks: before any "
+    "traffic one probe request learns it (bind, legacy open/close, or the X-Dynamo-Session-ID "
+    "header of Dynamo v1.3 and later) and the whole run uses it, keyed by each conversation's "
+    "X-Correlation-ID. Same as session_routing.mode=auto. --use-dynamo-session-control is the "
+    "same flag (AIPerf's other spelling).";
 inline constexpr const char kHelpLegacy[] =
-    "Only with --use-dynamo-conv-aware-routing: selects the legacy wire format of that routing "
-    "feature for Dynamo v1.1/v1.2 (open on the first request, bare session_id after, close on "
-    "the last) instead of bind. It does not enable routing by itself. Same as "
-    "session_routing.mode=legacy.";
+    "Force the legacy wire format for Dynamo v1.1/v1.2 (open on the first request, bare "
+    "session_id after, close on the last), with or without --use-dynamo-conv-aware-routing. "
+    "Same as session_routing.mode=legacy.";
 inline constexpr const char kHelpTimeout[] =
     "Session timeout in whole seconds sent as nvext.session_control.timeout with bind and open "
     "(default 300). Same as session_routing.timeout_s.";
@@ -38,8 +38,8 @@ struct AliasResult {
   std::optional<std::string> error;  // set: bad usage; nothing else is meaningful
 };
 
-// use_conv_aware_routing alone -> mode bind; with use_legacy_session_control -> mode legacy;
-// use_legacy_session_control alone -> error naming the flag to add. timeout_seconds_text, when
+// use_conv_aware_routing alone -> mode auto (learned from the target, DESIGN.md §7);
+// use_legacy_session_control, alone or with it -> mode legacy. timeout_seconds_text, when
 // given, must be a whole number > 0 (digits only).
 AliasResult translate_aliases(bool use_conv_aware_routing, bool use_legacy_session_control,
                               std::optional<std::string> timeout_seconds_text);

@@ -14,7 +14,7 @@ uint32_t AffinityTracker::worker_index(const proto::Record& r) {
 }
 
 void AffinityTracker::add(const proto::Record& r) {
-  if (r.close_request) return;
+  if (proto::session_release_only(r)) return;
   if (r.served_by.empty()) {
     if (r.error.kind == proto::ErrorKind::kNone) ++counts_.requests_without_worker;
     return;

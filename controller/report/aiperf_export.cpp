@@ -403,7 +403,7 @@ AiperfRecordsWriter::AiperfRecordsWriter(const std::filesystem::path& path)
     : file_(path), wall_minus_steady_ns_(wall_minus_steady_now()) {}
 
 void AiperfRecordsWriter::write(const proto::Record& record, std::string_view worker_id) {
-  if (record.close_request) return;
+  if (proto::session_release_only(record)) return;
   file_.write_line(aiperf_record_line(record, worker_id, wall_minus_steady_ns_));
 }
 

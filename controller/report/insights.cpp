@@ -117,8 +117,8 @@ void session_control_insights(const std::vector<GroupText>& groups, const Insigh
                 " The Dynamo frontend predates the bind action of conversation-aware routing.";
     i.likely_causes = {
         "Dynamo v1.1.x or v1.2.x: nvext.session_control accepts only open and close.",
-        "session_routing.mode is bind (or --use-dynamo-conv-aware-routing was given without "
-        "--use-legacy-dynamo-session-control)."};
+        "session_routing.mode is bind, set explicitly (--use-dynamo-conv-aware-routing selects "
+        "auto, which learns the contract from the target before sending anything)."};
     i.investigate = {
         "Check the Dynamo version in the frontend's startup log or with `pip show ai-dynamo`.",
         kFindInRecords};
@@ -126,7 +126,9 @@ void session_control_insights(const std::vector<GroupText>& groups, const Insigh
         "Dynamo v1.1/v1.2: set session_routing.mode: legacy (or add "
         "--use-legacy-dynamo-session-control).",
         "Dynamo v1.3 and later: set session_routing.mode: header and start the frontend "
-        "with --router-session-affinity-ttl-secs."};
+        "with --router-session-affinity-ttl-secs.",
+        "Or set session_routing.mode: auto (--use-dynamo-conv-aware-routing): one probe "
+        "request learns which of these the frontend speaks."};
     out->push_back(std::move(i));
   }
   Matches removed = match(groups, [](const GroupText& g) {
@@ -147,7 +149,9 @@ void session_control_insights(const std::vector<GroupText>& groups, const Insigh
     i.fixes = {"Set session_routing.mode: header (convoy sends X-Dynamo-Session-ID on every turn).",
                "Start the Dynamo frontend with --router-session-affinity-ttl-secs N so that the "
                "header pins conversations.",
-               "Remove nvext.session_control from target.extra_body if it is there."};
+               "Remove nvext.session_control from target.extra_body if it is there.",
+               "Or set session_routing.mode: auto (--use-dynamo-conv-aware-routing): one probe "
+               "request learns the contract before any traffic."};
     out->push_back(std::move(i));
   }
 }

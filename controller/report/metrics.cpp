@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "common/redact.hpp"
 #include "controller/report/timeslice.hpp"
 
 namespace convoy::controller {
@@ -159,6 +160,14 @@ std::optional<double> slo_value(std::string_view tag, const RequestMetrics& m) {
   return std::nullopt;
 }
 
+// target.urls as the report shows them: passwords redacted.
+std::vector<std::string> redacted_urls(const std::vector<std::string>& urls) {
+  std::vector<std::string> out;
+  out.reserve(urls.size());
+  for (const auto& u : urls) out.push_back(redact_url(u));
+  return out;
+}
+
 }  // namespace
 
 const MetricDef* metric_def(std::string_view tag) {
@@ -257,7 +266,7 @@ double MetricsSnapshot::error_rate() const {
 
 MetricsAggregator::MetricsAggregator(const Config& config)
     : produces_tokens_(config.target.endpoint != Endpoint::kEmbeddings),
-      target_urls_(config.target.urls),
+      target_urls_(redacted_urls(config.target.urls)),
       targets_(config.target.urls.size()) {
   for (const auto& [tag, threshold] : config.slo) {
     if (is_slo_metric(tag)) slos_.push_back({tag, threshold});
@@ -282,6 +291,12 @@ void MetricsAggregator::set_origin_ns(int64_t origin_ns) { origin_ns_ = origin_n
 void MetricsAggregator::add(const proto::Record& record) {
   // final_marker close_request: a one-token request that only says "this session ended"; it
   // measures nothing about the conversation, so it is counted apart and kept out of every metric.
+  // An early release (issue 30 item 5) is the same kind of request for a conversation that
+  // ended early: counted apart too (summary.json run.session_routing.releases_sent).
+  if (record.early_release) {
+    ++early_release_count_;
+    return;
+  }
   if (record.close_request) {
     ++close_request_count_;
     return;
@@ -619,6 +634,7 @@ void MetricsAggregator::fill_over_time(MetricsSnapshot& s) const {
 // Close requests, sessions, per-URL targets and verified affinity.
 void MetricsAggregator::fill_header_era(MetricsSnapshot& s) const {
   s.close_request_count = close_request_count_;
+  s.early_release_count = early_release_count_;
   s.sessions_started = sessions_started_;
   for (size_t i = 0; i < targets_.size(); ++i) {
     const TargetAgg& a = targets_[i];

@@ -192,6 +192,8 @@ struct MetricsSnapshot {
   // final_marker close_request's extra requests: in no metric, counted here only
   // (summary.json run.close_requests).
   int64_t close_request_count = 0;
+  // Early releases of sessions whose conversation ended early: in no metric either.
+  int64_t early_release_count = 0;
   int64_t sessions_started = 0;      // requests at turn 0 of a lead or sub-agent (measured+warmup)
   std::vector<TargetStats> targets;  // per target.urls entry; empty without target.urls
   std::optional<AffinitySummary> affinity;  // with session_routing.verify
@@ -333,6 +335,7 @@ class MetricsAggregator {
   std::optional<AffinityTracker> affinity_;
   ClientTimeline client_timeline_;  // issue 17: the Server section's client lines
   int64_t close_request_count_ = 0;
+  int64_t early_release_count_ = 0;
   int64_t sessions_started_ = 0;
   std::unique_ptr<TimeSliceAggregator> timeslices_;  // output.slice_s; null without it
 };

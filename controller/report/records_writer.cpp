@@ -210,6 +210,8 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
   }
   w.Key("close_request");  // final_marker close_request's extra request: in no metric
   w.Bool(r.close_request);
+  w.Key("early_release");  // a session released after its conversation ended early: in no metric
+  w.Bool(r.early_release);
   w.EndObject();
 }
 

@@ -151,7 +151,7 @@ void InFlight::on_record(const proto::Record& r) {
     it->second.started = true;
   }
   // final_marker close_request's extra request is not one of the granted turns.
-  if (r.phase != proto::Phase::kMeasure || r.close_request) return;
+  if (r.phase != proto::Phase::kMeasure || proto::session_release_only(r)) return;
   if (auto g = grants_.find(r.conversation_index); g != grants_.end()) ++g->second.sent;
 }
 

@@ -19,10 +19,10 @@ TEST_CASE("AIPerf routing flags translate into session_routing overrides") {
     CHECK_FALSE(r.error);
     CHECK(r.overrides.empty());
   }
-  SUBCASE("conv-aware routing alone is bind") {
+  SUBCASE("conv-aware routing alone is auto (learned from the target)") {
     auto r = translate_aliases(true, false, std::nullopt);
     CHECK_FALSE(r.error);
-    CHECK(r.overrides == Overrides{"session_routing.mode=bind"});
+    CHECK(r.overrides == Overrides{"session_routing.mode=auto"});
   }
   SUBCASE("with the legacy flag it is legacy") {
     auto r = translate_aliases(true, true, std::nullopt);
@@ -32,18 +32,16 @@ TEST_CASE("AIPerf routing flags translate into session_routing overrides") {
   SUBCASE("the timeout becomes timeout_s") {
     auto r = translate_aliases(true, false, std::string("120"));
     CHECK_FALSE(r.error);
-    CHECK(r.overrides == Overrides{"session_routing.mode=bind", "session_routing.timeout_s=120"});
+    CHECK(r.overrides == Overrides{"session_routing.mode=auto", "session_routing.timeout_s=120"});
     r = translate_aliases(false, false, std::string("7"));
     CHECK(r.overrides == Overrides{"session_routing.timeout_s=7"});
   }
 }
 
-TEST_CASE("the legacy flag without conv-aware routing is an error naming the flag to add") {
+TEST_CASE("the legacy flag alone forces legacy") {
   auto r = translate_aliases(false, true, std::string("60"));
-  REQUIRE(r.error);
-  CHECK(r.error->find("add --use-dynamo-conv-aware-routing") != std::string::npos);
-  CHECK(r.error->find("--use-legacy-dynamo-session-control") != std::string::npos);
-  CHECK(r.overrides.empty());
+  CHECK_FALSE(r.error);
+  CHECK(r.overrides == Overrides{"session_routing.mode=legacy", "session_routing.timeout_s=60"});
 }
 
 TEST_CASE("the timeout must be a whole positive number") {
@@ -59,11 +57,11 @@ TEST_CASE("the timeout must be a whole positive number") {
   CHECK_FALSE(r.error);
 }
 
-TEST_CASE("help text says the legacy flag only selects the wire format") {
+TEST_CASE("help text says the flag learns the contract and the legacy flag forces legacy") {
   const std::string legacy = kHelpLegacy;
-  CHECK(legacy.find("wire format") != std::string::npos);
-  CHECK(legacy.find(kFlagConvAware) != std::string::npos);
-  CHECK(std::string(kHelpConvAware).find("bind") != std::string::npos);
+  CHECK(legacy.find("Force the legacy wire format") != std::string::npos);
+  CHECK(legacy.find("session_routing.mode=legacy") != std::string::npos);
+  CHECK(std::string(kHelpConvAware).find("session_routing.mode=auto") != std::string::npos);
   CHECK(std::string(kHelpTimeout).find("whole seconds") != std::string::npos);
 }
 
@@ -93,16 +91,21 @@ std::pair<int, std::string> validate_with(const std::vector<std::string>& args) 
 TEST_CASE("--use-dynamo-session-control is AIPerf's other name for conv-aware routing") {
   CHECK(std::string(kFlagConvAwareNames).find(kFlagConvAware) == 0);
   CHECK(std::string(kFlagConvAwareNames).find(kFlagSessionControl) != std::string::npos);
-  SUBCASE("alone it is bind, like the original spelling") {
+  SUBCASE("alone it is auto, like the original spelling") {
     const auto [rc, out] = validate_with({kFlagSessionControl});
     CHECK(rc == 0);
-    CHECK(out.find("  mode: bind\n") != std::string::npos);
+    CHECK(out.find("  mode: auto\n") != std::string::npos);
     const auto [rc_orig, out_orig] = validate_with({kFlagConvAware});
     CHECK(rc_orig == 0);
     CHECK(out_orig == out);
   }
   SUBCASE("with the legacy flag it is legacy") {
     const auto [rc, out] = validate_with({kFlagSessionControl, kFlagLegacy});
+    CHECK(rc == 0);
+    CHECK(out.find("  mode: legacy\n") != std::string::npos);
+  }
+  SUBCASE("the legacy flag alone is legacy too") {
+    const auto [rc, out] = validate_with({kFlagLegacy});
     CHECK(rc == 0);
     CHECK(out.find("  mode: legacy\n") != std::string::npos);
   }

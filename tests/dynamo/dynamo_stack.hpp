@@ -1,6 +1,7 @@
 // A real Dynamo on loopback for a test (issue 30): `scripts/dynamo up` on a free port with its
 // own state folder, the frontend's URL and /metrics, each mocker worker's pid, /metrics and the
-// id nvext.worker_id reports; `scripts/dynamo down` at scope exit.
+// id nvext.worker_id reports; `scripts/dynamo down` at scope exit (and, should the test process
+// die first, by itself: --owner-pid).
 //
 //   DynamoOptions options;
 //   options.affinity_ttl_s = 60;
@@ -32,13 +33,14 @@
 namespace convoy::test {
 
 struct DynamoOptions {
-  std::string version = "1.6.1";      // a version `scripts/dynamo versions` lists
-  int workers = 4;                    // mocker processes, 1..99
-  std::optional<int> affinity_ttl_s;  // --router-session-affinity-ttl-secs (header era only)
-  std::string router_mode = "kv";     // kv | round-robin | random
-  double speedup_ratio = 10;          // mocker --speedup-ratio (1 = real-time simulated engine)
-  std::vector<std::string> frontend_args;  // appended to `python -m dynamo.frontend`
-  std::vector<std::string> mocker_args;    // appended to every `python -m dynamo.mocker`
+  std::string version = "1.6.1";  // a version `scripts/dynamo versions` lists
+  int workers = 4;                // mocker processes, 1..99
+  std::optional<int> affinity_ttl_s =
+      std::nullopt;                // --router-session-affinity-ttl-secs (header era)
+  std::string router_mode = "kv";  // kv | round-robin | random
+  double speedup_ratio = 10;       // mocker --speedup-ratio (1 = real-time simulated engine)
+  std::vector<std::string> frontend_args = {};  // appended to `python -m dynamo.frontend`
+  std::vector<std::string> mocker_args = {};    // appended to every `python -m dynamo.mocker`
 };
 
 struct DynamoProcess {
@@ -64,7 +66,9 @@ class DynamoStack {
                                      "--state-dir",
                                      state_dir_.string(),
                                      "--speedup-ratio",
-                                     format_ratio(options.speedup_ratio)};
+                                     format_ratio(options.speedup_ratio),
+                                     "--owner-pid",
+                                     std::to_string(::getpid())};
     if (options.affinity_ttl_s) {
       argv.insert(argv.end(), {"--affinity-ttl-s", std::to_string(*options.affinity_ttl_s)});
     }

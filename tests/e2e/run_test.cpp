@@ -94,13 +94,13 @@ TEST_CASE("bad configuration exits 2 naming the file, line and key, and sends no
     CHECK(*vrc == 0);
     CHECK(v.output().find("session_routing:") != std::string::npos);
   }
-  SUBCASE("the legacy alias without the routing flag is an error") {
+  SUBCASE("the legacy alias alone forces legacy (DESIGN.md §7)") {
     Subprocess v({bin("controller/convoy"), "validate", src("configs/quickstart.yaml"),
                   "--use-legacy-dynamo-session-control"});
     auto vrc = v.wait(30);
     REQUIRE(vrc.has_value());
-    CHECK(*vrc == 2);
-    CHECK(v.output().find("--use-dynamo-conv-aware-routing") != std::string::npos);
+    CHECK(*vrc == 0);
+    CHECK(v.output().find("  mode: legacy\n") != std::string::npos);
   }
   fs::remove_all(dir);
 }

@@ -43,9 +43,13 @@ bool converts(const char* key, const V& value) {
 }  // namespace
 
 TEST_CASE(
-    "protocol version 5 carries sub-agent families, the header-era settings and round 3's record "
-    "fields") {
-  CHECK(kProtocolVersion == 5);
+    "protocol version 6 carries early releases and each conversation's session ledger (a "
+    "version-5 controller would count releases as measured requests)") {
+  CHECK(kProtocolVersion == 6);
+  Record r;
+  CHECK_FALSE(session_release_only(r));
+  r.early_release = true;
+  CHECK(session_release_only(r));
 }
 
 TEST_CASE("final_marker names parse back and every value survives the Welcome") {
@@ -96,7 +100,8 @@ TEST_CASE("every settings enum name parses back to its value") {
 
 TEST_CASE("every endpoint, routing mode and history mode survives the Welcome") {
   for (std::size_t e = 0; e < kEndpointNames.size(); ++e) {
-    for (std::size_t m = 0; m < kSessionRoutingModeNames.size(); ++m) {
+    // auto is resolved by the controller before the Welcome: every mode a worker can get.
+    for (std::size_t m = 0; m <= static_cast<std::size_t>(SessionRoutingMode::kHeader); ++m) {
       for (std::size_t h = 0; h < kHistoryModeNames.size(); ++h) {
         WorkerSettings s;
         s.endpoint = static_cast<Endpoint>(e);
@@ -110,6 +115,13 @@ TEST_CASE("every endpoint, routing mode and history mode survives the Welcome") 
       }
     }
   }
+}
+
+TEST_CASE("session_routing.mode auto never reaches a worker: the Welcome does not decode") {
+  WorkerSettings s;
+  s.session_routing.mode = SessionRoutingMode::kAuto;
+  CHECK(to_string(SessionRoutingMode::kAuto) == "auto");
+  CHECK_FALSE(welcome_round_trip(s).has_value());
 }
 
 TEST_CASE("every session action survives msgpack") {
