@@ -198,7 +198,8 @@ TEST_CASE("histogram memory spans the buckets seen, not zero to the largest") {
     for (int64_t v = 1'000; v <= 4'000'000'000; v += v / 64 + 1) up.record(v);
     CHECK(down.memory_bytes() < 3 * up.memory_bytes());
     for (double p : {1.0, 25.0, 50.0, 90.0, 99.9}) {
-      const double ratio = static_cast<double>(down.percentile(p)) / up.percentile(p);
+      const double ratio =
+          static_cast<double>(down.percentile(p)) / static_cast<double>(up.percentile(p));
       CHECK(ratio == doctest::Approx(1).epsilon(0.05));
     }
   }

@@ -459,6 +459,39 @@ TEST_CASE("Dynamo's 256-byte session id rejection gets its insight") {
   CHECK(has_text(i->problem, "256 bytes"));
 }
 
+TEST_CASE("the real 1.6.1's bare \"Invalid request\" is explained by what convoy sent") {
+  SUBCASE("with a session header over 256 bytes in target.headers: session_id_too_long") {
+    InsightInputs in;
+    in.session_headers_in_target = {"X-Dynamo-Session-ID"};
+    in.longest_target_session_header_bytes = 300;
+    in.errors = {group(400, "Invalid request")};
+    const auto insights = convoy::controller::detect_insights(in);
+    const Insight* i = convoy::test::find_insight(insights, "session_id_too_long");
+    REQUIRE(i != nullptr);
+    CHECK(has_text(i->problem, "HTTP 400: \"Invalid request\""));
+    CHECK(has_text(i->problem, "300 bytes"));
+    CHECK(convoy::test::find_insight(insights, "affinity_invalid_request") == nullptr);
+  }
+  SUBCASE("in header mode otherwise: both causes, and where to look") {
+    InsightInputs in;
+    in.session_routing_mode = SessionRoutingMode::kHeader;
+    in.errors = {group(400, "Invalid request")};
+    const auto insights = convoy::controller::detect_insights(in);
+    const Insight* i = convoy::test::find_insight(insights, "affinity_invalid_request");
+    REQUIRE(i != nullptr);
+    CHECK(i->likely_causes.size() == 2);
+    CHECK(has_text(i->investigate[0], "invalid request parameters"));
+    CHECK(convoy::test::find_insight(insights, "session_id_too_long") == nullptr);
+  }
+  SUBCASE("without session routing, a generic 400 is not Dynamo's affinity") {
+    InsightInputs in;
+    in.errors = {group(400, "Invalid request")};
+    const auto insights = convoy::controller::detect_insights(in);
+    CHECK(convoy::test::find_insight(insights, "affinity_invalid_request") == nullptr);
+    CHECK(convoy::test::find_insight(insights, "session_id_too_long") == nullptr);
+  }
+}
+
 TEST_CASE("a full affinity table gets its insight with what to lower") {
   SUBCASE("the table's own message") {
     InsightInputs in;
@@ -523,6 +556,7 @@ TEST_CASE("add_header_era_inputs takes the config and the snapshot") {
   CHECK(in.targets[1].errors == 1);
   REQUIRE(in.session_headers_in_target.size() == 1);
   CHECK(in.session_headers_in_target[0] == "X-Session-ID");
+  CHECK(in.longest_target_session_header_bytes == 1);
   CHECK(convoy::test::find_insight(convoy::controller::detect_insights(in),
                                    "session_header_in_target_headers") != nullptr);
 }

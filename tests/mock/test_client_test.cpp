@@ -80,8 +80,8 @@ TEST_CASE("mock validates requests like Dynamo's frontend") {
     CHECK(res.status == 400);
     CHECK(res.body ==
           "Failed to parse the request body as JSON: trailing comma at line 1 column 23");
-    CHECK(c.post("/tokenize", "{}").body.empty());
-    CHECK(c.post("/tokenize", "{}").status == 404);
+    CHECK(c.post("/v1/unknown", "{}").body.empty());
+    CHECK(c.post("/v1/unknown", "{}").status == 404);
   }
   SUBCASE("missing messages is 400 at the end of the object; Dynamo's own validation texts") {
     auto res = client.post("/v1/chat/completions", R"({"model":"mock-model"})");
@@ -97,10 +97,10 @@ TEST_CASE("mock validates requests like Dynamo's frontend") {
           "Validation: Max tokens must be greater than 0, got 0");
   }
   SUBCASE("an unknown route and a wrong method answer as Dynamo's router does") {
-    auto res = client.post("/tokenize", "{}");
+    auto res = client.post("/v1/unknown", "{}");
     CHECK(res.status == 404);
     CHECK(res.body ==
-          R"({"message":"Route not found: POST /tokenize","type":"Not Found","code":404})");
+          R"({"message":"Route not found: POST /v1/unknown","type":"Not Found","code":404})");
     res = client.get("/v1/chat/completions");
     CHECK(res.status == 405);
     CHECK(res.body.empty());
