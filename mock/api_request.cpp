@@ -13,8 +13,9 @@ ApiError invalid(const std::string& what) {
   return bad_request(std::string(kDeserializePrefix) + what);
 }
 
-// serde reports a missing field where the request object ends (the chat request is read through
-// a flattened struct, so a nested one too): "missing field `role` at line 1 column 47".
+// serde reports a missing field, and any error in the request's own fields, where the request
+// object ends (Dynamo reads them through a flattened struct, buffered first), as the real
+// frontends do: "missing field `role` at line 1 column 47" for a 47-byte body.
 ApiError missing(std::string_view field, std::string_view raw_body) {
   return invalid("missing field `" + std::string(field) + "` " +
                  json_position(raw_body, {}, false));
@@ -118,8 +119,9 @@ std::optional<ApiError> read_max_tokens(const rapidjson::Value& body, std::strin
     if (it == body.MemberEnd() || it->value.IsNull()) continue;
     const auto& v = it->value;
     if (v.IsInt64() && v.GetInt64() < 0) {  // a u32 in Dynamo's request type
+      // At the end of the body, as every error of the flattened request fields.
       return invalid("invalid value: integer `" + std::to_string(v.GetInt64()) +
-                     "`, expected u32 " + json_position(raw_body, {field}, false));
+                     "`, expected u32 " + json_position(raw_body, {}, false));
     }
     if (!v.IsInt64()) return invalid(std::string(field) + ": invalid type, expected u32");
     if (v.GetInt64() == 0) {
@@ -165,7 +167,7 @@ std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rap
   const auto model = body.FindMember("model");
   if (model == body.MemberEnd()) return missing("model", raw_body);
   if (!model->value.IsString()) {
-    return invalid("invalid type: expected a string " + json_position(raw_body, {"model"}, false));
+    return invalid("invalid type: expected a string " + json_position(raw_body, {}, false));
   }
   // Both eras answer exactly this, without the name.
   if (view(model->value) != options.model) return not_found("Model not found");

@@ -312,6 +312,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     info_.model = ctx_.options.model;
     info_.with_worker_id = req.want_worker_id;
     info_.with_timing = req.want_timing;
+    info_.report_cached_tokens = ctx_.options.contract != Contract::kLegacy;
 
     auto on_admit = [self = shared_from_this(), generation = generation_] {
       net::post(self->socket_.get_executor(),
@@ -422,7 +423,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       send_chunk(events);
       return schedule(token_time(next_token_));
     }
-    // The last token, the usage chunk and [DONE] are due together: one write.
+    // The last token, the finish chunk, the usage chunk and [DONE] are due together: one write.
+    if (endpoint_ == Endpoint::kChat) {
+      events += finish_event(info_, ctx_.options.contract == Contract::kLegacy);
+    }
     if (include_usage_) events += usage_event(endpoint_, info_);
     events.append(kDoneEvent);
     append_chunk(events);

@@ -148,13 +148,12 @@ void Bpe::merge_word(std::string_view word, std::vector<std::uint32_t>& out) con
   heap.clear();
   initial_symbols(word, ids);
   const auto count = static_cast<std::int32_t>(ids.size());
-  for (std::int32_t k = 0; k < count; ++k) {
-    const std::uint32_t id = ids[static_cast<std::size_t>(k)];
-    sym.push_back({id, k - 1, k + 1 < count ? k + 1 : -1, true});
-    if (k + 1 < count) {
-      if (const Merge* m = find_merge(id, ids[static_cast<std::size_t>(k + 1)])) {
-        heap.push_back({m->rank, k, m->new_id});
-      }
+  for (std::size_t k = 0; k < ids.size(); ++k) {
+    const auto pos = static_cast<std::int32_t>(k);
+    sym.push_back({ids[k], pos - 1, pos + 1 < count ? pos + 1 : -1, true});
+    if (k + 1 < ids.size()) {
+      if (const Merge* m = find_merge(ids[k], ids[k + 1]))
+        heap.push_back({m->rank, pos, m->new_id});
     }
   }
   std::make_heap(heap.begin(), heap.end());
@@ -216,7 +215,7 @@ void Bpe::tokenize(std::string_view word, std::vector<std::uint32_t>& out) const
   out.insert(out.end(), ids.begin(), ids.end());
   if (cacheable) {
     std::unique_lock lock(cache_mutex_);
-    if (cache_index_.size() >= kCacheMaxWords) {
+    if (cache_index_.size() >= kCacheMaxWords || cache_ids_.size() >= kCacheMaxIds) {
       cache_index_.clear();
       cache_ids_.clear();
     }

@@ -66,9 +66,11 @@ class Bpe {
   std::array<std::uint32_t, 256> byte_ids_{};      // byte_level: id of each byte's character
   std::array<std::uint32_t, 256> fallback_ids_{};  // byte_fallback: id of <0xXX>, or kNoId
 
-  // Words shorter than kCacheMaxWordBytes; cleared when it holds kCacheMaxWords.
+  // Words shorter than kCacheMaxWordBytes; cleared when it holds kCacheMaxWords words or
+  // kCacheMaxIds ids (so at most ~24 MB, whatever the text).
   static constexpr std::size_t kCacheMaxWordBytes = 256;
   static constexpr std::size_t kCacheMaxWords = 1 << 18;
+  static constexpr std::size_t kCacheMaxIds = 1 << 22;
   mutable std::shared_mutex cache_mutex_;
   // word -> offset in cache_ids_, where its id count and then its ids are.
   mutable StringTable cache_index_;

@@ -115,15 +115,20 @@ std::string decode_tokens(const std::vector<DecoderStep>& steps, std::vector<std
         for (std::string& t : tokens) strip(t, step);
         break;
       case DecoderStep::Kind::kMetaspace:
+        // metaspace.rs: each replacement is a " ", except in the first token, where every one
+        // goes (not only a leading one) unless prepend_scheme is "never".
         for (std::size_t k = 0; k < tokens.size(); ++k) {
-          replace_in(tokens[k], step.pattern, " ");
-          if (k == 0 && step.prepend && tokens[k].rfind(' ', 0) == 0) tokens[k].erase(0, 1);
+          replace_in(tokens[k], step.pattern, k == 0 && step.prepend ? "" : " ");
         }
         break;
     }
   }
+  // Without a decoder the reference joins the tokens with spaces (tokenizer/mod.rs).
   std::string out;
-  for (const std::string& t : tokens) out += t;
+  for (std::size_t k = 0; k < tokens.size(); ++k) {
+    if (k > 0 && steps.empty()) out += ' ';
+    out += tokens[k];
+  }
   return out;
 }
 

@@ -61,7 +61,8 @@ struct DecoderStep {
   std::size_t stop = 0;   // kStrip: at most this many trailing content characters go
   bool prepend = true;    // kMetaspace: a leading " " of the first token goes
 };
-// The text of tokens (vocabulary strings) after steps; without steps, their concatenation.
+// The text of tokens (vocabulary strings) after steps; without steps, joined by spaces (as the
+// reference does).
 std::string decode_tokens(const std::vector<DecoderStep>& steps, std::vector<std::string> tokens);
 
 }  // namespace convoy::tokenizer

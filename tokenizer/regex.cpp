@@ -17,11 +17,14 @@ std::string pcre2_message(int code) {
   return reinterpret_cast<const char*>(buf.data());
 }
 
+constexpr PCRE2_SIZE kJitStackStart = PCRE2_SIZE{32} << 10;
+constexpr PCRE2_SIZE kJitStackMax = PCRE2_SIZE{8} << 20;
+
 // Per thread: match data for one pair (only the whole match is read) and a JIT stack large
 // enough for \s+ over long whitespace runs. Shared by every Regex a thread matches with.
 struct ThreadMatch {
   pcre2_match_data* data = pcre2_match_data_create(1, nullptr);
-  pcre2_jit_stack* stack = pcre2_jit_stack_create(32 * 1024, 8 * 1024 * 1024, nullptr);
+  pcre2_jit_stack* stack = pcre2_jit_stack_create(kJitStackStart, kJitStackMax, nullptr);
   pcre2_match_context* context = pcre2_match_context_create(nullptr);
   ThreadMatch() { pcre2_jit_stack_assign(context, nullptr, stack); }
   ~ThreadMatch() {

@@ -35,7 +35,9 @@ class Tokenizer {
   Tokenizer& operator=(const Tokenizer&) = delete;
 
   // The ids of text, with no special tokens added (a BOS is not prepended); special and added
-  // tokens that appear in the text are recognised as themselves. Thread-safe (const).
+  // tokens that appear in the text are recognised as themselves. Invalid UTF-8 is encoded as
+  // its repair (U+FFFD per maximal ill-formed subsequence). Thread-safe (const). Throws
+  // std::runtime_error only if PCRE2 gives up on a pathological pattern (its JIT stack limit).
   std::vector<std::uint32_t> encode(std::string_view text) const;
   // == encode(text).size().
   std::size_t count(std::string_view text) const;

@@ -8,6 +8,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "controller/config/checks.hpp"
 #include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 
@@ -174,6 +175,7 @@ StageConfig read_stage(const Source& src, const YAML::Node& item, const std::str
   st.name = "stage-" + std::to_string(index + 1);
   s.read("name", st.name);
   s.check(!st.name.empty(), "name", "must not be empty");
+  s.check(control_char_problem(st.name).empty(), "name", control_char_problem(st.name));
   st.mode = l.mode == LoadMode::kRate ? LoadMode::kRate : LoadMode::kConcurrency;
   s.read_enum("mode", st.mode, kStageModeNames);
   const bool rate_mode = st.mode == LoadMode::kRate;

@@ -447,5 +447,6 @@ int run_benchmark(const RunOptions& options, const RunSeams& seams) {
 }
 
 void request_stop_from_signal() { g_signals.fetch_add(1); }
+bool stop_requested() { return g_signals.load() > 0; }
 
 }  // namespace convoy::controller

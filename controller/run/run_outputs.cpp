@@ -21,7 +21,7 @@ bool Run::start_telemetry() {
   telemetry_.emplace(config_.telemetry, std::move(endpoints), clock_,
                      out_dir_ / "server_metrics.jsonl");
   bool fatal = false;
-  for (const auto& failure : telemetry_->wait_first_round()) {
+  for (const auto& failure : telemetry_->wait_first_round(&stop_requested)) {
     if (!failure.required) continue;  // the scraper has warned
     log_error("telemetry endpoint unreachable at start: ", failure.what,
               " (required: true). Nothing was sent.");
@@ -70,7 +70,9 @@ int Run::finish() {
   poll(0);  // late batches that arrived while workers exited
   if (live_) update_live(now());
   if (telemetry_) {
-    telemetry_->stop();  // one last scrape (within telemetry.timeout_s) while the mock still runs
+    // One last scrape (within telemetry.timeout_s) while the mock still runs; none after Ctrl-C,
+    // which must end the run promptly whatever an endpoint does.
+    telemetry_->stop(!interrupted_);
     facts_.server_metrics_json = telemetry_->summary_json();
   }
   local_.stop_mock(3000);

@@ -140,7 +140,8 @@ Telemetry::Telemetry(const TelemetryConfig& config, std::vector<TelemetryEndpoin
   curl_global_init(CURL_GLOBAL_DEFAULT);
   multi_.reset(curl_multi_init());
   if (!multi_) throw std::runtime_error("telemetry: curl_multi_init failed");
-  const long timeout_ms = std::max<long>(1, std::lround(config_.timeout_s * 1000));
+  const long timeout_ms =
+      std::max<long>(1, static_cast<long>(seconds_to_limit_ms(config_.timeout_s)));
   for (auto& e : endpoints) {
     auto t = std::make_unique<Target>();
     t->config = std::move(e);
@@ -175,20 +176,28 @@ Telemetry::~Telemetry() {
   curl_global_cleanup();
 }
 
-void Telemetry::stop() {
+void Telemetry::stop(bool final_scrape) {
   if (stopped_) return;
   stopped_ = true;
-  stop_.store(1);
+  // Without the last scrape (Ctrl-C) the thread leaves at once, abandoning a scrape in flight:
+  // an endpoint that dribbles its reply must not hold an interrupted run for timeout_s.
+  stop_.store(final_scrape ? 1 : 2);
   curl_multi_wakeup(multi_.get());
   if (thread_.joinable()) thread_.join();
   jsonl_.close();
 }
 
-std::vector<Telemetry::StartFailure> Telemetry::wait_first_round() {
+std::vector<Telemetry::StartFailure> Telemetry::wait_first_round(bool (*cancelled)()) {
   std::unique_lock lock(mutex_);
+  constexpr auto kCancelPoll = std::chrono::milliseconds(100);
   const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(std::lround(config_.timeout_s * 1000) + 1000);
-  first_round_cv_.wait_until(lock, deadline, [&] { return first_round_done_ == targets_.size(); });
+                        std::chrono::nanoseconds(seconds_to_ns(config_.timeout_s + 1));
+  auto done = [&] { return first_round_done_ == targets_.size(); };
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    if (cancelled && cancelled()) break;
+    first_round_cv_.wait_until(
+        lock, std::min(deadline, std::chrono::steady_clock::now() + kCancelPoll), done);
+  }
   std::vector<StartFailure> out;
   for (const auto& t : targets_) {
     if (t->first_done && t->first_error.empty()) continue;

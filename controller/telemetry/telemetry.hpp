@@ -57,7 +57,9 @@ class Telemetry {
     std::string what;
     bool required = false;
   };
-  std::vector<StartFailure> wait_first_round();
+  // Waits for the first scrape of every endpoint (at most timeout_s + 1 s), or until
+  // `cancelled` says so (Ctrl-C: polled every 100 ms).
+  std::vector<StartFailure> wait_first_round(bool (*cancelled)() = nullptr);
 
   // The measured window starts at `t_ns` (the run's clock).
   // These three are called by the run loop and return at once: the event is queued and the
@@ -70,8 +72,9 @@ class Telemetry {
   void mark_stage(std::string name, int64_t t_ns);
   void mark_settle(int64_t t_ns);
   // One last scrape of every endpoint (bounded by timeout_s), then the thread ends and
-  // server_metrics.jsonl is closed. Idempotent.
-  void stop();
+  // server_metrics.jsonl is closed. Idempotent. With final_scrape false (an interrupted run) the
+  // thread ends at once, abandoning any scrape in flight, however slow its endpoint.
+  void stop(bool final_scrape = true);
 
   // summary.json's "server_metrics" object (JSON text).
   std::string summary_json();

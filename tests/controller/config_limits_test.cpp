@@ -86,7 +86,7 @@ TEST_CASE("the scheduler never turns an absurd number into a flood or a spin") {
     Scheduler s(load, convoy::LoadMode::kRate, 1, std::nullopt, 0);
     CHECK(s.due(3'000'000'000, 0).size() == 1);  // the first only, in 3 s
   }
-  SUBCASE("100,000 slots start and shrink in well under a second") {
+  SUBCASE("100,000 slots start and shrink in milliseconds, not seconds") {
     const auto t0 = std::chrono::steady_clock::now();
     convoy::LoadConfig load;
     load.concurrency = convoy::limits::kMaxConcurrency;
@@ -98,6 +98,8 @@ TEST_CASE("the scheduler never turns an absurd number into a flood or a spin") {
     one.duration_s = 1;
     s.set_stage(one, 1, 200'000);  // 100,000 free slots down to 1
     CHECK(s.limit() == 1);
-    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(1));
+    // Linear searches took about 10 s here (a min_element per start, a max_element per slot
+    // dropped); the heap takes milliseconds, so 4 s leaves room for a loaded machine.
+    CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(4));
   }
 }

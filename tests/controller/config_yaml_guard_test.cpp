@@ -57,7 +57,7 @@ TEST_CASE("a billion laughs is refused at once, wherever it is used") {
     for (int i = 0; i < 9; ++i) y += (i ? ", *s" : "*s");
     CHECK_ERROR(y + "]\n", "c.yaml:2: l[6]: the document holds more than 8 MiB of text");
   }
-  CHECK(seconds_since(t0) < 2.0);
+  CHECK(seconds_since(t0) < 10.0);  // milliseconds here; 211 s and growing tenfold per level before
 }
 
 TEST_CASE("10,000 stages aliasing one stage are a load error, not a bad_alloc mid-run") {

@@ -65,7 +65,7 @@ TEST_CASE("mock validates requests like Dynamo's frontend") {
     CHECK(res.status == 400);
     CHECK(std::string(parse_json(res.body)["message"].GetString()) ==
           "Failed to deserialize the JSON body into the target type: trailing comma at line 1 "
-          "column 22");
+          "column 23");
     res = client.post("/v1/chat/completions", "");
     CHECK(std::string(parse_json(res.body)["message"].GetString()) ==
           "Failed to deserialize the JSON body into the target type: EOF while parsing a value at "
@@ -79,7 +79,7 @@ TEST_CASE("mock validates requests like Dynamo's frontend") {
     const auto res = c.post("/v1/chat/completions", R"({"model":"mock-model",})");
     CHECK(res.status == 400);
     CHECK(res.body ==
-          "Failed to parse the request body as JSON: trailing comma at line 1 column 22");
+          "Failed to parse the request body as JSON: trailing comma at line 1 column 23");
     CHECK(c.post("/tokenize", "{}").body.empty());
     CHECK(c.post("/tokenize", "{}").status == 404);
   }

@@ -43,9 +43,13 @@ bool converts(const char* key, const V& value) {
 }  // namespace
 
 TEST_CASE(
-    "protocol version 5 carries sub-agent families, the header-era settings and round 3's record "
-    "fields") {
-  CHECK(kProtocolVersion == 5);
+    "protocol version 6 carries early releases and each conversation's session ledger (a "
+    "version-5 controller would count releases as measured requests)") {
+  CHECK(kProtocolVersion == 6);
+  Record r;
+  CHECK_FALSE(session_release_only(r));
+  r.early_release = true;
+  CHECK(session_release_only(r));
 }
 
 TEST_CASE("final_marker names parse back and every value survives the Welcome") {

@@ -49,7 +49,8 @@ inline const std::vector<std::string>& corpus_fragments() {
       "いろはにほへと ちりぬるを わかよたれそ つねならむ。カタカナ、ひらがな、漢字。ｶﾀｶﾅ",
       "다람쥐 헌 쳇바퀴에 타고파. 안녕하세요 세계!",
       "Tiếng Việt có dấu: Trăm năm trong cõi người ta, chữ tài chữ mệnh khéo là ghét nhau.",
-      "Emoji: 😀😃😄 👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 🇯🇵🇺🇸 ❤️ "
+      "Emoji: 😀😃😄 👍🏽 👨‍👩‍👧‍👦 🏳️‍🌈 🇯🇵🇺🇸 "
+      "❤️ "
       "✨🔥💯 "
       "🤖 "
       "🧑🏿‍🚀",
@@ -94,9 +95,11 @@ inline const std::vector<std::pair<char32_t, char32_t>>& corpus_ranges() {
 }
 
 // Documents of about 50 to 2,000 bytes, plus a few of 64 KiB (one long word for the
-// Metaspace-style tokenizers), until total_bytes; specials each appear at least once.
+// Metaspace-style tokenizers), until total_bytes; specials each appear at least once. Without
+// random_chars, only the fragments and numbers: text whose words recur, as prompts' do.
 inline std::vector<std::string> build_corpus(const std::vector<std::string>& specials,
-                                             std::size_t total_bytes, std::uint32_t seed = 31) {
+                                             std::size_t total_bytes, std::uint32_t seed = 31,
+                                             bool random_chars = true) {
   std::mt19937 rng(seed);
   const auto pick = [&](std::size_t n) {
     return static_cast<std::size_t>(std::uniform_int_distribution<std::size_t>(0, n - 1)(rng));
@@ -114,7 +117,7 @@ inline std::vector<std::string> build_corpus(const std::vector<std::string>& spe
     std::string doc;
     while (doc.size() < target) {
       const std::size_t kind = pick(10);
-      if (kind < 5) {
+      if (kind < 5 || (!random_chars && kind < 7)) {
         doc += fragments[pick(fragments.size())];
       } else if (kind < 7) {
         const auto& [lo, hi] = ranges[pick(ranges.size())];

@@ -222,6 +222,19 @@ TEST_CASE("decoders: byte level, and Llama 2's Replace/ByteFallback/Fuse/Strip c
                               "<0xC3>", "<0xA9>",
                               "\xE2\x96\x81"
                               "ok"}) == "Caf\xC3\xA9 ok");
+  CHECK(decode_tokens({}, {"ab", "ab", "<s>", "a"}) == "ab ab <s> a");  // no decoder: spaces
+  // Metaspace: the first token loses every "▁" (as the reference's decoder does), the rest
+  // turn them into spaces.
+  DecoderStep meta = dstep(K::kMetaspace, "\xE2\x96\x81");
+  CHECK(decode_tokens({meta}, {"\xE2\x96\x81\xE2\x96\x81"
+                               "a\xE2\x96\x81x",
+                               "\xE2\x96\x81"
+                               "b"}) == "ax b");
+  meta.prepend = false;
+  CHECK(decode_tokens({meta}, {"\xE2\x96\x81"
+                               "a",
+                               "\xE2\x96\x81"
+                               "b"}) == " a b");
   // A byte run that is not UTF-8 decodes to one U+FFFD per byte.
   CHECK(decode_tokens(llama, {"a", "<0xC3>", "<0xC3>"}) == "a" + kFffd + kFffd);
 }

@@ -75,6 +75,20 @@ inline void write_jsonl(const std::filesystem::path& path, const std::vector<std
   REQUIRE(out.good());
 }
 
+// One string per line of path, each a JSON string.
+inline std::vector<std::string> read_jsonl_strings(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::vector<std::string> out;
+  std::string line;
+  while (std::getline(in, line)) {
+    rapidjson::Document d;
+    d.Parse(line.c_str(), line.size());
+    REQUIRE(d.IsString());
+    out.emplace_back(d.GetString(), d.GetStringLength());
+  }
+  return out;
+}
+
 // One vector of ids per line of path (scripts/tokenizer_ids.py's output).
 inline std::vector<std::vector<std::uint32_t>> read_id_lines(const std::filesystem::path& path) {
   std::ifstream in(path);

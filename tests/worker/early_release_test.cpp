@@ -60,27 +60,11 @@ HttpResponse failed(proto::ErrorKind kind, int64_t status, bool reached) {
 
 }  // namespace
 
-TEST_CASE("early release: a conversation that ends early sends the close its final turn would") {
-  proto::SessionRoutingMode mode{};
-  std::string first_control;
-  SUBCASE("bind") {
-    mode = proto::SessionRoutingMode::kBind;
-    first_control = R"({"session_id":"corr-1","action":"bind","timeout":30})";
-  }
-  SUBCASE("legacy") {
-    mode = proto::SessionRoutingMode::kLegacy;
-    first_control = R"({"session_id":"corr-1","action":"open","timeout":30})";
-  }
-  HttpResponse cut;
-  proto::EndReason reason{};
-  SUBCASE("cancelled mid-turn") {
-    cut = failed(proto::ErrorKind::kCancelled, 0, true);
-    reason = proto::EndReason::kCancelled;
-  }
-  SUBCASE("failed with a 500") {
-    cut = failed(proto::ErrorKind::kHttpStatus, 500, true);
-    reason = proto::EndReason::kAborted;
-  }
+namespace {
+
+// One 4-turn conversation in `mode` whose turn 1 ends with `cut`; checks the release it sends.
+void check_release_after(proto::SessionRoutingMode mode, const std::string& first_control,
+                         const HttpResponse& cut, proto::EndReason reason) {
   Harness h(routed(mode));
   h.runner.assign(conversation(1, 4));
   REQUIRE(h.run_until_started(1));
@@ -110,6 +94,27 @@ TEST_CASE("early release: a conversation that ends early sends the close its fin
   CHECK(proto::session_release_only(r));
   CHECK_FALSE(proto::session_release_only(h.records[1]));
   CHECK(h.http.started().size() == 3);
+}
+
+}  // namespace
+
+TEST_CASE("early release: a conversation that ends early sends the close its final turn would") {
+  HttpResponse cut;
+  proto::EndReason reason{};
+  SUBCASE("cancelled mid-turn") {
+    cut = failed(proto::ErrorKind::kCancelled, 0, true);
+    reason = proto::EndReason::kCancelled;
+  }
+  SUBCASE("failed with a 500") {
+    cut = failed(proto::ErrorKind::kHttpStatus, 500, true);
+    reason = proto::EndReason::kAborted;
+  }
+  INFO("bind");
+  check_release_after(proto::SessionRoutingMode::kBind,
+                      R"({"session_id":"corr-1","action":"bind","timeout":30})", cut, reason);
+  INFO("legacy");
+  check_release_after(proto::SessionRoutingMode::kLegacy,
+                      R"({"session_id":"corr-1","action":"open","timeout":30})", cut, reason);
 }
 
 TEST_CASE("early release: a release that fails leaves its session counted open") {
