@@ -15,7 +15,9 @@ std::variant<std::string, ApiError> tokenize_reply(const rapidjson::Value& body,
   if (!chat && !body.HasMember("prompt")) {
     return bad_request("missing field `prompt` or `messages`");
   }
-  auto parsed = read_api_request(chat ? Endpoint::kChat : Endpoint::kCompletions, body, options);
+  // No raw text here (serde's error positions): the body was parsed by the caller.
+  auto parsed =
+      read_api_request(chat ? Endpoint::kChat : Endpoint::kCompletions, body, {}, options);
   if (auto* error = std::get_if<ApiError>(&parsed)) return *error;
   std::string prompt = std::move(std::get<ApiRequest>(parsed).prompt);
   const auto generation = body.FindMember("add_generation_prompt");
