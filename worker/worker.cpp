@@ -18,6 +18,7 @@
 #include "common/curve.hpp"
 #include "common/duration.hpp"
 #include "common/log.hpp"
+#include "common/redact.hpp"
 #include "common/zmq_util.hpp"
 #include "proto/envelope.hpp"
 #include "worker/conversation_runner.hpp"
@@ -345,7 +346,8 @@ struct Worker::Impl {
                "fixed in 8.0.0): every request opens its own connection. https:// targets "
                "multiplex normally.");
     }
-    log_info("joined run ", log_escape(w.run_id), " (target ", log_escape(w.settings.url), ")");
+    log_info("joined run ", log_escape(w.run_id), " (target ",
+             log_escape(redact_url(w.settings.url)), ")");
     send_heartbeat();
     arm_silence_check();
   }

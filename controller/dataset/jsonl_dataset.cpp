@@ -7,6 +7,8 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "controller/config/limits.hpp"
+
 namespace convoy::controller {
 
 namespace {
@@ -16,7 +18,7 @@ constexpr int64_t kMaxSpawnAfterTurn = 1 << 20;
 // Sub-agent rows in one family (issue 37): a family runs on one worker, which starts the
 // children of a turn together; 100,000 of them kept a worker from its heartbeats for over 3 s.
 // The same bound as dataset.subagents.count.
-constexpr uint64_t kMaxFamilySubagents = 10'000;
+constexpr auto kMaxFamilySubagents = static_cast<uint64_t>(limits::kMaxSubagents);
 
 // One turn from a row (single-turn) or from an element of "turns".
 proto::Turn parse_turn(const Fields& fields) {

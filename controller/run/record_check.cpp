@@ -43,7 +43,10 @@ std::optional<std::string> time_problem(const proto::Record& r, const RecordBoun
   for (const auto& [name, t] : times) {
     if (t == 0) continue;  // not reached (never sent, no token)
     if (t < low || t > high) {
-      return std::string(name) + " is " + std::to_string((t - b.run_start_ns) / 1'000'000'000) +
+      // In doubles: a hostile time may be near INT64_MIN, where t - start overflows.
+      const double from_start_s =
+          (static_cast<double>(t) - static_cast<double>(b.run_start_ns)) / 1e9;
+      return std::string(name) + " is " + std::to_string(static_cast<int64_t>(from_start_s)) +
              " s from the run's start, outside the run";
     }
   }

@@ -149,8 +149,8 @@ std::vector<std::string> WorkerRegistry::expire(int64_t now_ns) {
   for (auto it = workers_.begin(); it != workers_.end();) {
     WorkerInfo& w = it->second;
     if (w.state == WorkerState::kConnecting) {
-      // Whatever it repeats: its handshake must be done within lost_after_ns() of its hello.
-      if (now_ns - w.joined_ns > liveness_.lost_after_ns()) {
+      // Whatever it repeats: its handshake must be done within handshake_ns of its hello.
+      if (now_ns - w.joined_ns > liveness_.handshake_ns) {
         it = workers_.erase(it);
       } else {
         ++it;

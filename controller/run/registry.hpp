@@ -38,6 +38,10 @@ struct Liveness {
   int64_t heartbeat_period_ns = kHeartbeatPeriodNs;  // a heartbeat to each worker this often
   int missed_heartbeats = kMissedHeartbeats;         // silent periods before a worker is lost
   int64_t clock_recheck_ns = kClockRecheckNs;        // a ping per live worker this often
+  // A hello's clock check (kClockPings round trips) must be done this long after it, whatever
+  // the peer repeats, or the peer is forgotten. Not shrunk with the heartbeat in tests: on a
+  // loaded machine 5 round trips can take longer than a test's 100 ms of liveness.
+  int64_t handshake_ns = kMissedHeartbeats * kHeartbeatPeriodNs;
   int64_t lost_after_ns() const { return missed_heartbeats * heartbeat_period_ns; }
 };
 
@@ -56,7 +60,7 @@ struct WorkerInfo {
   int64_t pid = 0;
   WorkerState state = WorkerState::kConnecting;
   int64_t last_seen_ns = 0;  // its latest message (a repeated hello while connecting excepted)
-  int64_t joined_ns = 0;     // its first hello; a handshake not done lost_after_ns() later ends
+  int64_t joined_ns = 0;     // its first hello; a handshake not done handshake_ns later ends
   int64_t next_clock_check_ns = 0;   // its next offset re-check ping (Liveness::clock_recheck_ns)
   std::vector<ClockSample> samples;  // the latest few; the min-RTT one is the estimate
   std::optional<ClockSample> best;   // min-RTT sample
@@ -99,8 +103,8 @@ class WorkerRegistry {
   void set_state(const std::string& id, WorkerState state);
 
   // Workers silent for longer than lost_after_ns() become lost; returns them. One still
-  // connecting lost_after_ns() after its first hello is forgotten instead, however often it
-  // repeated its hello: it never answered the clock check, never ran anything, held no slot.
+  // connecting Liveness::handshake_ns after its first hello is forgotten instead, however often
+  // it repeated its hello: it never answered the clock check, never ran anything, held no slot.
   std::vector<std::string> expire(int64_t now_ns);
 
   // Live workers whose clock re-check is due by `now_ns`; each one's next is clock_recheck_ns
