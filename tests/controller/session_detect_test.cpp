@@ -10,6 +10,7 @@
 
 using namespace convoy::controller;
 using convoy::Config;
+using convoy::parse_config;
 using convoy::proto::SessionRoutingMode;
 using convoy::test::parse_json;
 using convoy::test::to_json;
