@@ -51,8 +51,20 @@ int64_t Histogram::nearest_rank(double p, int64_t count) {
   return static_cast<int64_t>(rank);
 }
 
-void Histogram::add_at(std::vector<int64_t>& counts, int32_t index, int64_t count) {
-  const auto i = static_cast<size_t>(index);
+void Histogram::Counts::add(int32_t index, int64_t count) {
+  if (counts.empty()) {
+    first = index;
+    counts.assign(1, count);
+    return;
+  }
+  if (index < first) {
+    // Room below for as many buckets again as are held (at least down to `index`).
+    const auto held = static_cast<int32_t>(std::min<size_t>(counts.size(), kMaxBuckets));
+    const int32_t new_first = std::max(0, std::min(index, first - held));
+    counts.insert(counts.begin(), static_cast<size_t>(first - new_first), 0);
+    first = new_first;
+  }
+  const auto i = static_cast<size_t>(index - first);
   if (counts.size() <= i) counts.resize(i + 1, 0);
   counts[i] += count;
 }
@@ -60,7 +72,7 @@ void Histogram::add_at(std::vector<int64_t>& counts, int32_t index, int64_t coun
 void Histogram::record(int64_t value, int64_t count) {
   if (count <= 0) return;
   const int32_t index = bucket_index(magnitude_of(value));
-  add_at(value < 0 ? negative_ : positive_, index, count);
+  (value < 0 ? negative_ : positive_).add(index, count);
   if (count_ == 0) {
     min_ = value;
     max_ = value;
@@ -87,7 +99,7 @@ void Histogram::record_all(const int64_t* values, size_t n) {
   Int128 batch_sum = 0;
   for (size_t i = 0; i < n; ++i) {
     const int64_t value = values[i];
-    add_at(value < 0 ? negative_ : positive_, bucket_index(magnitude_of(value)), 1);
+    (value < 0 ? negative_ : positive_).add(bucket_index(magnitude_of(value)), 1);
     min_ = std::min(min_, value);
     max_ = std::max(max_, value);
     batch_sum += value;
@@ -137,19 +149,20 @@ int64_t Histogram::percentile(double p) const {
   if (rank <= 1) return min_;
   if (rank >= count_) return max_;
   int64_t seen = 0;
-  for (size_t i = negative_.size(); i-- > 0;) {
-    seen += negative_[i];
+  for (size_t i = negative_.end(); i-- > static_cast<size_t>(negative_.first);) {
+    seen += negative_.at(i);
     if (seen >= rank) return representative(static_cast<int32_t>(i), true);
   }
-  for (size_t i = 0; i < positive_.size(); ++i) {
-    seen += positive_[i];
+  for (size_t i = static_cast<size_t>(positive_.first); i < positive_.end(); ++i) {
+    seen += positive_.at(i);
     if (seen >= rank) return representative(static_cast<int32_t>(i), false);
   }
   return max_;
 }
 
 size_t Histogram::memory_bytes() const {
-  return sizeof(Histogram) + (positive_.capacity() + negative_.capacity()) * sizeof(int64_t);
+  return sizeof(Histogram) +
+         (positive_.counts.capacity() + negative_.counts.capacity()) * sizeof(int64_t);
 }
 
 }  // namespace convoy

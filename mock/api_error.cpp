@@ -11,6 +11,8 @@ std::string_view status_type(int status) {
       return "Bad Request";
     case 404:
       return "Not Found";
+    case 415:
+      return "Unsupported Media Type";
     case 405:
       return "Method Not Allowed";
     case 413:
@@ -38,5 +40,12 @@ std::string error_body(const ApiError& error) {
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());
 }
+
+ApiError route_not_found(bool legacy_era, std::string_view method, std::string_view path) {
+  if (legacy_era) return ApiError{404, "", true, ""};
+  return not_found("Route not found: " + std::string(method) + " " + std::string(path));
+}
+
+ApiError method_not_allowed(std::string allow) { return ApiError{405, "", true, std::move(allow)}; }
 
 }  // namespace convoy::mock

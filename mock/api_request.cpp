@@ -1,6 +1,7 @@
 #include "mock/api_request.hpp"
 
-#include <rapidjson/error/en.h>
+#include <algorithm>
+#include <cctype>
 
 #include "mock/tokens.hpp"
 
@@ -11,6 +12,18 @@ namespace {
 ApiError invalid(const std::string& what) {
   return bad_request(std::string(kDeserializePrefix) + what);
 }
+
+// serde reports a missing field, and any error in the request's own fields, where the request
+// object ends (Dynamo reads them through a flattened struct, buffered first), as the real
+// frontends do: "missing field `role` at line 1 column 47" for a 47-byte body.
+ApiError missing(std::string_view field, std::string_view raw_body) {
+  return invalid("missing field `" + std::string(field) + "` " +
+                 json_position(raw_body, {}, false));
+}
+
+// Dynamo's own checks after deserializing (lib/llm/src/protocols/openai/validate.rs), with the
+// texts the real 1.6.1 frontend answered.
+constexpr std::string_view kValidation = "Validation: ";
 
 std::string_view view(const rapidjson::Value& v) {
   return {v.GetString(), static_cast<size_t>(v.GetStringLength())};
@@ -44,18 +57,19 @@ bool append_content(std::string& out, const rapidjson::Value& content) {
   return true;
 }
 
-std::optional<ApiError> read_messages(const rapidjson::Value& body, ApiRequest& req) {
+std::optional<ApiError> read_messages(const rapidjson::Value& body, std::string_view raw_body,
+                                      ApiRequest& req) {
   const auto messages = body.FindMember("messages");
-  if (messages == body.MemberEnd()) return invalid("missing field `messages`");
-  if (!messages->value.IsArray() || messages->value.Empty()) {
-    return invalid("messages: expected a non-empty array");
+  if (messages == body.MemberEnd()) return missing("messages", raw_body);
+  if (!messages->value.IsArray()) return invalid("messages: expected a sequence");
+  if (messages->value.Empty()) {
+    return bad_request(std::string(kValidation) +
+                       "The 'messages' field cannot be empty. At least one message is required.");
   }
   for (const auto& message : messages->value.GetArray()) {
     if (!message.IsObject()) return invalid("messages: expected an object");
     const auto role = message.FindMember("role");
-    if (role == message.MemberEnd() || !role->value.IsString()) {
-      return invalid("messages: missing field `role`");
-    }
+    if (role == message.MemberEnd() || !role->value.IsString()) return missing("role", raw_body);
     std::string content;
     const auto c = message.FindMember("content");
     if (c != message.MemberEnd() && !append_content(content, c->value)) {
@@ -69,10 +83,10 @@ std::optional<ApiError> read_messages(const rapidjson::Value& body, ApiRequest& 
 }
 
 // completions' "prompt" and embeddings' "input": a string, token ids, or an array of either.
-std::optional<ApiError> read_text_inputs(const rapidjson::Value& body, const char* field,
-                                         ApiRequest& req) {
+std::optional<ApiError> read_text_inputs(const rapidjson::Value& body, std::string_view raw_body,
+                                         const char* field, ApiRequest& req) {
   const auto input = body.FindMember(field);
-  if (input == body.MemberEnd()) return invalid(std::string("missing field `") + field + "`");
+  if (input == body.MemberEnd()) return missing(field, raw_body);
   const auto& v = input->value;
   req.inputs = 1;
   if (v.IsString()) {
@@ -97,16 +111,23 @@ std::optional<ApiError> read_text_inputs(const rapidjson::Value& body, const cha
   return std::nullopt;
 }
 
-std::optional<ApiError> read_max_tokens(const rapidjson::Value& body, const Options& options,
-                                        ApiRequest& req) {
+std::optional<ApiError> read_max_tokens(const rapidjson::Value& body, std::string_view raw_body,
+                                        const Options& options, ApiRequest& req) {
   req.max_tokens = options.default_max_tokens;
   for (const char* field : {"max_tokens", "max_completion_tokens"}) {
     const auto it = body.FindMember(field);
     if (it == body.MemberEnd() || it->value.IsNull()) continue;
-    if (!it->value.IsInt64() || it->value.GetInt64() < 1) {
-      return bad_request(std::string(field) + " must be a positive integer");
+    const auto& v = it->value;
+    if (v.IsInt64() && v.GetInt64() < 0) {  // a u32 in Dynamo's request type
+      // At the end of the body, as every error of the flattened request fields.
+      return invalid("invalid value: integer `" + std::to_string(v.GetInt64()) +
+                     "`, expected u32 " + json_position(raw_body, {}, false));
     }
-    req.max_tokens = it->value.GetInt64();
+    if (!v.IsInt64()) return invalid(std::string(field) + ": invalid type, expected u32");
+    if (v.GetInt64() == 0) {
+      return bad_request(std::string(kValidation) + "Max tokens must be greater than 0, got 0");
+    }
+    req.max_tokens = v.GetInt64();
   }
   return std::nullopt;
 }
@@ -140,30 +161,33 @@ void read_flags(const rapidjson::Value& body, ApiRequest& req) {
 }  // namespace
 
 std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rapidjson::Value& body,
+                                                    std::string_view raw_body,
                                                     const Options& options) {
   if (!body.IsObject()) return invalid("invalid type: expected a JSON object");
   const auto model = body.FindMember("model");
-  if (model == body.MemberEnd() || !model->value.IsString()) {
-    return invalid("missing field `model`");
+  if (model == body.MemberEnd()) return missing("model", raw_body);
+  if (!model->value.IsString()) {
+    return invalid("invalid type: expected a string " + json_position(raw_body, {}, false));
   }
-  if (view(model->value) != options.model) {
-    return not_found("Model not found: " + std::string(view(model->value)));
-  }
+  // Both eras answer exactly this, without the name.
+  if (view(model->value) != options.model) return not_found("Model not found");
   ApiRequest req;
   req.endpoint = endpoint;
   std::optional<ApiError> error;
   switch (endpoint) {
     case Endpoint::kChat:
-      error = read_messages(body, req);
+      error = read_messages(body, raw_body, req);
       break;
     case Endpoint::kCompletions:
-      error = read_text_inputs(body, "prompt", req);
+      error = read_text_inputs(body, raw_body, "prompt", req);
       break;
     case Endpoint::kEmbeddings:
-      error = read_text_inputs(body, "input", req);
+      error = read_text_inputs(body, raw_body, "input", req);
       break;
   }
-  if (!error && endpoint != Endpoint::kEmbeddings) error = read_max_tokens(body, options, req);
+  if (!error && endpoint != Endpoint::kEmbeddings) {
+    error = read_max_tokens(body, raw_body, options, req);
+  }
   if (error) return *error;
   read_flags(body, req);
   if (endpoint == Endpoint::kEmbeddings) {
@@ -174,19 +198,44 @@ std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rap
   return req;
 }
 
-ApiError json_syntax_error(const rapidjson::Document& doc, std::string_view raw_body) {
+namespace {
+
+// serde_json's words for the syntax errors a client can make, at serde's position (1-based,
+// the byte it stopped on; 0 for an empty body).
+std::string serde_syntax_error(const rapidjson::Document& doc, std::string_view raw_body) {
+  const size_t offset = std::min(doc.GetErrorOffset(), raw_body.size());
+  size_t before = offset;
+  while (before > 0 && std::isspace(static_cast<unsigned char>(raw_body[before - 1]))) --before;
+  std::string what = "expected value";
+  size_t end = offset + 1;
+  if (doc.GetParseError() == rapidjson::kParseErrorDocumentEmpty || offset == raw_body.size()) {
+    what = "EOF while parsing a value";
+    end = raw_body.size();
+  } else if (before > 0 && raw_body[before - 1] == ',' &&
+             (raw_body[offset] == '}' || raw_body[offset] == ']')) {
+    what = "trailing comma";
+  }
   size_t line = 1;
   size_t line_start = 0;
-  const size_t offset = std::min(doc.GetErrorOffset(), raw_body.size());
-  for (size_t i = 0; i < offset; ++i) {
+  for (size_t i = 0; i < end && i < raw_body.size(); ++i) {
     if (raw_body[i] == '\n') {
       ++line;
       line_start = i + 1;
     }
   }
-  return bad_request(std::string("Failed to parse the request body as JSON: ") +
-                     rapidjson::GetParseError_En(doc.GetParseError()) + " at line " +
-                     std::to_string(line) + " column " + std::to_string(offset - line_start + 1));
+  return what + " at line " + std::to_string(line) + " column " + std::to_string(end - line_start);
+}
+
+}  // namespace
+
+// 1.6.x renders it as its other deserialize errors; 1.2.x leaves it to axum, whose rejection is
+// a text/plain body.
+ApiError json_syntax_error(const rapidjson::Document& doc, std::string_view raw_body,
+                           bool legacy_era) {
+  const std::string what = serde_syntax_error(doc, raw_body);
+  if (legacy_era)
+    return ApiError{400, "Failed to parse the request body as JSON: " + what, true, ""};
+  return invalid(what);
 }
 
 }  // namespace convoy::mock

@@ -39,10 +39,14 @@ struct ApiRequest {
 
 // Validates and reads a parsed body. The model must be `options.model` (404 otherwise, as
 // Dynamo answers); max_completion_tokens wins over max_tokens.
+// `raw_body` is what `body` was parsed from (serde's error positions).
 std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rapidjson::Value& body,
+                                                    std::string_view raw_body,
                                                     const Options& options);
 
-// The JSON syntax error Dynamo's frontend returns for a body that does not parse.
-ApiError json_syntax_error(const rapidjson::Document& doc, std::string_view raw_body);
+// The JSON syntax error Dynamo's frontend returns for a body that does not parse, as the header
+// era (`legacy_era` false) or the legacy era renders it.
+ApiError json_syntax_error(const rapidjson::Document& doc, std::string_view raw_body,
+                           bool legacy_era);
 
 }  // namespace convoy::mock

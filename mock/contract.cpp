@@ -2,6 +2,8 @@
 
 #include <rapidjson/reader.h>
 
+#include <algorithm>
+#include <array>
 #include <vector>
 
 namespace convoy::mock {
@@ -117,8 +119,10 @@ std::string position_text(std::string_view body, size_t offset) {
 ApiError deserialize_error(std::string_view path, const std::string& what, std::string_view body,
                            std::initializer_list<std::string_view> locate, bool key_only) {
   std::string message(kDeserializePrefix);
-  message.append(path);
-  message.append(": ");
+  if (!path.empty()) {  // 1.6.x reads nvext through a flattened struct: no path in its errors
+    message.append(path);
+    message.append(": ");
+  }
   message.append(what);
   message.push_back(' ');
   message.append(json_position(body, locate, key_only));
@@ -193,6 +197,37 @@ std::string json_position(std::string_view raw_body, std::initializer_list<std::
   return position_text(raw_body, locator.offset().value_or(1));
 }
 
+namespace {
+
+// The header era's NvExt fields, in the order the real 1.6.1 frontend lists them when it rejects
+// an unknown one (measured: tests/dynamo/conformance_test.cpp). Any other key is a 400.
+constexpr std::array<std::string_view, 17> kHeaderEraNvext = {
+    "greed_sampling",  "use_raw_prompt",      "annotations",          "backend_instance_id",
+    "token_data",      "max_thinking_tokens", "cache_salt",           "extra_fields",
+    "metadata_upload", "prefill_worker_id",   "decode_worker_id",     "dp_rank",
+    "prefill_dp_rank", "agent_hints",         "request_timestamp_ms", "routing_constraints",
+    "router"};
+
+std::optional<ApiError> unknown_nvext_field(const rapidjson::Value& nvext,
+                                            std::string_view raw_body) {
+  for (const auto& m : nvext.GetObject()) {
+    const std::string_view name(m.name.GetString(), m.name.GetStringLength());
+    if (std::find(kHeaderEraNvext.begin(), kHeaderEraNvext.end(), name) != kHeaderEraNvext.end()) {
+      continue;
+    }
+    std::string expected;
+    for (const auto field : kHeaderEraNvext) {
+      expected += (expected.empty() ? "`" : ", `") + std::string(field) + "`";
+    }
+    return deserialize_error(
+        "", "unknown field `" + std::string(name) + "`, expected one of " + expected, raw_body,
+        {"nvext", name}, true);
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::variant<SessionDirective, ApiError> read_session_control(Contract contract,
                                                               const rapidjson::Value& request,
                                                               std::string_view raw_body) {
@@ -200,19 +235,17 @@ std::variant<SessionDirective, ApiError> read_session_control(Contract contract,
   if (contract == Contract::kNone || !request.IsObject()) return none;
   const auto nvext = request.FindMember("nvext");
   if (nvext == request.MemberEnd() || !nvext->value.IsObject()) return none;
+  if (contract == Contract::kHeader) {
+    if (auto error = unknown_nvext_field(nvext->value, raw_body)) return *error;
+    return none;
+  }
   const auto control = nvext->value.FindMember("session_control");
   if (control == nvext->value.MemberEnd()) return none;
 
   switch (contract) {
     case Contract::kNone:
-      return none;
     case Contract::kHeader:
-      return deserialize_error(
-          "nvext",
-          "unknown field `session_control`, expected one of `ignore_eos`, `top_k`, "
-          "`repetition_penalty`, `greed_sampling`, `use_raw_prompt`, `annotations`, "
-          "`backend_instance_id`, `token_data`, `max_thinking_tokens`, `extra_fields`",
-          raw_body, {"nvext", "session_control"}, true);
+      return none;
     case Contract::kLegacy:
       if (control->value.IsNull()) return none;
       return read_fields(control->value, raw_body, {"open", "close"});

@@ -14,13 +14,14 @@ namespace {
 
 double to_ms(Clock::duration d) { return std::chrono::duration<double, std::milli>(d).count(); }
 
-// Dynamo's MAX_SESSION_AFFINITY_ID_BYTES and the errors its affinity table returns
-// (lib/kv-router/src/services/selection/affinity.rs validate_session_id / reserve_entry), as the
-// frontend renders them (lib/llm/src/http/service/error.rs HttpProblem::from_dynamo_error:
-// InvalidArgument -> 400 with the message; ResourceExhausted -> overload_status_code(), 529
-// unless DYN_HTTP_OVERLOAD_STATUS_CODE says otherwise, "Service temporarily overloaded").
+// Dynamo's MAX_SESSION_AFFINITY_ID_BYTES, and how the real 1.6.1 frontend answers its affinity
+// table's InvalidArgument errors (an id over the limit, an explicit worker or DP-rank pin that
+// disagrees with the binding): 400 "Invalid request", the detail only in its log ("invalid request
+// parameters"). A full table (65,536 bindings) is no error there: the request is routed without
+// affinity and nothing binds (its log: "Affinity table full; routing without session affinity").
+// Measured with tests/dynamo/conformance_test.cpp and docs/session-routing.md.
 constexpr size_t kMaxSessionIdBytes = 256;
-constexpr int kOverloadStatus = 529;
+constexpr std::string_view kInvalidRequest = "Invalid request";
 
 }  // namespace
 
@@ -161,32 +162,25 @@ std::optional<ApiError> Engine::header_affinity(const RequestMeta& meta, int& wo
   if (!options_.affinity_ttl_s || meta.session_header.empty()) return std::nullopt;
   if (meta.session_header.size() > kMaxSessionIdBytes) {
     stats_.count_affinity(AffinityEvent::kIdTooLong);
-    return bad_request("session affinity ID must not exceed " + std::to_string(kMaxSessionIdBytes) +
-                       " bytes");
+    return bad_request(std::string(kInvalidRequest));
   }
   PinTable& table = pins_[static_cast<size_t>(meta.frontend)];
   const auto pin = table.find(meta.session_header, now);
   if (!pin) {
     // A new binding takes an entry; expired ones still hold theirs until the reaper runs.
     if (static_cast<int64_t>(table.size()) >= options_.affinity_max_entries) {
-      stats_.count_affinity(AffinityEvent::kTableFull);
-      return ApiError{kOverloadStatus, "Service temporarily overloaded"};
+      stats_.count_affinity(AffinityEvent::kTableFull);  // after_routing binds nothing
+      return std::nullopt;
     }
     stats_.count_affinity(AffinityEvent::kMiss);
     return std::nullopt;
   }
-  // A bound session must agree with an explicit pin (affinity.rs validate_bound_target; 400).
-  const auto bound_instance = instance_id(options_, pin->worker);
-  if (meta.target_instance && *meta.target_instance != bound_instance) {
-    return bad_request("session " + meta.session_header + " is bound to worker " +
-                       std::to_string(bound_instance) + ", not " +
-                       std::to_string(*meta.target_instance));
-  }
-  const auto bound_rank = static_cast<uint32_t>(dp_rank(options_, pin->worker));
-  if (meta.target_rank && *meta.target_rank != bound_rank) {
-    return bad_request("session " + meta.session_header + " is bound to DP rank " +
-                       std::to_string(bound_rank) + ", not " + std::to_string(*meta.target_rank));
-  }
+  // A bound session must agree with an explicit pin (affinity.rs validate_bound_target).
+  const bool other_worker =
+      meta.target_instance && *meta.target_instance != instance_id(options_, pin->worker);
+  const bool other_rank = meta.target_rank && *meta.target_rank != static_cast<uint32_t>(dp_rank(
+                                                                       options_, pin->worker));
+  if (other_worker || other_rank) return bad_request(std::string(kInvalidRequest));
   if (options_.affinity_mode == AffinityMode::kSoft) {
     // PR #13907: a soft binding is the selector's preference, kept while the worker is eligible;
     // the session re-binds to wherever the request ran.
@@ -248,7 +242,9 @@ void Engine::after_routing(const ApiRequest& request, const RequestMeta& meta, i
                            Clock::time_point now) {
   PinTable& pins = pins_[static_cast<size_t>(meta.frontend)];
   if (options_.contract == Contract::kHeader) {
-    if (options_.affinity_ttl_s && !meta.session_header.empty()) {
+    const bool room = pins.find(meta.session_header, now).has_value() ||
+                      static_cast<int64_t>(pins.size()) < options_.affinity_max_entries;
+    if (options_.affinity_ttl_s && !meta.session_header.empty() && room) {
       pins.pin(meta.session_header, worker, PinKind::kHeader,
                scaled_ms(*options_.affinity_ttl_s * 1000.0), now);
     }

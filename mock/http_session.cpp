@@ -22,6 +22,7 @@
 
 #include "mock/responses.hpp"
 #include "mock/session_headers.hpp"
+#include "mock/tokenize.hpp"
 #include "mock/tokens.hpp"
 
 namespace convoy::mock {
@@ -118,6 +119,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (path == "/v1/completions") return post ? generate(Endpoint::kCompletions) : not_allowed();
     if (path == "/v1/embeddings") return post ? generate(Endpoint::kEmbeddings) : not_allowed();
     log_request(nullptr);
+    if (path == "/tokenize" && ctx_.options.tokenize) return post ? tokenize() : not_allowed();
     if (path == "/v1/models") {
       return get ? respond_json(200, models_response(ctx_.options.model, ctx_.created_s))
                  : not_allowed();
@@ -144,7 +146,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     constexpr std::string_view kWorkers = "/mock/workers/";
     if (path.substr(0, kWorkers.size()) == kWorkers)
       return worker_control(path.substr(kWorkers.size()), post);
-    respond_error(not_found("Not Found: " + std::string(path)));
+    respond_error(route_not_found(ctx_.options.contract == Contract::kLegacy,
+                                  sv(request_.method_string()), path));
   }
 
   // POST /mock/workers/{id}/down | /up
@@ -167,9 +170,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
                           ",\"up\":" + (action == "up" ? "true" : "false") + "}");
   }
 
+  // axum's 405: no body, Allow names the route's methods (GET routes answer HEAD too).
   void not_allowed() {
-    respond_error(
-        ApiError{405, "Method Not Allowed: " + std::string(sv(request_.method_string()))});
+    const std::string_view path = sv(request_.target());
+    const bool post_only = (path.substr(0, 4) == "/v1/" && path != "/v1/models") ||
+                           path == "/mock/reset" || path.substr(0, 14) == "/mock/workers/";
+    respond_error(method_not_allowed(post_only ? "POST" : "GET,HEAD"));
   }
 
   void log_request(const rapidjson::Value* body_json, std::string_view routing = {}) {
@@ -256,19 +262,33 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     respond_error(error);
   }
 
+  void tokenize() {
+    const std::string& body = request_.body();
+    rapidjson::Document doc;
+    doc.Parse(body.data(), body.size());
+    if (doc.HasParseError()) return respond_error(json_syntax_error(doc, body));
+    auto reply = tokenize_reply(doc, ctx_.options);
+    if (auto* error = std::get_if<ApiError>(&reply)) return respond_error(*error);
+    respond_json(200, std::get<std::string>(reply));
+  }
+
   void generate(Endpoint endpoint) {
     const std::string& body = request_.body();
     rapidjson::Document doc;
     doc.Parse(body.data(), body.size());
     const rapidjson::Value* body_json = doc.HasParseError() ? nullptr : &doc;
     RequestMeta meta = read_meta();
-    if (doc.HasParseError()) return reject(endpoint, json_syntax_error(doc, body), body_json, meta);
+    if (doc.HasParseError()) {
+      return reject(endpoint,
+                    json_syntax_error(doc, body, ctx_.options.contract == Contract::kLegacy),
+                    body_json, meta);
+    }
 
     auto control = read_session_control(ctx_.options.contract, doc, body);
     if (auto* error = std::get_if<ApiError>(&control)) {
       return reject(endpoint, *error, body_json, meta);
     }
-    auto parsed = read_api_request(endpoint, doc, ctx_.options);
+    auto parsed = read_api_request(endpoint, doc, body, ctx_.options);
     if (auto* error = std::get_if<ApiError>(&parsed)) {
       return reject(endpoint, *error, body_json, meta);
     }
@@ -292,6 +312,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     info_.model = ctx_.options.model;
     info_.with_worker_id = req.want_worker_id;
     info_.with_timing = req.want_timing;
+    info_.report_cached_tokens = ctx_.options.contract != Contract::kLegacy;
 
     auto on_admit = [self = shared_from_this(), generation = generation_] {
       net::post(self->socket_.get_executor(),
@@ -402,7 +423,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       send_chunk(events);
       return schedule(token_time(next_token_));
     }
-    // The last token, the usage chunk and [DONE] are due together: one write.
+    // The last token, the finish chunk, the usage chunk and [DONE] are due together: one write.
+    if (endpoint_ == Endpoint::kChat) {
+      events += finish_event(info_, ctx_.options.contract == Contract::kLegacy);
+    }
     if (include_usage_) events += usage_event(endpoint_, info_);
     events.append(kDoneEvent);
     append_chunk(events);
@@ -484,7 +508,20 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void respond_json(int status, std::string body) {
     respond(status, "application/json", std::move(body));
   }
-  void respond_error(const ApiError& error) { respond_json(error.status, error_body(error)); }
+  void respond_error(const ApiError& error) {
+    if (!error.bare) return respond_json(error.status, error_body(error));
+    http::response<http::string_body> res{static_cast<http::status>(error.status),
+                                          request_.version()};
+    if (!error.message.empty()) res.set(http::field::content_type, "text/plain; charset=utf-8");
+    if (!error.allow.empty()) res.set(http::field::allow, error.allow);
+    res.set(kRequestIdHeader, request_id_);
+    res.keep_alive(keep_alive_);
+    res.body() = error.message;
+    res.prepare_payload();
+    render(res, out_, false);
+    response_done_ = true;
+    if (!writing_) write_out();
+  }
 
   void write_out() {
     if (closed_) return;

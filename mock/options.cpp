@@ -50,6 +50,7 @@ struct Names {
   std::string engine_sessions = "false";
   std::string affinity_mode = "hard";
   std::string ingress_hash = "request";
+  bool no_tokenize = false;
 };
 
 ParsedOptions parse(CLI::App& app, Options& opt, const Names& names,
@@ -70,6 +71,7 @@ ParsedOptions parse(CLI::App& app, Options& opt, const Names& names,
   }
   opt.port = static_cast<uint16_t>(names.port);
   opt.engine_sessions = names.engine_sessions == "true";
+  opt.tokenize = !names.no_tokenize;
   opt.contract = names.contract == "none"     ? Contract::kNone
                  : names.contract == "legacy" ? Contract::kLegacy
                  : names.contract == "header" ? Contract::kHeader
@@ -96,6 +98,8 @@ void define_engine(CLI::App& app, Options& opt, Names& names) {
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
   app.add_option("--model", opt.model, "Model name served at /v1/models")->capture_default_str();
+  app.add_flag("--no-tokenize", names.no_tokenize,
+               "No POST /tokenize route (404), as Dynamo 1.6.1's frontend");
   app.add_option("--workers", opt.workers, "Simulated engine workers")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();

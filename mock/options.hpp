@@ -63,6 +63,7 @@ struct Options {
   double stall_rate = 1;      // fraction of streams that stall when stall_ms > 0
 
   std::string log_requests_path;  // empty = off; one JSON line per request
+  bool tokenize = true;           // serve POST /tokenize (false: 404, as Dynamo 1.6.1)
 };
 
 // The result of parsing argv: options, or a message and the exit code to leave with

@@ -37,11 +37,13 @@ void usage(Writer& w, const ResponseInfo& info) {
   w.Int64(info.completion_tokens);
   w.Key("total_tokens");
   w.Int64(info.prompt_tokens + info.completion_tokens);
-  w.Key("prompt_tokens_details");
-  w.StartObject();
-  w.Key("cached_tokens");
-  w.Int64(info.cached_tokens);
-  w.EndObject();
+  if (info.report_cached_tokens) {
+    w.Key("prompt_tokens_details");
+    w.StartObject();
+    w.Key("cached_tokens");
+    w.Int64(info.cached_tokens);
+    w.EndObject();
+  }
   if (info.reasoning_tokens > 0) {  // OpenAI's usage: reasoning is part of completion_tokens
     w.Key("completion_tokens_details");
     w.StartObject();
@@ -145,14 +147,42 @@ std::string token_event(Endpoint endpoint, const ResponseInfo& info, int64_t ind
   w.Key("logprobs");
   w.Null();
   w.Key("finish_reason");
-  if (last) {
+  if (last && !chat) {
     w.String("length");
   } else {
     w.Null();
   }
   w.EndObject();
   w.EndArray();
-  nvext(w, info, true, last);
+  nvext(w, info, true, last && !chat);
+  w.EndObject();
+  return event(buf);
+}
+
+std::string finish_event(const ResponseInfo& info, bool legacy_era) {
+  rapidjson::StringBuffer buf;
+  Writer w(buf);
+  w.StartObject();
+  header(w, info, "chat.completion.chunk");
+  w.Key("choices");
+  w.StartArray();
+  w.StartObject();
+  w.Key("index");
+  w.Int(0);
+  w.Key("delta");
+  w.StartObject();
+  if (legacy_era) {
+    w.Key("role");
+    w.String("assistant");
+  }
+  w.EndObject();
+  w.Key("logprobs");
+  w.Null();
+  w.Key("finish_reason");
+  w.String("length");
+  w.EndObject();
+  w.EndArray();
+  nvext(w, info, true, true);
   w.EndObject();
   return event(buf);
 }

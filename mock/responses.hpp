@@ -17,6 +17,9 @@ struct ResponseInfo {
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
+  // usage.prompt_tokens_details.cached_tokens: 1.6.1 always reports it; 1.2.1 (the legacy
+  // contract) never did, not even for a repeated prompt on its KV router (measured).
+  bool report_cached_tokens = true;
   // Chat: the first this many of completion_tokens are reasoning (Options::reasoning_tokens).
   int64_t reasoning_tokens = 0;
   // nvext observability (nvext.extra_fields)
@@ -31,11 +34,16 @@ struct ResponseInfo {
 
 // One SSE event ("data: {...}\n\n") carrying output token `index` of `info.completion_tokens`
 // (in delta.reasoning_content while index < info.reasoning_tokens, as SGLang streams reasoning).
-// The first chat chunk carries the role; the last carries finish_reason "length". As Dynamo's
-// delta generators do (lib/llm/src/protocols/openai/chat_completions/delta.rs,
-// NvExtResponseFieldSelection::build_response_nvext in .../openai/nvext.rs), every token chunk
-// carries nvext.worker_id when asked for, and nvext.timing rides the last one (finish_reason).
+// The first chat chunk carries the role; a completions stream's last token chunk carries
+// finish_reason "length" (a chat stream ends with finish_event). As Dynamo's delta generators
+// do (lib/llm/src/protocols/openai/chat_completions/delta.rs,
+// NvExtResponseFieldSelection::build_response_nvext in .../openai/nvext.rs), every chunk carries
+// nvext.worker_id when asked for, and nvext.timing rides the one with finish_reason.
 std::string token_event(Endpoint endpoint, const ResponseInfo& info, int64_t index);
+// The chunk that ends a chat stream after its last token, as the real frontends send it: no
+// content, finish_reason "length", "delta":{} (1.6.1) or "delta":{"role":"assistant"} (1.2.1,
+// `legacy_era`).
+std::string finish_event(const ResponseInfo& info, bool legacy_era);
 // The usage chunk ("choices": []) sent when stream_options.include_usage.
 std::string usage_event(Endpoint endpoint, const ResponseInfo& info);
 inline constexpr std::string_view kDoneEvent = "data: [DONE]\n\n";

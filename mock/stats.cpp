@@ -16,7 +16,7 @@ constexpr std::array<double, 14> kTtftBucketsS = {0.001, 0.0025, 0.005, 0.01, 0.
                                                   0.25,  0.5,    1.0,   2.5,  5.0,   10.0, 30.0};
 constexpr std::array<const char*, 4> kFaultNames = {"error", "reset", "malformed", "stall"};
 constexpr std::array<const char*, 6> kAffinityNames = {
-    "hits", "misses", "invalidated", "soft_moves", "rejected_id_too_long", "rejected_table_full"};
+    "hits", "misses", "invalidated", "soft_moves", "rejected_id_too_long", "unbound_table_full"};
 
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 

@@ -40,8 +40,8 @@ enum class AffinityEvent {
   kMiss,         // no binding: routed fresh, then bound
   kInvalidated,  // hard: the bound worker was down; binding dropped, request retried elsewhere
   kSoftMove,     // soft: the binding was passed over (worker down or saturated) and moved
-  kIdTooLong,    // 400: id over 256 bytes
-  kTableFull,    // 529: the frontend's table had --affinity-max-entries bindings
+  kIdTooLong,    // 400 "Invalid request": id over 256 bytes
+  kTableFull,  // routed without affinity: the frontend's table had --affinity-max-entries bindings
 };
 
 class Stats {

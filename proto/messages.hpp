@@ -35,7 +35,7 @@ inline constexpr size_t kMaxStringBytes = 16u << 20;
 enum class MsgType : uint8_t {
   kHello = 1,  // worker -> controller: who I am
   kWelcome,    // controller -> worker: run settings, where to push results
-  kReject,     // controller -> worker: refused (version mismatch, ...); worker exits
+  kReject,     // controller -> worker: refused (version mismatch, no slot: retry_s, ...)
   kPing,       // controller -> worker: clock offset probe
   kPong,       // worker -> controller
   kHeartbeat,  // both ways, every second
@@ -139,8 +139,12 @@ struct WorkerSettings : TargetSettings {
   double cancel_after_ms = 0;                // load.cancel.after_ms
   HistoryMode history = HistoryMode::kLive;  // dataset.history
   uint64_t seed = 0;                         // seed
+  // dataset.tokenizer when it is a path: the worker counts output tokens from the streamed text
+  // with it when the server sends no usage ("" or "server": one per content event). The path
+  // must exist on the worker's host.
+  std::string tokenizer;
   MSGPACK_DEFINE_MAP(MSGPACK_BASE_MAP(TargetSettings), session_routing, cancel_fraction,
-                     cancel_after_ms, history, seed)
+                     cancel_after_ms, history, seed, tokenizer)
 };
 
 struct Hello {
@@ -164,7 +168,10 @@ struct Welcome {
 
 struct Reject {
   std::string reason;
-  MSGPACK_DEFINE_MAP(reason)
+  // > 0: no slot is free now (workers.expect); the worker says hello again for this many
+  // seconds (workers.ready_timeout_s) before it gives up. 0: refused for good, it exits.
+  double retry_s = 0;
+  MSGPACK_DEFINE_MAP(reason, retry_s)
 };
 
 struct Ping {

@@ -8,6 +8,7 @@
 #include <map>
 #include <optional>
 
+#include "common/duration.hpp"
 #include "common/hash.hpp"
 #include "common/log.hpp"
 
@@ -133,6 +134,8 @@ ConversationRunner::ConversationRunner(EventLoop& loop, Transport& http,
 
       request_id_rng_(std::random_device{}() ^ static_cast<uint64_t>(steady_now_ns())) {
   builder_ = std::make_unique<RequestBuilder>(settings_);
+  // Throws tokenizer::LoadError (the worker cannot start the run: exit 2).
+  if (!settings_.tokenizer.empty()) tokenizer_ = tokenizer::Tokenizer::load(settings_.tokenizer);
   if (settings_.urls.empty()) {
     urls_.push_back(endpoint_url(settings_.url, settings_.endpoint));
   } else {
@@ -455,7 +458,10 @@ proto::Record ConversationRunner::response_record(Family& f, size_t m, uint32_t 
   r.usage_from_server = response.has_usage;
   r.input_tokens =
       response.has_usage ? response.prompt_tokens : (*member.turns)[turn_index].input_tokens_est;
-  r.output_tokens = response.has_usage ? response.completion_tokens : response.content_events;
+  // Without usage: the reply's text counted by dataset.tokenizer, else one token per event.
+  r.output_tokens = response.has_usage ? response.completion_tokens
+                    : tokenizer_ ? static_cast<int64_t>(tokenizer_->count(response.reply_text))
+                                 : response.content_events;
   r.cached_tokens = response.cached_tokens;
   r.first_output_token_ns = response.first_output_token_ns;
   // The server's count when it gives one (part of completion_tokens), else one per reasoning
@@ -539,7 +545,7 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
   // Turn k+1 is intended at end(k) + think time, and not before the sub-agents spawned at k
   // have finished (an agent waits for its sub-agents).
   const double delay_ms = (*member.turns)[member.next_turn].delay_ms;
-  member.next_intended_ns = response.end_ns + static_cast<int64_t>(delay_ms * 1e6);
+  member.next_intended_ns = response.end_ns + ms_to_ns(delay_ms);
   if (member.running_children > 0) {
     member.waiting = true;
   } else {
@@ -554,7 +560,7 @@ void ConversationRunner::spawn_children(Family& f, size_t m, uint32_t turns_ende
     ++f.members[m].running_children;
     Member& c = f.members[child];
     const double delay_ms = (*c.turns)[0].delay_ms;
-    schedule_turn(f, child, end_ns + static_cast<int64_t>(delay_ms * 1e6));
+    schedule_turn(f, child, end_ns + ms_to_ns(delay_ms));
   }
 }
 

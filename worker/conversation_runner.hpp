@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "proto/messages.hpp"
+#include "tokenizer/tokenizer.hpp"
 #include "worker/event_loop.hpp"
 #include "worker/request_builder.hpp"
 #include "worker/session_routing.hpp"
@@ -99,6 +100,8 @@ class ConversationRunner {
   EventLoop& loop_;
   Transport& http_;
   proto::WorkerSettings settings_;
+  // settings_.tokenizer loaded (null: none): output tokens of replies without usage.
+  std::unique_ptr<const tokenizer::Tokenizer> tokenizer_;
   std::string worker_id_;
   RunnerSink sink_;
   SessionRouter router_;

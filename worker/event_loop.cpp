@@ -195,7 +195,7 @@ struct EventLoop::Impl {
     // Timers added by callbacks in this pass wait for the next iteration, so a callback that
     // re-arms itself at `now` cannot starve file descriptors.
     const uint64_t limit = next_seq;
-    for (;;) {
+    for (int fired = 0; fired < kMaxTimersPerIteration; ++fired) {
       prune_heap();
       if (heap.empty()) return;
       const HeapItem top = heap.front();
@@ -206,6 +206,7 @@ struct EventLoop::Impl {
       free_slot(top.id);
       cb();
     }
+    // kMaxTimersPerIteration fired: any still due run next iteration (epoll waits 0 for them).
   }
 };
 

@@ -11,6 +11,11 @@ namespace convoy::worker {
 // Steady-clock nanoseconds (CLOCK_MONOTONIC): the clock every worker timestamp uses.
 int64_t steady_now_ns();
 
+// Due timers fired per iteration, at most: the rest wait for the next one, after the ready file
+// descriptors. Bounded work per tick: a family whose 100,000 sub-agents all start at one turn's
+// end (a timer each) must not keep the worker from its sockets (issue 37 item 5).
+inline constexpr int kMaxTimersPerIteration = 256;
+
 class EventLoop {
  public:
   using FdCallback = std::function<void(uint32_t epoll_events)>;
@@ -35,8 +40,8 @@ class EventLoop {
   // Runs until stop(). Callbacks may add/remove fds and timers, and call stop().
   void run();
   // One iteration: waits at most `max_wait_ns` (< 0: no limit) or until the next timer, then
-  // dispatches ready fds and due timers. Works whether or not stop() was called (use it to
-  // drain after a stop).
+  // dispatches ready fds and due timers (at most kMaxTimersPerIteration of them). Works whether or
+  // not stop() was called (use it to drain after a stop).
   void run_once(int64_t max_wait_ns);
   // Makes run() return after the current iteration. Async-signal-safe and thread-safe: it
   // wakes a blocked wait through an eventfd.

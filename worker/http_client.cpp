@@ -14,6 +14,7 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/duration.hpp"
 #include "worker/capped_append.hpp"
 #include "worker/curl_handles.hpp"
 #include "worker/curl_result.hpp"
@@ -50,9 +51,8 @@ bool starts_with_nocase(std::string_view text, std::string_view prefix) {
   return true;
 }
 
-long ms_of_seconds(double seconds) {
-  return seconds <= 0 ? 0L : static_cast<long>(std::llround(seconds * 1000.0));
-}
+// libcurl's timeouts in whole ms, where 0 is none: a positive timeout is at least 1 ms.
+long ms_of_seconds(double seconds) { return static_cast<long>(seconds_to_limit_ms(seconds)); }
 
 // How the reply's bytes are read, decided at its first body byte.
 enum class BodyMode : uint8_t { kUnknown, kSse, kBody, kErrorBody };
@@ -745,7 +745,7 @@ HttpClient::RequestId HttpClient::start(HttpRequest request, DoneCallback done) 
     return id;
   }
   if (t.request.cancel_after_ms >= 0) {
-    const auto after_ns = static_cast<int64_t>(std::llround(t.request.cancel_after_ms * 1e6));
+    const int64_t after_ns = ms_to_ns(t.request.cancel_after_ms);
     t.cancel_timer = s.loop.add_timer(t.response.sent_ns + after_ns, [&s, id] {
       if (Transfer* active = s.find_active(id)) active->cancel_timer = 0;
       s.cancel(id, "cancelled by the client after cancel_after_ms");

@@ -4,15 +4,19 @@
 #include <strings.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/timerfd.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
+#include <cmath>
 #include <deque>
 #include <optional>
+#include <stdexcept>
 #include <zmq.hpp>
 
 #include "common/curve.hpp"
+#include "common/duration.hpp"
 #include "common/log.hpp"
 #include "common/zmq_util.hpp"
 #include "proto/envelope.hpp"
@@ -30,7 +34,7 @@ constexpr int kLostControllerLingerMs = 200;
 constexpr int64_t kNsPerMs = 1'000'000;
 constexpr int64_t kSendRetryNs = 10 * kNsPerMs;  // how soon a full results queue is retried
 
-int64_t ns_of_seconds(double seconds) { return static_cast<int64_t>(seconds * 1e9); }
+int64_t ns_of_seconds(double seconds) { return seconds_to_ns(seconds); }
 
 // The self-pipe for signals: the handler only writes to an eventfd.
 std::atomic<int> g_signal_fd{-1};
@@ -69,6 +73,10 @@ struct Worker::Impl {
   zmq::socket_t control{ctx, zmq::socket_type::dealer};
   zmq::socket_t results{ctx, zmq::socket_type::push};
   int signal_fd = -1;
+  // The heartbeat's periodic timerfd: a file descriptor, served every loop iteration, so a burst
+  // of due timers (a family's sub-agents all starting) never delays a heartbeat by more than
+  // kMaxTimersPerIteration of them.
+  int heartbeat_fd = -1;
 
   std::unique_ptr<Transport> http;
   std::unique_ptr<ConversationRunner> runner;
@@ -76,6 +84,10 @@ struct Worker::Impl {
   bool shutting_down = false;
   int exit_code = 0;
   int64_t started_ns = steady_now_ns();
+  // Refused for want of a free slot (Reject::retry_s): hellos go on until this deadline
+  // (0 = never refused so).
+  int64_t retry_until_ns = 0;
+  std::string refused_reason;  // the refusal that set retry_until_ns
   int64_t last_heard_ns = 0;
   EventLoop::TimerId shutdown_timer = 0;  // the one deadline of the shutdown phase it is in
   bool shutdown_deadline_passed = false;
@@ -110,6 +122,7 @@ struct Worker::Impl {
   }
 
   ~Impl() {
+    if (heartbeat_fd >= 0) ::close(heartbeat_fd);
     if (signal_fd >= 0) {
       g_signal_fd = -1;
       ::close(signal_fd);
@@ -159,11 +172,7 @@ struct Worker::Impl {
         if (auto w = d->as<proto::Welcome>()) on_welcome(*w);
         break;
       case proto::MsgType::kReject:
-        if (auto r = d->as<proto::Reject>()) {
-          log_error("the controller refused this worker: ", log_escape(r->reason, 1024));
-          exit_code = 2;
-          loop.stop();
-        }
+        if (auto r = d->as<proto::Reject>()) on_reject(*r);
         break;
       case proto::MsgType::kPing:
         if (auto p = d->as<proto::Ping>()) {
@@ -188,6 +197,24 @@ struct Worker::Impl {
       default:
         log_warn("dropped an unexpected ", proto::to_string(d->type), " message");
     }
+  }
+
+  // A refusal for good ends the worker (exit 2); one for want of a slot (retry_s > 0, e.g.
+  // peers squatting the controller's slots) keeps it saying hello until retry_s has passed.
+  void on_reject(const proto::Reject& r) {
+    if (welcomed) return;
+    if (r.retry_s > 0 && std::isfinite(r.retry_s)) {
+      if (retry_until_ns == 0) {
+        log_warn("the controller has no slot for this worker yet: ", log_escape(r.reason, 1024),
+                 "; trying again for ", r.retry_s, " s");
+        retry_until_ns = steady_now_ns() + ns_of_seconds(std::min(r.retry_s, 86'400.0));
+        refused_reason = r.reason;
+      }
+      return;
+    }
+    log_error("the controller refused this worker: ", log_escape(r.reason, 1024));
+    exit_code = 2;
+    loop.stop();
   }
 
   void on_assign(proto::Assign& a) {
@@ -482,13 +509,39 @@ struct Worker::Impl {
     send_control(hb);
   }
 
+  void start_heartbeat() {
+    heartbeat_fd = ::timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    if (heartbeat_fd < 0) throw std::runtime_error("timerfd_create failed");
+    itimerspec spec{};
+    const int64_t period_ns = std::max<int64_t>(heartbeat_period_ns, 1'000'000);
+    spec.it_interval.tv_sec = period_ns / 1'000'000'000;
+    spec.it_interval.tv_nsec = period_ns % 1'000'000'000;
+    spec.it_value = spec.it_interval;
+    ::timerfd_settime(heartbeat_fd, 0, &spec, nullptr);
+    loop.add_fd(heartbeat_fd, EPOLLIN, [this](uint32_t) {
+      uint64_t expirations = 0;
+      [[maybe_unused]] auto n = ::read(heartbeat_fd, &expirations, sizeof expirations);
+      on_tick();
+    });
+  }
+
   void on_tick() {
     int64_t now = steady_now_ns();
     if (!welcomed) {
-      if (now - started_ns > ns_of_seconds(options.first_contact_timeout_s)) {
+      if (retry_until_ns != 0 && now > retry_until_ns) {
+        log_error("the controller refused this worker until its retry time ran out: ",
+                  log_escape(refused_reason, 1024));
+        exit_code = 2;
+        loop.remove_fd(heartbeat_fd);
+        loop.stop();
+        return;
+      }
+      if (retry_until_ns == 0 &&
+          now - started_ns > ns_of_seconds(options.first_contact_timeout_s)) {
         log_error("no answer from the controller at ", options.connect, " after ",
                   options.first_contact_timeout_s, " s; exiting");
         exit_code = 3;
+        loop.remove_fd(heartbeat_fd);
         loop.stop();
         return;
       }
@@ -497,7 +550,6 @@ struct Worker::Impl {
     } else {
       send_heartbeat();
     }
-    loop.add_timer(now + heartbeat_period_ns, [this] { on_tick(); });
   }
 
   // Fires at last_heard_ns + controller_silence_s, not at the next 1 s tick after it: the
@@ -537,7 +589,7 @@ struct Worker::Impl {
     });
 
     send_control(proto::Hello{proto::kProtocolVersion, options.id, host, ::getpid()});
-    loop.add_timer(steady_now_ns() + heartbeat_period_ns, [this] { on_tick(); });
+    start_heartbeat();
     loop.run();
     runner.reset();
     http.reset();

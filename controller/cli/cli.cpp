@@ -11,6 +11,7 @@
 #include "controller/compare/compare.hpp"
 #include "controller/config/config.hpp"
 #include "controller/dataset/dataset.hpp"
+#include "controller/report/run_report.hpp"
 #include "controller/run/run.hpp"
 
 namespace convoy::controller {
@@ -127,7 +128,7 @@ int cli_main(int argc, char** argv) {
       const uint64_t conversations = open_dataset(c)->size();
       std::cout << "# " << val_flags.config_path << ": valid (" << conversations
                 << " conversation(s) in the dataset)\n"
-                << to_yaml(c);
+                << to_yaml(with_urls_redacted(c));
       return kExitOk;
     }
     if (*keygen) return write_curve_keys(keygen_dir, keygen_workers);

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "common/histogram.hpp"
+#include "common/redact.hpp"
 
 namespace convoy::controller::compare {
 
@@ -115,12 +116,13 @@ void flatten_node(const YAML::Node& node, const std::string& prefix,
     }
     return;
   }
+  // A summary.json from before URLs were redacted still shows no password in a comparison.
   if (node.IsScalar()) {
-    out[prefix] = node.Scalar();
+    out[prefix] = redact_urls_in(node.Scalar());
   } else if (node.IsSequence()) {
     YAML::Emitter e;
     e << YAML::Flow << node;
-    out[prefix] = e.c_str();
+    out[prefix] = redact_urls_in(e.c_str());
   } else {
     out[prefix] = "null";
   }
@@ -138,16 +140,35 @@ std::map<std::string, std::string> flatten_yaml(const std::string& yaml_text) {
   return out;
 }
 
+namespace {
+
+// Why summary.json did not parse, saying where: empty, cut short (a run killed while writing it,
+// a full disk), or broken at a byte offset. rapidjson alone said "The document is empty".
+std::string json_problem(const std::string& text, const rapidjson::Document& doc) {
+  const std::string size = std::to_string(text.size()) + " bytes";
+  if (text.find_first_not_of(" \t\r\n") == std::string::npos) {
+    return "summary.json is empty (" + size + "): truncated before anything was written";
+  }
+  const std::string why = rapidjson::GetParseError_En(doc.GetParseError());
+  const size_t at = doc.GetErrorOffset();
+  if (at >= text.size()) {
+    return "summary.json is truncated: invalid JSON, it ends at byte offset " +
+           std::to_string(text.size()) + " inside the document (" + why + ")";
+  }
+  return "summary.json is not valid JSON: invalid JSON at byte offset " + std::to_string(at) +
+         " of " + size + " (" + why + ")";
+}
+
+}  // namespace
+
 Column column_from_summary(const std::string& folder, const std::string& summary_text) {
   rapidjson::Document doc;
   // Full precision: rapidjson's default number parsing may land one unit in the last place off,
   // and compare.json must show each run's own values exactly (a value written back then differs
   // from summary.json's: the e2e test saw 189.907 != 189.907).
   doc.Parse<rapidjson::kParseFullPrecisionFlag>(summary_text.c_str(), summary_text.size());
-  if (doc.HasParseError()) {
-    throw CompareError(folder + " is not a convoy run: summary.json is not JSON (" +
-                       rapidjson::GetParseError_En(doc.GetParseError()) + ")");
-  }
+  if (doc.HasParseError())
+    throw CompareError(folder + " is not a convoy run: " + json_problem(summary_text, doc));
   const rapidjson::Value* run = member(doc, "run");
   const rapidjson::Value* version = member(doc, "convoy_version");
   if (!version && run) version = member(*run, "convoy_version");

@@ -1,7 +1,5 @@
 #include "controller/config/config.hpp"
 
-#include <arpa/inet.h>
-#include <net/if.h>
 #include <yaml-cpp/yaml.h>
 
 #include <array>
@@ -12,9 +10,12 @@
 #include <string_view>
 
 #include "common/log.hpp"
+#include "controller/config/checks.hpp"
 #include "controller/config/did_you_mean.hpp"
+#include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/yaml_guard.hpp"
 #include "controller/config/yaml_util.hpp"
 
 namespace convoy {
@@ -22,6 +23,9 @@ namespace convoy {
 namespace {
 
 namespace fs = std::filesystem;
+using config_detail::bind_problem;
+using config_detail::is_endpoint;
+using config_detail::listen_address_problem;
 using yaml_util::format_number;
 using yaml_util::quote;
 using yaml_util::Section;
@@ -63,9 +67,18 @@ const Keys kTargetKeys = {"url",
                           "urls"};
 const Keys kMockKeys = {"workers", "contract",        "router_mode", "itl_ms",
                         "speedup", "engine_sessions", "extra_args"};
-const Keys kDatasetKeys = {"type",         "path",          "conversations",        "turns",
-                           "input_tokens", "output_tokens", "shared_prefix_tokens", "think_time_ms",
-                           "history",      "subagents"};
+const Keys kDatasetKeys = {"type",
+                           "path",
+                           "conversations",
+                           "turns",
+                           "input_tokens",
+                           "output_tokens",
+                           "shared_prefix_tokens",
+                           "think_time_ms",
+                           "history",
+                           "subagents",
+                           "tokenizer",
+                           "count_chat_template"};
 const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 const Keys kDistributionKeys = {"mean", "stddev", "min", "max"};
 const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",
@@ -238,6 +251,7 @@ void read_target_urls(const Section& s, TargetConfig& t) {
     if (!is_http_url(url)) {
       src.fail(item_path, "expected an http:// or https:// URL, got " + yaml_util::describe(n[i]));
     }
+    if (auto why = config_detail::url_problem(url); !why.empty()) src.fail(item_path, why);
     auto trimmed = [](std::string_view u) {
       while (!u.empty() && u.back() == '/') u.remove_suffix(1);
       return u;
@@ -255,6 +269,7 @@ void read_target(const Section& top, TargetConfig& t, std::vector<std::string>& 
   s.read("url", t.url);
   s.check(t.url == "mock" || is_http_url(t.url), "url",
           "expected \"mock\" or an http:// or https:// URL, got '" + t.url + "'");
+  s.check(config_detail::url_problem(t.url).empty(), "url", config_detail::url_problem(t.url));
   read_target_urls(s, t);
   s.read_enum("endpoint", t.endpoint, kEndpointNames, proto::parse_endpoint);
   s.read("model", t.model);
@@ -368,6 +383,25 @@ void read_subagents(const Section& dataset, DatasetConfig& d) {
   d.subagents = a;
 }
 
+// dataset.tokenizer and dataset.count_chat_template (docs/datasets.md "Exact tokens"). The file is
+// read when the dataset opens; here only that it exists.
+void read_tokenizer(const Section& s, DatasetConfig& d) {
+  s.read("tokenizer", d.tokenizer);
+  s.read("count_chat_template", d.count_chat_template);
+  if (d.tokenizer && !d.tokenizer_is_server()) {
+    s.check(!d.tokenizer->empty(), "tokenizer", "must not be empty (use null for none)");
+    d.tokenizer = resolve_path(s.source(), s.path("tokenizer"), *d.tokenizer);
+    std::error_code ec;
+    s.check(fs::exists(*d.tokenizer, ec), "tokenizer",
+            "'" + *d.tokenizer + "' does not exist (a tokenizer.json, its folder, or server)");
+  }
+  s.check(!d.count_chat_template || d.tokenizer, "count_chat_template",
+          "needs dataset.tokenizer (a tokenizer.json or server): the template overhead is the "
+          "server's count less the tokenizer's");
+  s.check(!d.count_chat_template || d.type == DatasetType::kSynthetic, "count_chat_template",
+          "synthetic datasets only: a file's rows give their text as it is to be sent");
+}
+
 void read_dataset(const Section& top, DatasetConfig& d) {
   const Section s = top.section("dataset", kDatasetKeys);
   s.read_enum("type", d.type, kDatasetTypeNames);
@@ -383,6 +417,7 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   read_distribution(s, "think_time_ms", d.think_time_ms, 0);
   s.read_enum("history", d.history, kHistoryNames, proto::parse_history_mode);
   read_subagents(s, d);
+  read_tokenizer(s, d);
 
   const Source& src = s.source();
   if (d.path) {
@@ -456,76 +491,6 @@ void read_session_routing(const Section& top, SessionRoutingConfig& r) {
   s.read("verify", r.verify);
 }
 
-bool is_endpoint(std::string_view e) {
-  if (e.rfind("ipc://", 0) == 0) return e.size() > 6;
-  if (e.rfind("tcp://", 0) != 0) return false;
-  const std::string_view hostport = e.substr(6);
-  const std::size_t colon = hostport.rfind(':');
-  if (colon == std::string_view::npos || colon == 0) return false;
-  const std::string_view port = hostport.substr(colon + 1);
-  if (port == "*") return true;
-  auto p = yaml_util::parse_uint(port);
-  return p && *p <= 65535 && !port.empty() && port.front() != '+';
-}
-
-// Why ZeroMQ could not bind the (well-formed) endpoint `e`, or "" when it can try: bind takes an
-// IP address, * or a network interface name, never a host name to resolve.
-std::string bind_problem(std::string_view e) {
-  if (e.rfind("tcp://", 0) != 0) return "";
-  const std::string_view hostport = e.substr(6);
-  const std::string host(hostport.substr(0, hostport.rfind(':')));
-  if (host == "*") return "";
-  unsigned char addr[16];
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) == 1) return "";
-    return "'" + host + "' is not an IPv6 address";
-  }
-  if (::inet_pton(AF_INET, host.c_str(), addr) == 1) return "";
-  if (::if_nametoindex(host.c_str()) != 0) return "";  // an interface name (eth0, lo)
-  std::string hint = host == "localhost" ? "tcp://127.0.0.1:PORT" : "tcp://0.0.0.0:PORT";
-  return "cannot bind '" + host + "': a listen address must be an IP address, * or an " +
-         "interface name, not a host name (for example " + hint + ")";
-}
-
-// Why output.metrics_listen refuses an IPv6 address: prometheus-cpp serves /metrics with
-// civetweb, and Debian's libcivetweb is built without USE_IPV6 (mg_check_feature(8) is 0,
-// `civetweb -I` lists no IPv6; its port parser rejects "[::1]:PORT"), so the run could only fail
-// at start. tests/controller/live_ipv6_test.cpp fails once the linked civetweb can serve IPv6.
-std::string ipv6_listen_refusal(const std::string& host, const std::string& port) {
-  const std::string ipv4 = host == "[::1]"  ? "127.0.0.1:" + port
-                           : host == "[::]" ? "*:" + port
-                                            : "an IPv4 address of this host with port " + port;
-  return "'" + host + "' is IPv6, which cannot be served: the HTTP server prometheus-cpp uses " +
-         "(civetweb) is built without IPv6 here; listen on IPv4 instead, e.g. " + ipv4 +
-         " (127.0.0.1: this host only, *: every interface)";
-}
-
-// output.metrics_listen: HOST:PORT with HOST an IPv4 address or *, PORT 0-65535 ([IPv6] is
-// refused, saying why).
-std::optional<std::string> listen_address_problem(const std::string& e) {
-  const std::string example = " (for example 127.0.0.1:9464)";
-  const std::size_t colon = e.rfind(':');
-  if (colon == std::string::npos || colon == 0 || colon + 1 == e.size()) {
-    return "expected HOST:PORT, got '" + e + "'" + example;
-  }
-  const std::string host = e.substr(0, colon);
-  const std::string port = e.substr(colon + 1);
-  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
-      std::stoi(port) > 65535) {
-    return "'" + port + "' is not a port (0-65535; 0 takes a free one)";
-  }
-  unsigned char addr[16];
-  if (host == "*") return std::nullopt;
-  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
-    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) == 1) {
-      return ipv6_listen_refusal(host, port);
-    }
-    return "'" + host + "' is not an IPv6 address" + example;
-  }
-  if (::inet_pton(AF_INET, host.c_str(), addr) == 1) return std::nullopt;
-  return "'" + host + "' is not an IP address: listen on an address, not a host name" + example;
-}
-
 void read_workers(const Section& top, WorkersConfig& w) {
   const Section s = top.section("workers", kWorkersKeys);
   s.read("local", w.local);
@@ -557,6 +522,8 @@ void read_workers(const Section& top, WorkersConfig& w) {
     std::error_code ec;
     s.check(fs::is_directory(*w.curve_keys, ec), "curve_keys",
             "folder '" + *w.curve_keys + "' does not exist (create it with `convoy keygen`)");
+    const std::string keys = config_detail::curve_keys_problem(*w.curve_keys, w.local);
+    s.check(keys.empty(), "curve_keys", keys);
   }
   s.read("ready_timeout_s", w.ready_timeout_s);
   positive(s, "ready_timeout_s", w.ready_timeout_s);
@@ -619,6 +586,7 @@ void read_telemetry(const Section& top, TelemetryConfig& t) {
     e.read("url", ep.url);
     e.check(is_http_url(ep.url), "url",
             "expected an http:// or https:// URL, got '" + ep.url + "'");
+    e.check(config_detail::url_problem(ep.url).empty(), "url", config_detail::url_problem(ep.url));
     read_headers(e, ep.headers);
     e.read("required", ep.required);
     t.endpoints.push_back(std::move(ep));
@@ -628,8 +596,8 @@ void read_telemetry(const Section& top, TelemetryConfig& t) {
 void read_top(const Section& top, Config& c) {
   top.read("name", c.name);
   top.check(!c.name.empty(), "name", "must not be empty");
-  top.check(c.name.find_first_of("/\\") == std::string::npos && c.name != "." && c.name != "..",
-            "name", "is used in a folder name and must not contain '/' or '\\'");
+  const std::string name_problem = config_detail::folder_name_problem(c.name);
+  top.check(name_problem.empty(), "name", name_problem);
   top.read("seed", c.seed);
   read_target(top, c.target, c.warnings);
   read_mock(top, c.mock);
@@ -674,6 +642,7 @@ void read_top(const Section& top, Config& c) {
 Config parse_config(const std::string& yaml_text, const std::string& path,
                     const std::vector<std::string>& overrides) {
   YAML::Node root;
+  yaml_guard::check(yaml_text, path);  // one acyclic, bounded document before any node is built
   try {
     root = YAML::Load(yaml_text);
   } catch (const YAML::Exception& e) {
@@ -694,6 +663,7 @@ Config parse_config(const std::string& yaml_text, const std::string& path,
     Config c;
     c.source_path = path;
     read_top(Section(src, src.root(), "", kTopKeys), c);
+    config_detail::check_limits(src, c);
     for (const auto& w : c.warnings) log_warn(w);
     return c;
   } catch (const YAML::Exception& e) {  // a yaml-cpp surprise still names the file
@@ -796,7 +766,9 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  output_tokens: " << distribution_yaml(d.output_tokens) << "\n"
     << "  shared_prefix_tokens: " << d.shared_prefix_tokens << "\n"
     << "  think_time_ms: " << distribution_yaml(d.think_time_ms) << "\n"
-    << "  history: " << to_string(d.history) << "\n";
+    << "  history: " << to_string(d.history) << "\n"
+    << "  tokenizer: " << opt_str(d.tokenizer) << "\n"
+    << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n";
   if (!d.subagents) {
     y << "  subagents: null\n";
     return;

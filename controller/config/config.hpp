@@ -68,6 +68,11 @@ struct DatasetConfig {
   Distribution think_time_ms{0, 0, 0, std::nullopt};
   HistoryMode history = HistoryMode::kLive;
   std::optional<SubagentsConfig> subagents;  // synthetic only
+  // dataset.tokenizer: a tokenizer.json (or its folder; resolved like dataset.path), or "server"
+  // (the target's POST /tokenize). Unset: the 4-bytes-a-token estimate (docs/datasets.md).
+  std::optional<std::string> tokenizer;
+  bool count_chat_template = false;  // take the server's chat-template overhead off turn text
+  bool tokenizer_is_server() const { return tokenizer && *tokenizer == "server"; }
 };
 
 // --- load profiles (DESIGN.md §6; parsed in config.cpp, expanded in load_profile.cpp) --------

@@ -8,6 +8,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "controller/config/checks.hpp"
+#include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 
 namespace convoy::config_detail {
@@ -154,6 +156,14 @@ std::optional<LoadLevel> read_level(const Section& s, std::string_view key, Leve
   return level;
 }
 
+// A profile of at most limits::kMaxStages stages: each costs the controller state for the run.
+void check_stage_count(const Source& src, const std::string& path, std::size_t n,
+                       const char* what) {
+  if (n <= limits::kMaxStages) return;
+  src.fail(path, std::to_string(n) + " " + what + ": a profile holds at most " +
+                     std::to_string(limits::kMaxStages) + " stages");
+}
+
 LoadLevel constant(double v) { return LoadLevel{v, v, RampShape::kLinear, false}; }
 
 StageConfig read_stage(const Source& src, const YAML::Node& item, const std::string& path,
@@ -165,6 +175,7 @@ StageConfig read_stage(const Source& src, const YAML::Node& item, const std::str
   st.name = "stage-" + std::to_string(index + 1);
   s.read("name", st.name);
   s.check(!st.name.empty(), "name", "must not be empty");
+  s.check(control_char_problem(st.name).empty(), "name", control_char_problem(st.name));
   st.mode = l.mode == LoadMode::kRate ? LoadMode::kRate : LoadMode::kConcurrency;
   s.read_enum("mode", st.mode, kStageModeNames);
   const bool rate_mode = st.mode == LoadMode::kRate;
@@ -208,6 +219,7 @@ void read_stages(const Section& load, LoadConfig& l) {
     src.fail(path, "expected a list of stages, got " + yaml_util::describe(n));
   }
   if (n.size() == 0) src.fail(path, "the stage list is empty");
+  check_stage_count(src, path, n.size(), "stages");
   l.stages.clear();
   for (std::size_t i = 0; i < n.size(); ++i) {
     const std::string item_path = path + "[" + std::to_string(i) + "]";
@@ -240,6 +252,7 @@ void read_sweep(const Section& load, LoadConfig& l) {
     src.fail(s.path(key), "expected a list of values, got " + yaml_util::describe(list));
   }
   if (list.size() == 0) src.fail(s.path(key), "the list of values is empty");
+  check_stage_count(src, s.path(key), list.size(), "values (one stage each)");
   for (std::size_t i = 0; i < list.size(); ++i) {
     const std::string item_path = s.path(key) + "[" + std::to_string(i) + "]";
     if (!list[i].IsScalar()) {

@@ -12,6 +12,7 @@
 #include "common/utf8.hpp"
 #include "controller/config/config.hpp"
 #include "controller/config/did_you_mean.hpp"
+#include "controller/config/yaml_guard.hpp"
 
 namespace convoy::yaml_util {
 
@@ -167,6 +168,7 @@ void Source::apply_override(const std::string& text) {
     if (part.empty()) throw ConfigError(where + "empty key in '" + path + "'");
   }
   YAML::Node value;
+  yaml_guard::check(text.substr(eq + 1), "--set " + text);
   try {
     value = YAML::Load(text.substr(eq + 1));
   } catch (const YAML::Exception& e) {

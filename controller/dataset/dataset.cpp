@@ -9,6 +9,7 @@
 #include "controller/dataset/jsonl_dataset.hpp"
 #include "controller/dataset/mooncake.hpp"
 #include "controller/dataset/synthetic.hpp"
+#include "controller/dataset/token_plan.hpp"
 
 namespace convoy::controller {
 
@@ -35,18 +36,22 @@ std::string resolve_dataset_path(const Config& config) {
   return fs::exists(beside, ec) ? beside.string() : *path;
 }
 
-std::unique_ptr<Dataset> open_dataset(const Config& config) {
+std::unique_ptr<Dataset> open_dataset(const Config& config, std::shared_ptr<const TokenPlan> plan) {
   if (config.load.mode == LoadMode::kTrace && config.dataset.type != DatasetType::kMooncake) {
     throw ConfigError(config_prefix(config) +
                       "load.mode trace needs the timestamps of dataset.type mooncake");
   }
+  if (!plan) plan = local_token_plan(config);
   std::unique_ptr<Dataset> dataset;
   if (config.dataset.type == DatasetType::kSynthetic) {
-    dataset = open_synthetic_dataset(config);
+    dataset = open_synthetic_dataset(config, Corpus::embedded(), plan);
   } else if (config.dataset.type == DatasetType::kJsonl) {
     dataset = open_jsonl_dataset(resolve_dataset_path(config), config);
   } else {
     dataset = open_mooncake_trace(resolve_dataset_path(config), config);
+  }
+  if (plan && plan->counter && config.dataset.type != DatasetType::kSynthetic) {
+    dataset = count_with_tokenizer(std::move(dataset), plan->counter);
   }
 #if defined(__GLIBC__)
   // Validating a file held one row and a hash per id at a time: hand what it freed back to the

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "controller/config/config.hpp"
+#include "controller/dataset/exact_text.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
@@ -37,7 +38,14 @@ class Dataset {
 // wrong") for a malformed dataset or one that has no conversations, or whose conversations could
 // not cross the wire (proto::kMaxStringBytes per string, kMaxConversationWireBytes in all);
 // nothing has been sent then.
-std::unique_ptr<Dataset> open_dataset(const Config& config);
+//
+// dataset.tokenizer: `plan` when given (the run learns it from the target for tokenizer: server
+// and count_chat_template), else the local tokenizer.json is loaded here (ConfigError when it is
+// not a tokenizer convoy reads); with tokenizer: server and no plan, the dataset is opened under
+// the estimate (convoy validate sends nothing). Synthetic text is then exact; file rows have
+// their ISL counted by a local tokenizer.
+std::unique_ptr<Dataset> open_dataset(const Config& config,
+                                      std::shared_ptr<const TokenPlan> plan = nullptr);
 
 // Every conversation of `dataset`, index i at position i (for small datasets and tests).
 std::vector<proto::Conversation> materialize(const Dataset& dataset);

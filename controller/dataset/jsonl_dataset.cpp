@@ -13,6 +13,10 @@ namespace {
 
 // spawn_after_turn is at most this (a parent's turn count bounds it further).
 constexpr int64_t kMaxSpawnAfterTurn = 1 << 20;
+// Sub-agent rows in one family (issue 37): a family runs on one worker, which starts the
+// children of a turn together; 100,000 of them kept a worker from its heartbeats for over 3 s.
+// The same bound as dataset.subagents.count.
+constexpr uint64_t kMaxFamilySubagents = 10'000;
 
 // One turn from a row (single-turn) or from an element of "turns".
 proto::Turn parse_turn(const Fields& fields) {
@@ -319,6 +323,12 @@ Families build_families(const std::vector<ChildRow>& children,
       bytes += row.bytes;
       const auto& grand = of_child[next.child];
       for (auto g = grand.rbegin(); g != grand.rend(); ++g) stack.push_back({*g, position});
+    }
+    if (families.children.size() - first > kMaxFamilySubagents) {
+      throw ConfigError(at_line(source, lead_row.line) + "conversation_id: its family has " +
+                        std::to_string(families.children.size() - first) +
+                        " sub-agent rows, more than " + std::to_string(kMaxFamilySubagents) +
+                        " (a family runs on one worker; split it into several families)");
     }
     if (bytes > kMaxConversationWireBytes) {
       throw ConfigError(at_line(source, lead_row.line) + "conversation_id: its family (this row " +

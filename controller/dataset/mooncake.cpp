@@ -9,6 +9,7 @@
 #include <sstream>
 #include <unordered_map>
 
+#include "common/duration.hpp"
 #include "controller/dataset/jsonl_reader.hpp"
 #include "controller/dataset/rng.hpp"
 
@@ -200,7 +201,7 @@ std::vector<int64_t> trace_starts_ns(const std::vector<double>& first_ms,
   }
   std::vector<int64_t> start_ns;
   start_ns.reserve(first_ms.size());
-  for (const double ms : first_ms) start_ns.push_back(std::llround((ms - earliest->ms) * 1e6));
+  for (const double ms : first_ms) start_ns.push_back(ms_to_ns(ms - earliest->ms));
   return start_ns;
 }
 

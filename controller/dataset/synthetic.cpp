@@ -12,10 +12,33 @@ namespace convoy::controller {
 
 namespace {
 
-// `count` turns drawn from dataset.* with the generators given; turn 0 starts with `tag`.
+// The user text of turn k: `input_tokens` tokens by the 4-bytes estimate, or exactly by the
+// tokenizer (less the template overhead with count_chat_template); turn 0 opens with `tag`.
+void make_user_text(proto::Turn& turn, size_t k, int64_t input_tokens, const std::string& tag,
+                    Rng& text, const Corpus& corpus, const TokenPlan* plan) {
+  if (plan == nullptr) {
+    if (k == 0) turn.user_text = tag + " ";
+    const size_t bytes = bytes_for_tokens(input_tokens);
+    if (turn.user_text.size() < bytes) {
+      corpus.append_excerpt(turn.user_text, text.next_u64(), bytes - turn.user_text.size());
+    }
+    turn.input_tokens_est = estimate_tokens(turn.user_text);
+    return;
+  }
+  const int64_t overhead = k == 0 ? plan->first_turn_overhead : plan->later_turn_overhead;
+  const int64_t tag_tokens = k == 0 ? plan->text->tag_tokens(tag) : 0;
+  // Draws are clamped to the reachable floor (exact_floor): never below it here.
+  const int64_t words = std::max<int64_t>(input_tokens - overhead - tag_tokens, 0);
+  if (k == 0) turn.user_text = tag;
+  plan->text->append(turn.user_text, text.next_u64(), words, k == 0);
+  turn.input_tokens_est = words + tag_tokens;
+}
+
+// `count` turns drawn from dataset.* with the generators given; turn 0 opens with `tag` (a
+// space follows it under the estimate; the words after it carry their own with a tokenizer).
 std::vector<proto::Turn> draw_turns(const DatasetConfig& dataset, size_t count,
                                     const std::string& tag, Rng& shape, Rng& text, Rng& reply,
-                                    const Corpus& corpus) {
+                                    const Corpus& corpus, const TokenPlan* plan) {
   const bool recorded = dataset.history == HistoryMode::kRecorded;
   std::vector<proto::Turn> turns(count);
   for (size_t k = 0; k < count; ++k) {
@@ -23,15 +46,14 @@ std::vector<proto::Turn> draw_turns(const DatasetConfig& dataset, size_t count,
     const int64_t input_tokens = draw_integer(dataset.input_tokens, shape, 1);
     turn.max_tokens = draw_integer(dataset.output_tokens, shape, 1);
     turn.delay_ms = k == 0 ? 0 : draw_real(dataset.think_time_ms, shape, 0);
-
-    const size_t bytes = bytes_for_tokens(input_tokens);
-    if (k == 0) turn.user_text = tag;
-    if (turn.user_text.size() < bytes) {
-      corpus.append_excerpt(turn.user_text, text.next_u64(), bytes - turn.user_text.size());
-    }
-    turn.input_tokens_est = estimate_tokens(turn.user_text);
+    make_user_text(turn, k, input_tokens, tag, text, corpus, plan);
     if (recorded && k + 1 < count) {
-      turn.recorded_reply = corpus.excerpt(reply.next_u64(), bytes_for_tokens(turn.max_tokens));
+      const uint64_t position = reply.next_u64();
+      if (plan == nullptr) {
+        turn.recorded_reply = corpus.excerpt(position, bytes_for_tokens(turn.max_tokens));
+      } else {
+        plan->text->append(turn.recorded_reply, position, turn.max_tokens, false);
+      }
     }
   }
   return turns;
@@ -41,7 +63,7 @@ std::vector<proto::Turn> draw_turns(const DatasetConfig& dataset, size_t count,
 // of its own (so turning sub-agents on never changes a lead's own draws); each sub-agent's turns
 // from generators of its own (seed, lead index, position).
 void add_subagents(proto::Conversation& conversation, const Config& config, uint64_t index,
-                   const Corpus& corpus) {
+                   const Corpus& corpus, const TokenPlan* plan) {
   const SubagentsConfig& spec = *config.dataset.subagents;
   Rng family(config.seed, index, Stream::kSubagents);
   if (!(family.uniform01() < spec.probability)) return;
@@ -61,14 +83,14 @@ void add_subagents(proto::Conversation& conversation, const Config& config, uint
     Rng text(child_seed, p, Stream::kText);
     Rng reply(child_seed, p, Stream::kReply);
     child.turns = draw_turns(config.dataset, turns,
-                             "[c" + std::to_string(index) + "s" + std::to_string(p) + "] ", shape,
-                             text, reply, corpus);
+                             "[c" + std::to_string(index) + "s" + std::to_string(p) + "]", shape,
+                             text, reply, corpus, plan);
     conversation.subagents.push_back(std::move(child));
   }
 }
 
 proto::Conversation build_conversation(const Config& config, uint64_t index, const Corpus& corpus,
-                                       const std::string& system_prompt) {
+                                       const std::string& system_prompt, const TokenPlan* plan) {
   const DatasetConfig& dataset = config.dataset;
   proto::Conversation conversation;
   conversation.index = index;
@@ -80,9 +102,9 @@ proto::Conversation build_conversation(const Config& config, uint64_t index, con
   Rng text(config.seed, index, Stream::kText);
   Rng reply(config.seed, index, Stream::kReply);
   const auto turns = static_cast<size_t>(draw_integer(dataset.turns, shape, 1));
-  conversation.turns =
-      draw_turns(dataset, turns, "[c" + std::to_string(index) + "] ", shape, text, reply, corpus);
-  if (dataset.subagents) add_subagents(conversation, config, index, corpus);
+  conversation.turns = draw_turns(dataset, turns, "[c" + std::to_string(index) + "]", shape, text,
+                                  reply, corpus, plan);
+  if (dataset.subagents) add_subagents(conversation, config, index, corpus, plan);
   return conversation;
 }
 
@@ -94,11 +116,10 @@ std::string number_text(double value) {
 
 // Rejects draws that could make a conversation the wire refuses (the run would wait for it
 // forever otherwise). Judged before anything is generated, so a huge mean fails fast.
-void check_wire_bounds(const Config& config) {
+void check_wire_bounds(const Config& config, double bytes_per_token) {
   const DatasetConfig& dataset = config.dataset;
   const std::string where = config.source_path.empty() ? "" : config.source_path + ": ";
   const auto limit = static_cast<double>(proto::kMaxStringBytes);
-  const double bytes_per_token = kBytesPerToken;
   auto string_bound = [&](const char* key, double tokens, const char* what) {
     if (tokens * bytes_per_token <= limit) return;
     throw ConfigError(where + "dataset." + key + ": " + what + " of up to " + number_text(tokens) +
@@ -144,17 +165,51 @@ void check_wire_bounds(const Config& config) {
                     describe_bytes(kMaxConversationWireBytes) + ")");
 }
 
+// With a tokenizer, the fewest tokens turn k can hold: the tag of the longest index (turn 0) and
+// the template overhead. Throws ConfigError when dataset.input_tokens can draw fewer (judged at
+// the larger of min and mean - 6 stddev), saying by how much; returns the floor draws are
+// clamped to (a draw beyond 6 stddev is raised to it).
+int64_t exact_floor(const Config& config, const TokenPlan& plan) {
+  const DatasetConfig& dataset = config.dataset;
+  const uint64_t last = static_cast<uint64_t>(std::max<int64_t>(dataset.conversations, 1)) - 1;
+  std::string tag = "[c" + std::to_string(last) + "]";
+  if (dataset.subagents && dataset.subagents->probability > 0) {
+    tag = "[c" + std::to_string(last) + "s" +
+          std::to_string(static_cast<int64_t>(draw_upper_bound(dataset.subagents->count))) + "]";
+  }
+  const int64_t first = plan.text->tag_tokens(tag) + plan.first_turn_overhead;
+  const int64_t floor = std::max(first, plan.later_turn_overhead);
+  const Distribution& d = dataset.input_tokens;
+  const double lowest = std::max(d.min.value_or(1), d.mean - 6 * std::max(d.stddev, 0.0));
+  if (lowest >= static_cast<double>(floor)) return floor;
+  const std::string where = config.source_path.empty() ? "" : config.source_path + ": ";
+  throw ConfigError(
+      where + "dataset.input_tokens: draws as low as " + number_text(lowest) +
+      " tokens cannot be met exactly by " + plan.text->source() + ": a first turn holds at least " +
+      std::to_string(first) + " (the cache-bust tag " + tag + " and " +
+      std::to_string(plan.first_turn_overhead) + " of chat template), a later turn " +
+      std::to_string(plan.later_turn_overhead) + "; short by " +
+      number_text(static_cast<double>(floor) - lowest) + " (raise input_tokens.min or the mean)");
+}
+
 class SyntheticDataset final : public Dataset {
  public:
-  SyntheticDataset(const Config& config, const Corpus& corpus)
+  SyntheticDataset(const Config& config, const Corpus& corpus,
+                   std::shared_ptr<const TokenPlan> plan)
       : config_(config),
         corpus_(corpus),
         size_(static_cast<uint64_t>(std::max<int64_t>(config.dataset.conversations, 0))),
-        system_prompt_(synthetic_system_prompt(config, corpus)) {}
+        plan_(std::move(plan)),
+        system_prompt_(synthetic_system_prompt(config, corpus, plan_.get())) {
+    if (plan_) {
+      Distribution& d = config_.dataset.input_tokens;
+      d.min = std::max(d.min.value_or(1), static_cast<double>(exact_floor(config, *plan_)));
+    }
+  }
 
   uint64_t size() const override { return size_; }
   proto::Conversation conversation(uint64_t index) const override {
-    return build_conversation(config_, index, corpus_, system_prompt_);
+    return build_conversation(config_, index, corpus_, system_prompt_, plan_.get());
   }
   int64_t start_ns(uint64_t /*index*/) const override { return 0; }
 
@@ -162,26 +217,39 @@ class SyntheticDataset final : public Dataset {
   Config config_;
   const Corpus& corpus_;
   uint64_t size_;
-  std::string system_prompt_;  // shared by every conversation: built once
+  std::shared_ptr<const TokenPlan> plan_;  // null: the 4-bytes estimate
+  std::string system_prompt_;              // shared by every conversation: built once
 };
 
 }  // namespace
 
-std::string synthetic_system_prompt(const Config& config, const Corpus& corpus) {
+std::string synthetic_system_prompt(const Config& config, const Corpus& corpus,
+                                    const TokenPlan* plan) {
   const int64_t tokens = config.dataset.shared_prefix_tokens;
   if (tokens <= 0) return "";
   Rng rng(config.seed, 0, Stream::kSystemPrompt);
-  return corpus.excerpt(rng.next_u64(), bytes_for_tokens(tokens));
+  if (plan == nullptr) return corpus.excerpt(rng.next_u64(), bytes_for_tokens(tokens));
+  std::string text;
+  plan->text->append(text, rng.next_u64(), tokens, false);
+  return text;
 }
 
 proto::Conversation make_synthetic_conversation(const Config& config, uint64_t index,
                                                 const Corpus& corpus) {
-  return build_conversation(config, index, corpus, synthetic_system_prompt(config, corpus));
+  return build_conversation(config, index, corpus, synthetic_system_prompt(config, corpus),
+                            nullptr);
 }
 
-std::unique_ptr<Dataset> open_synthetic_dataset(const Config& config, const Corpus& corpus) {
-  check_wire_bounds(config);
-  return std::make_unique<SyntheticDataset>(config, corpus);
+std::unique_ptr<Dataset> open_synthetic_dataset(const Config& config, const Corpus& corpus,
+                                                std::shared_ptr<const TokenPlan> plan) {
+  // With a tokenizer, a token is the corpus's average bytes a token, with a margin for the
+  // words skipped at a text's end.
+  const double bytes_per_token =
+      plan ? 1.1 * static_cast<double>(corpus.size_bytes()) /
+                 static_cast<double>(std::max<int64_t>(plan->text->corpus_tokens(), 1))
+           : static_cast<double>(kBytesPerToken);
+  check_wire_bounds(config, std::max(bytes_per_token, 1.0));
+  return std::make_unique<SyntheticDataset>(config, corpus, std::move(plan));
 }
 
 std::vector<proto::Conversation> make_synthetic_dataset(const Config& config,

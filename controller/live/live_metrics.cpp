@@ -57,6 +57,25 @@ const Histogram::BucketBoundaries kLagBuckets = {0.0001, 0.00025, 0.0005, 0.001,
 
 constexpr double kNsPerS = 1e9;
 
+// civetweb serves one connection per thread, and a thread waits up to request_timeout_ms for a
+// request's headers. With prometheus-cpp's defaults (2 threads, 30 s) 250 idle connections
+// (slowloris) starved /metrics for an hour (issue 37 item 7). Here an idle or dribbling client
+// holds a thread at most kRequestTimeoutMs, and at most kHttpThreads + kConnectionQueue
+// connections are held at once (the rest wait in the kernel's backlog): a real scrape behind
+// 250 idle connections is answered in about 250 / 64 x 0.5 s = 2 s. The run's own threads are
+// untouched either way.
+constexpr int kHttpThreads = 64;
+constexpr int kRequestTimeoutMs = 500;
+constexpr int kConnectionQueue = 64;
+
+std::vector<std::string> server_options(const std::string& address) {
+  return {"listening_ports",    address,
+          "num_threads",        std::to_string(kHttpThreads),
+          "request_timeout_ms", std::to_string(kRequestTimeoutMs),
+          "connection_queue",   std::to_string(kConnectionQueue),
+          "enable_keep_alive",  "no"};
+}
+
 // output.metrics_listen as civetweb's listening_ports wants it: "*" is every IPv4 interface.
 std::string civetweb_address(const std::string& listen) {
   if (listen.rfind("*:", 0) == 0) return "0.0.0.0" + listen.substr(1);
@@ -233,7 +252,7 @@ LiveMetrics::LiveMetrics(const std::string& listen, std::string_view run_id)
   const std::string address = civetweb_address(listen);
   m.host = address.substr(0, address.rfind(':'));
   try {
-    m.exposer = std::make_unique<prometheus::Exposer>(address);
+    m.exposer = std::make_unique<prometheus::Exposer>(server_options(address));
   } catch (const std::exception&) {
     throw ListenError(listen_failure(listen));
   }

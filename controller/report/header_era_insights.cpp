@@ -15,6 +15,10 @@
 //     (529 unless DYN_HTTP_OVERLOAD_STATUS_CODE says otherwise) with the public message
 //     "Service temporarily overloaded" (older frontends pass the table's own message through).
 //   ai-dynamo/dynamo lib/llm/src/protocols/agents.rs: the headers read as session identity.
+// What the real frontends answered (tests/dynamo/claims_test.cpp, docs/session-routing.md):
+// ai-dynamo 1.6.1 renders every InvalidArgument of the affinity table (an id over 256 bytes, an
+// explicit worker or DP rank that disagrees with the binding) as 400 "Invalid request", the detail
+// only in its log; and a full table is no error there: it routes without affinity.
 #include <algorithm>
 #include <cctype>
 #include <cmath>
@@ -95,16 +99,59 @@ Insight make(const Found& f, std::string id, std::string severity, std::string t
   return i;
 }
 
+// 1.6.1's bare 400 "Invalid request" (the whole message).
+bool invalid_request(const ErrorGroupView& g) {
+  std::string m = lowered(g.message);
+  while (!m.empty() && (m.back() == '.' || m.back() == ' ')) m.pop_back();
+  return g.code == 400 && m == "invalid request";
+}
+
+// "Invalid request" with session routing in header mode and no over-long header of ours: the
+// two InvalidArgument causes 1.6.1 hides behind it.
+void invalid_request_insight(const InsightInputs& in, std::vector<Insight>* out) {
+  const bool sessions = in.session_routing_mode == proto::SessionRoutingMode::kHeader ||
+                        !in.session_headers_in_target.empty();
+  if (!sessions) return;
+  const Found found = find_groups(
+      in, [](const ErrorGroupView& g, const std::string&) { return invalid_request(g); });
+  if (found.first == nullptr) return;
+  Insight i = make(found, "affinity_invalid_request", "error",
+                   "Dynamo refused the session: HTTP 400 \"Invalid request\"");
+  i.problem = said(found) +
+              " With session affinity on, ai-dynamo 1.6.1 answers exactly this when its affinity "
+              "table refuses a request, and says why only in its log.";
+  i.likely_causes = {
+      "A session id over 256 bytes (X-Dynamo-Session-ID or an agent's session header).",
+      "An explicit worker or DP rank (nvext.backend_instance_id / nvext.dp_rank, or the "
+      "x-worker-instance-id / x-dp-rank headers) that disagrees with the worker the session is "
+      "bound to."};
+  i.investigate = {
+      "The frontend's log: a line \"error_type=validation error_detail=invalid request "
+      "parameters\" per refused request.",
+      "target.headers and target.extra_body for session headers and worker pins."};
+  i.fixes = {"Keep session ids at most 256 bytes.",
+             "Remove the explicit worker / DP-rank pin, or use session_routing.mode: off when "
+             "pinning by hand."};
+  out->push_back(std::move(i));
+}
+
 void rejection_insights(const InsightInputs& in, std::vector<Insight>* out) {
-  const Found too_long = find_groups(in, [](const ErrorGroupView&, const std::string& text) {
-    return has(text, "session affinity id must not exceed");
+  const bool long_header = in.longest_target_session_header_bytes > 256;
+  const Found too_long = find_groups(in, [&](const ErrorGroupView& g, const std::string& text) {
+    return has(text, "session affinity id must not exceed") || (long_header && invalid_request(g));
   });
   if (too_long.first != nullptr) {
     Insight i =
         make(too_long, "session_id_too_long", "error", "Session ids over Dynamo's 256-byte limit");
     i.problem = said(too_long) +
-                " Dynamo's session affinity table refuses a session id longer than 256 bytes "
-                "(HTTP 400, \"session affinity ID must not exceed 256 bytes\").";
+                " Dynamo's session affinity table refuses a session id longer than 256 bytes: "
+                "ai-dynamo 1.6.1 answers HTTP 400 \"Invalid request\" (its log says \"invalid "
+                "request parameters\"), other versions \"session affinity ID must not exceed 256 "
+                "bytes\".";
+    if (long_header) {
+      i.problem += " target.headers sets a session header of " +
+                   std::to_string(in.longest_target_session_header_bytes) + " bytes.";
+    }
     i.likely_causes = {
         "target.headers sets the session header (X-Dynamo-Session-ID or an agent's session "
         "header) to a long value.",
@@ -117,7 +164,9 @@ void rejection_insights(const InsightInputs& in, std::vector<Insight>* out) {
         "(36 bytes) in header mode.",
         "Shorten the dataset's conversation ids."};
     out->push_back(std::move(i));
+    return;
   }
+  invalid_request_insight(in, out);
 }
 
 void table_full_insights(const InsightInputs& in, std::vector<Insight>* out) {
@@ -418,6 +467,11 @@ void add_header_era_inputs(const Config& config, const MetricsSnapshot& snapshot
   for (const auto& [name, value] : config.target.headers) {
     if (std::find(known.begin(), known.end(), lowered(name)) != known.end()) {
       in->session_headers_in_target.push_back(name);
+      std::string_view v = value;
+      while (!v.empty() && (v.front() == ' ' || v.front() == '\t')) v.remove_prefix(1);
+      while (!v.empty() && (v.back() == ' ' || v.back() == '\t')) v.remove_suffix(1);
+      in->longest_target_session_header_bytes =
+          std::max(in->longest_target_session_header_bytes, v.size());
     }
   }
 }

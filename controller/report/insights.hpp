@@ -67,6 +67,7 @@ struct InsightInputs {
   int64_t sessions_started = 0;  // sessions (leads and sub-agents) that sent their first turn
   // target.headers names Dynamo reads as session identity (its own or an agent's).
   std::vector<std::string> session_headers_in_target;
+  size_t longest_target_session_header_bytes = 0;  // the longest value among those, trimmed
 
   // Server telemetry (issue 17 item 7); add_server_inputs (server_insights.hpp) fills these.
   std::string server_metrics_json;           // summary.json "server_metrics"; "" = no telemetry

@@ -9,6 +9,7 @@
 #include <string>
 #include <utility>
 
+#include "common/redact.hpp"
 #include "controller/report/timeslice.hpp"
 
 namespace convoy::controller {
@@ -159,6 +160,14 @@ std::optional<double> slo_value(std::string_view tag, const RequestMetrics& m) {
   return std::nullopt;
 }
 
+// target.urls as the report shows them: passwords redacted.
+std::vector<std::string> redacted_urls(const std::vector<std::string>& urls) {
+  std::vector<std::string> out;
+  out.reserve(urls.size());
+  for (const auto& u : urls) out.push_back(redact_url(u));
+  return out;
+}
+
 }  // namespace
 
 const MetricDef* metric_def(std::string_view tag) {
@@ -257,7 +266,7 @@ double MetricsSnapshot::error_rate() const {
 
 MetricsAggregator::MetricsAggregator(const Config& config)
     : produces_tokens_(config.target.endpoint != Endpoint::kEmbeddings),
-      target_urls_(config.target.urls),
+      target_urls_(redacted_urls(config.target.urls)),
       targets_(config.target.urls.size()) {
   for (const auto& [tag, threshold] : config.slo) {
     if (is_slo_metric(tag)) slos_.push_back({tag, threshold});

@@ -276,10 +276,15 @@ void stages_section(std::ostringstream& out, const SummaryExtras& extras) {
     out << "<p id=\"search-result\">Capacity search over " << vary << ": highest value meeting "
         << "the SLO <strong>"
         << (search->max_meeting_slo ? number(*search->max_meeting_slo) : "none") << "</strong>"
-        << (search->max_meeting_slo ? "" : " (even low missed it)") << ", lowest failing <strong>"
+        << (search->max_meeting_slo ? ""
+            : search->steps.empty() ? " (none judged: the search was interrupted)"
+                                    : " (even low missed it)")
+        << ", lowest failing <strong>"
         << (search->min_failing ? number(*search->min_failing) : "none") << "</strong>"
-        << (search->min_failing ? "" : " (even high met it)") << "; " << search->steps.size()
-        << " step(s), in the order they ran below.</p>";
+        << (search->min_failing ? ""
+            : search->complete  ? " (even high met it)"
+                                : " (none judged: the search was interrupted)")
+        << "; " << search->steps.size() << " step(s), in the order they ran below.</p>";
   }
   bool any_slo = false;
   bool any_goodput = false;

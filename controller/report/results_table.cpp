@@ -211,12 +211,16 @@ void print_search_result(std::ostream& out, const SearchFacts& search) {
       << " meeting the SLO: ";
   if (search.max_meeting_slo) {
     out << level_number(*search.max_meeting_slo);
+  } else if (search.steps.empty()) {
+    out << "none judged (the search was interrupted)";
   } else {
     out << "none (even low " << level_number(c.low) << " missed it)";
   }
   out << "; lowest failing: ";
   if (search.min_failing) {
     out << level_number(*search.min_failing);
+  } else if (!search.complete) {
+    out << "none judged (the search was interrupted)";
   } else {
     out << "none (even high " << level_number(c.high) << " met it)";
   }

@@ -70,7 +70,10 @@ struct SearchFacts {
   SearchConfig config;
   std::vector<SearchStep> steps;
   std::optional<double> max_meeting_slo;  // nullopt: even `low` missed the SLO
-  std::optional<double> min_failing;      // nullopt: even `high` met it
+  std::optional<double> min_failing;      // nullopt: even `high` met it, or never judged
+  // The search reached its answer. False: interrupted (Ctrl-C, load.abort_on, workers lost)
+  // before; a bound it never judged is then no finding.
+  bool complete = false;
 };
 
 struct RunFacts {
@@ -86,6 +89,10 @@ struct RunFacts {
   std::vector<std::string> failed_conversations;
   int64_t forged_messages = 0;   // Results/Bye without the named worker's token, dropped
   int64_t rejected_workers = 0;  // Hellos refused (over workers.expect, bad id, version, ...)
+  // Records of authenticated workers dropped as malformed (controller/run/record_check.hpp):
+  // in no metric and no output file; the first one's reason, for the verdict.
+  int64_t malformed_records = 0;
+  std::string malformed_example;
   // For the insights.
   int64_t total_requests = 0;
   int64_t later_turn_requests = 0;

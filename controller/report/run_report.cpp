@@ -13,6 +13,7 @@
 #include "common/build_info.hpp"
 #include "common/exit_codes.hpp"
 #include "common/log.hpp"
+#include "common/redact.hpp"
 #include "controller/report/aiperf_export.hpp"
 #include "controller/report/insights.hpp"
 #include "controller/report/report_html.hpp"
@@ -95,6 +96,7 @@ std::string run_json(const ReportInputs& in) {
   put(w, "failed_conversation_count", static_cast<int64_t>(in.facts.failed_conversations.size()));
   put_strings(w, "failed_conversations", in.facts.failed_conversations, 1000);
   put(w, "forged_messages", in.facts.forged_messages);
+  put(w, "malformed_records", in.facts.malformed_records);
   put(w, "rejected_workers", in.facts.rejected_workers);
   put(w, "profile", std::string(to_string(in.config.load.profile)));
   w.Key("session_routing");  // the mode configured and run, auto's detection, the ledger
@@ -189,7 +191,9 @@ SummaryExtras summary_extras(const ReportInputs& in, const std::vector<Insight>&
   extras.benchmark_id = make_benchmark_id();
   extras.start_time = iso_time_ms(in.facts.start_wall);
   extras.end_time = iso_time_ms(in.facts.end_wall);
-  extras.was_cancelled = in.interrupted;  // Ctrl-C; load.abort_on is verdict.aborted_reason
+  // Ctrl-C, or load.abort_on's circuit breaker (its reason is verdict.aborted_reason): either
+  // way the run was cut short of its profile.
+  extras.was_cancelled = in.interrupted || in.facts.aborted_reason.has_value();
   return extras;
 }
 
@@ -287,6 +291,13 @@ int write_run_report(const ReportInputs& in) {
   for (const OutputError& e : errors) log_error(describe(e));
   if (!errors.empty()) return kExitIncomplete;
   return verdict.status == VerdictStatus::kFail ? kExitCriterionFailed : kExitOk;
+}
+
+Config with_urls_redacted(Config config) {
+  config.target.url = redact_url(config.target.url);
+  for (auto& u : config.target.urls) u = redact_url(u);
+  for (auto& e : config.telemetry.endpoints) e.url = redact_url(e.url);
+  return config;
 }
 
 }  // namespace convoy::controller

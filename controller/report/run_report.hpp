@@ -12,4 +12,8 @@ namespace convoy::controller {
 // the verdict fails), else kExitCriterionFailed (1) when the verdict is fail, else 0.
 int write_run_report(const ReportInputs& in);
 
+// `config` as every output shows it: the password of each URL (target.url(s), telemetry
+// endpoints) redacted (common/redact.hpp). The run itself uses the real one.
+Config with_urls_redacted(Config config);
+
 }  // namespace convoy::controller

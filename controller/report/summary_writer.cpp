@@ -249,6 +249,8 @@ void write_search(JsonWriter& w, const SearchFacts& search, std::span<const Stag
   w.StartObject();
   put_optional(w, "max_meeting_slo", search.max_meeting_slo);
   put_optional(w, "min_failing", search.min_failing);
+  w.Key("complete");  // false: interrupted; a missing bound was never judged
+  w.Bool(search.complete);
   w.EndObject();
   w.EndObject();
 }

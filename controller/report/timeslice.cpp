@@ -9,6 +9,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/duration.hpp"
 #include "common/histogram.hpp"
 
 namespace convoy::controller {
@@ -145,7 +146,7 @@ size_t SparseHistogram::memory_bytes() const {
 }
 
 TimeSliceAggregator::TimeSliceAggregator(double slice_s, bool has_slo)
-    : width_ns_(std::max<int64_t>(1, std::llround(slice_s * 1e9))), has_slo_(has_slo) {}
+    : width_ns_(std::max<int64_t>(1, seconds_to_ns(slice_s))), has_slo_(has_slo) {}
 
 void TimeSliceAggregator::add(int64_t since_origin_ns, const proto::Record& r,
                               const RequestMetrics& m, bool good) {

@@ -175,6 +175,11 @@ void judge_losses(Verdict& v, const ReportInputs& in) {
                 " result message(s) without a registered worker's token were dropped "
                 "(run.forged_messages)");
   }
+  if (in.facts.malformed_records > 0) {
+    warn(v, std::to_string(in.facts.malformed_records) +
+                " malformed record(s) from authenticated workers were dropped, in no metric (" +
+                in.facts.malformed_example + "; run.malformed_records)");
+  }
   for (const WorkerSummary& w : in.workers) {
     const std::string& id = w.id;
     if (w.max_cpu_percent > kCpuWarnPercent) {
@@ -244,8 +249,14 @@ void judge_profile(Verdict& v, const ReportInputs& in) {
     fail(v, "aborted by load.abort_on: " + *in.facts.aborted_reason);
   }
   // A capacity search (issue 16): no answer when even `low` misses the SLO; only a lower bound
-  // when `high` still meets it.
-  if (const auto& s = in.facts.search; s && !s->steps.empty()) {
+  // when `high` still meets it. An interrupted search claims nothing of a step it never judged.
+  if (const auto& s = in.facts.search; s && !s->complete && !s->min_failing) {
+    warn(v, "capacity search interrupted after " + std::to_string(s->steps.size()) +
+                " judged step(s): " +
+                (s->max_meeting_slo ? "the highest load that met the SLO so far is " +
+                                          fixed(*s->max_meeting_slo, 2) + "; no step failed yet"
+                                    : std::string("no step met the SLO yet")));
+  } else if (s && !s->steps.empty()) {
     if (!s->max_meeting_slo) {
       fail(v, "capacity search: even load.search.low (" + fixed(s->config.low, 2) +
                   ") missed the SLO");

@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "common/duration.hpp"
+
 namespace convoy::controller {
 
 CircuitBreaker::CircuitBreaker(const AbortOnConfig& config) : config_(config) {}
@@ -15,7 +17,7 @@ void CircuitBreaker::add(int64_t end_ns, bool failed) {
 
 std::optional<std::string> CircuitBreaker::check(int64_t now_ns) {
   if (tripped_) return std::nullopt;
-  const int64_t from_ns = now_ns - static_cast<int64_t>(std::llround(config_.window_s * 1e9));
+  const int64_t from_ns = now_ns - seconds_to_ns(config_.window_s);
   // Batches arrive roughly in end order; one that ended early behind a later one leaves a
   // little after its time, which only ever keeps the window a little fuller.
   while (!ended_.empty() && ended_.front().first < from_ns) {

@@ -50,29 +50,40 @@ std::optional<std::string> bad_name(std::string_view text, size_t max_bytes) {
 
 }  // namespace
 
-std::optional<std::string> WorkerRegistry::on_hello(const proto::Hello& hello, int64_t now_ns,
-                                                    size_t max_active) {
+std::optional<Refusal> WorkerRegistry::on_hello(const proto::Hello& hello, int64_t now_ns,
+                                                size_t max_live) {
   if (auto why = bad_name(hello.worker_id, kMaxIdBytes)) {
-    return "worker id \"" + log_escape(hello.worker_id, 64) + "\" " + *why;
+    return Refusal{"worker id \"" + log_escape(hello.worker_id, 64) + "\" " + *why};
   }
   if (auto why = bad_name(hello.host, kMaxHostBytes)) {
-    return "worker " + hello.worker_id + ": host \"" + log_escape(hello.host, 64) + "\" " + *why;
+    return Refusal{"worker " + hello.worker_id + ": host \"" + log_escape(hello.host, 64) + "\" " +
+                   *why};
   }
   if (hello.protocol_version != proto::kProtocolVersion) {
-    return "protocol version mismatch: worker " + hello.worker_id + " speaks version " +
-           std::to_string(hello.protocol_version) + ", this controller speaks version " +
-           std::to_string(proto::kProtocolVersion) + "; run the same convoy release on both";
+    return Refusal{"protocol version mismatch: worker " + hello.worker_id + " speaks version " +
+                   std::to_string(hello.protocol_version) + ", this controller speaks version " +
+                   std::to_string(proto::kProtocolVersion) +
+                   "; run the same convoy release on both"};
   }
   auto known = workers_.find(hello.worker_id);
   if (known != workers_.end() && known->second.state != WorkerState::kLost &&
       known->second.state != WorkerState::kDone) {
-    // A repeated hello (the worker retries until welcomed): keep the state.
-    known->second.last_seen_ns = now_ns;
+    // A repeated hello (the worker retries until welcomed): keep the state. It keeps a live
+    // worker alive, never a connecting one: that one must answer the clock check in time.
+    if (known->second.state != WorkerState::kConnecting) known->second.last_seen_ns = now_ns;
     return std::nullopt;
   }
-  if (active_count() >= max_active) {
-    return "worker " + hello.worker_id + " refused: the run already has " +
-           std::to_string(active_count()) + " worker(s), as many as workers.expect";
+  if (live_count() >= max_live) {
+    return Refusal{"worker " + hello.worker_id + " refused for now: the run already has " +
+                       std::to_string(live_count()) + " worker(s), as many as workers.expect",
+                   true};
+  }
+  const size_t spare = max_live == SIZE_MAX ? SIZE_MAX : max_live + kSpareHandshakes;
+  if (count(WorkerState::kConnecting) >= spare) {
+    return Refusal{"worker " + hello.worker_id +
+                       " refused for now: " + std::to_string(count(WorkerState::kConnecting)) +
+                       " peers are already registering",
+                   true};
   }
   WorkerInfo& w = workers_[hello.worker_id];
   w = WorkerInfo{};
@@ -102,7 +113,8 @@ void WorkerRegistry::on_heartbeat(const std::string& id, const proto::Heartbeat&
   w->last_heartbeat = hb;
 }
 
-bool WorkerRegistry::on_pong(const std::string& id, const proto::Pong& pong, int64_t now_ns) {
+bool WorkerRegistry::on_pong(const std::string& id, const proto::Pong& pong, int64_t now_ns,
+                             size_t max_live) {
   WorkerInfo* w = find(id);
   if (!w) return false;
   on_seen(id, now_ns);
@@ -115,12 +127,17 @@ bool WorkerRegistry::on_pong(const std::string& id, const proto::Pong& pong, int
   w->best = *std::min_element(
       w->samples.begin(), w->samples.end(),
       [](const ClockSample& a, const ClockSample& b) { return a.rtt_ns < b.rtt_ns; });
-  if (w->state == WorkerState::kConnecting && w->samples.size() >= kClockPings) {
+  if (w->state == WorkerState::kConnecting && w->handshake_done() && live_count() < max_live) {
     w->state = WorkerState::kReady;
     w->next_clock_check_ns = now_ns + liveness_.clock_recheck_ns;
     return true;
   }
   return false;
+}
+
+void WorkerRegistry::forget(const std::string& id) {
+  auto it = workers_.find(id);
+  if (it != workers_.end() && it->second.state == WorkerState::kConnecting) workers_.erase(it);
 }
 
 void WorkerRegistry::set_state(const std::string& id, WorkerState state) {
@@ -131,13 +148,18 @@ std::vector<std::string> WorkerRegistry::expire(int64_t now_ns) {
   std::vector<std::string> lost;
   for (auto it = workers_.begin(); it != workers_.end();) {
     WorkerInfo& w = it->second;
+    if (w.state == WorkerState::kConnecting) {
+      // Whatever it repeats: its handshake must be done within lost_after_ns() of its hello.
+      if (now_ns - w.joined_ns > liveness_.lost_after_ns()) {
+        it = workers_.erase(it);
+      } else {
+        ++it;
+      }
+      continue;
+    }
     if (w.state == WorkerState::kLost || w.state == WorkerState::kDone ||
         now_ns - w.last_seen_ns <= liveness_.lost_after_ns()) {
       ++it;
-      continue;
-    }
-    if (w.state == WorkerState::kConnecting) {
-      it = workers_.erase(it);
       continue;
     }
     w.state = WorkerState::kLost;

@@ -23,6 +23,15 @@ inline constexpr int64_t kHeartbeatPeriodNs = 1'000'000'000;  // Liveness's defa
 inline constexpr int kMissedHeartbeats = 3;
 inline constexpr int64_t kClockRecheckNs = 5'000'000'000;
 inline constexpr int kClockPings = 5;  // offset samples taken at registration
+// Peers that may be in their handshake at once beyond workers.expect: bounds the registry
+// against a flood of ids while a few squatters can never crowd real workers out.
+inline constexpr size_t kSpareHandshakes = 64;
+
+// Why a hello was refused; `retry` when the worker may try again (no free slot now).
+struct Refusal {
+  std::string reason;
+  bool retry = false;
+};
 
 // How the controller judges its workers alive. Users get the defaults; tests shrink them.
 struct Liveness {
@@ -46,8 +55,8 @@ struct WorkerInfo {
   std::string host;
   int64_t pid = 0;
   WorkerState state = WorkerState::kConnecting;
-  int64_t last_seen_ns = 0;
-  int64_t joined_ns = 0;
+  int64_t last_seen_ns = 0;  // its latest message (a repeated hello while connecting excepted)
+  int64_t joined_ns = 0;     // its first hello; a handshake not done lost_after_ns() later ends
   int64_t next_clock_check_ns = 0;   // its next offset re-check ping (Liveness::clock_recheck_ns)
   std::vector<ClockSample> samples;  // the latest few; the min-RTT one is the estimate
   std::optional<ClockSample> best;   // min-RTT sample
@@ -60,6 +69,8 @@ struct WorkerInfo {
   uint64_t batches_sent = 0;  // Assign batches numbered so far (Assign::batch)
 
   int64_t offset_ns() const { return best ? best->offset_ns : 0; }
+  // Clock samples all taken (a connecting worker in this state found no free slot).
+  bool handshake_done() const { return samples.size() >= kClockPings; }
 };
 
 class WorkerRegistry {
@@ -67,22 +78,29 @@ class WorkerRegistry {
   explicit WorkerRegistry(const Liveness& liveness = {}) : liveness_(liveness) {}
   const Liveness& liveness() const { return liveness_; }
 
-  // A Hello. Returns an error message (and registers nothing) on a protocol mismatch, an id or
-  // host that is not printable UTF-8 (or too long), or when `max_active` workers are already
-  // connecting or live (workers.expect: a flood of hellos registers no phantom workers).
-  std::optional<std::string> on_hello(const proto::Hello& hello, int64_t now_ns,
-                                      size_t max_active = SIZE_MAX);
+  // A Hello. Returns a refusal (and registers nothing) on a protocol mismatch, an id or host
+  // that is not printable UTF-8 (or too long), when `max_live` workers already hold a slot, or
+  // when kSpareHandshakes peers beyond that are already connecting. A connecting peer holds no
+  // slot: a slot is taken only when its clock check is done (on_pong), so peers that only say
+  // hello can never keep real workers out (workers.expect).
+  std::optional<Refusal> on_hello(const proto::Hello& hello, int64_t now_ns,
+                                  size_t max_live = SIZE_MAX);
   // Any message from a known worker keeps it alive.
   void on_seen(const std::string& id, int64_t now_ns);
   void on_heartbeat(const std::string& id, const proto::Heartbeat& hb, int64_t now_ns);
   // A pong; after kClockPings samples a connecting worker becomes ready (its first re-check is
-  // due clock_recheck_ns later). Returns true when this pong made it ready.
-  bool on_pong(const std::string& id, const proto::Pong& pong, int64_t now_ns);
+  // due clock_recheck_ns later) if fewer than `max_live` workers are live; otherwise it stays
+  // connecting with its samples taken (handshake_done: the caller refuses and forgets it).
+  // Returns true when this pong made it ready.
+  bool on_pong(const std::string& id, const proto::Pong& pong, int64_t now_ns,
+               size_t max_live = SIZE_MAX);
+  // Removes a worker that never held a slot (a refused handshake).
+  void forget(const std::string& id);
   void set_state(const std::string& id, WorkerState state);
 
-  // Workers silent for longer than lost_after_ns() become lost; returns them. One
-  // still connecting (it never finished registering) is forgotten instead: it never ran
-  // anything, and a hello that was never followed up is no worker.
+  // Workers silent for longer than lost_after_ns() become lost; returns them. One still
+  // connecting lost_after_ns() after its first hello is forgotten instead, however often it
+  // repeated its hello: it never answered the clock check, never ran anything, held no slot.
   std::vector<std::string> expire(int64_t now_ns);
 
   // Live workers whose clock re-check is due by `now_ns`; each one's next is clock_recheck_ns

@@ -8,8 +8,12 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/duration.hpp"
 #include "common/log.hpp"
+#include "common/redact.hpp"
 #include "controller/dataset/ids.hpp"
+#include "controller/dataset/server_tokens.hpp"
+#include "controller/dataset/token_plan.hpp"
 #include "controller/run/output_dir.hpp"
 #include "controller/run/run_impl.hpp"
 #include "controller/run/session_detect.hpp"
@@ -35,11 +39,11 @@ int64_t steady_now_ns() {
 
 RunPhaseSettings phase_settings(const Config& c) {
   RunPhaseSettings s;
-  s.ready_timeout_ns = static_cast<int64_t>(c.workers.ready_timeout_s * 1e9);
+  s.ready_timeout_ns = seconds_to_ns(c.workers.ready_timeout_s);
   s.warmup = c.load.warmup_sessions > 0 || c.load.warmup_s.has_value();
-  if (c.load.warmup_s) s.warmup_duration_ns = static_cast<int64_t>(*c.load.warmup_s * 1e9);
-  if (c.load.duration_s) s.measure_duration_ns = static_cast<int64_t>(*c.load.duration_s * 1e9);
-  s.grace_ns = static_cast<int64_t>(c.load.grace_s * 1e9);
+  if (c.load.warmup_s) s.warmup_duration_ns = seconds_to_ns(*c.load.warmup_s);
+  if (c.load.duration_s) s.measure_duration_ns = seconds_to_ns(*c.load.duration_s);
+  s.grace_ns = seconds_to_ns(c.load.grace_s);
   return s;
 }
 
@@ -62,6 +66,7 @@ proto::WorkerSettings worker_settings(const Config& c, const std::string& url) {
   s.cancel_after_ms = c.load.cancel.after_ms;
   s.history = c.dataset.history;
   s.seed = c.seed;
+  if (c.dataset.tokenizer && !c.dataset.tokenizer_is_server()) s.tokenizer = *c.dataset.tokenizer;
   return s;
 }
 
@@ -245,6 +250,9 @@ void Run::dispatch(int64_t now) {
       if (staged) {
         ++stage_counters_.dispatched;
         stage_counters_.planned_requests += last_planned_turns_;
+        if (plan_->windows().back().config.requests) {
+          count_stage_of_[seq_base_ + d.seq] = plan_->current();
+        }
         stage_counters_.last_intended_ns =
             std::max(stage_counters_.last_intended_ns, d.intended_ns);
       }
@@ -376,8 +384,10 @@ void Run::send_assign(const std::string& worker, proto::Assign& msg) {
 
 int Run::execute() {
   run_id_ = config_.name + "-" + timestamp_text();
+  started_ns_ = now();
   // Validated before anything starts: a bad dataset starts no mock and sends nothing.
-  dataset_ = open_dataset(config_);
+  const auto tokens = local_token_plan(config_);  // dataset.tokenizer: read once
+  dataset_ = open_dataset(config_, tokens);
   // Listen next: an endpoint that cannot be bound fails the run before anything is started.
   const bool own_workers_only =
       !options_.controller_only && config_.workers.listen == WorkersConfig{}.listen &&
@@ -399,7 +409,7 @@ int Run::execute() {
   } else {
     url_ = config_.target.url;
     auto parts = parse_http_url(url_);
-    if (!parts) throw ConfigError("target.url: not an http(s) url: " + url_);
+    if (!parts) throw ConfigError("target.url: not an http(s) url: " + redact_url(url_));
     std::string error;
     if (!tcp_reachable(parts->host, parts->port, 5000, &error)) {
       log_error("target unreachable at start: ", error,
@@ -414,6 +424,11 @@ int Run::execute() {
   if (!routing_error.empty()) {
     log_error(routing_error);
     return kExitIncomplete;
+  }
+  // dataset.tokenizer: server, count_chat_template: learned from the target before any traffic
+  // (a server without what is needed fails the run here: ServerTokensError, exit 2).
+  if (needs_server_tokens(config_)) {
+    dataset_ = open_dataset(config_, learn_token_plan(config_, url_, tokens));
   }
   out_dir_ = make_output_dir(config_, options_.output_dir);
   metrics_.emplace(config_);
@@ -432,5 +447,6 @@ int run_benchmark(const RunOptions& options, const RunSeams& seams) {
 }
 
 void request_stop_from_signal() { g_signals.fetch_add(1); }
+bool stop_requested() { return g_signals.load() > 0; }
 
 }  // namespace convoy::controller

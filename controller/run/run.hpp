@@ -44,5 +44,7 @@ int run_benchmark(const RunOptions& options, const RunSeams& seams = {});
 // SIGINT/SIGTERM: the first asks for a graceful stop, the second cancels in-flight work.
 // Async-signal-safe.
 void request_stop_from_signal();
+// True once a signal asked the run to stop (for waits outside the run loop).
+bool stop_requested();
 
 }  // namespace convoy::controller

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 #include <zmq.hpp>
 
@@ -24,6 +25,7 @@
 #include "controller/run/in_flight.hpp"
 #include "controller/run/local_processes.hpp"
 #include "controller/run/progress.hpp"
+#include "controller/run/record_check.hpp"
 #include "controller/run/registry.hpp"
 #include "controller/run/run.hpp"
 #include "controller/run/run_phase_machine.hpp"
@@ -74,6 +76,9 @@ class Run {
   // Routes a measured record to its stage by its intended time; false: a settle record (in no
   // metric). Sets `stage`/`settle_stage` to the name records.jsonl gets.
   bool route_record(const proto::Record& r, std::string_view& stage, bool& settle);
+  // "" when stage `stage`'s console line, printed as it settles, is its final table; else why
+  // not ("; provisional: ...").
+  std::string provisional_note(size_t stage) const;
   void check_breaker(int64_t now);
   bool workers_finished();
 
@@ -81,9 +86,12 @@ class Run {
   void on_control(const std::string& worker_id, zmq::message_t& payload);
   void on_hello(const std::string& worker_id, proto::Hello& hello, uint32_t version, int64_t now);
   void on_pong(const std::string& worker_id, const proto::Pong& pong, int64_t now);
+  void refuse_worker(const std::string& worker_id, const Refusal& why);
   void on_result(zmq::message_t& payload);
   void on_records(const std::string& worker_id, std::vector<proto::Record>& records);
   void on_end(const std::string& worker_id, const proto::ConversationEnd& end);
+  // A record that failed record_problem(): counted (run.malformed_records), logged in moderation.
+  void drop_malformed(const std::string& worker_id, const proto::Record& r, const std::string& why);
   // Window conversations a worker gave back unstarted (Results.returned).
   void on_returned(const std::string& worker_id, const std::vector<uint64_t>& returned);
   // Results and Bye: the named worker, when the message carries its token; else counted.
@@ -150,6 +158,12 @@ class Run {
   // intended in), what the current stage started, the search, the breaker.
   std::optional<StagePlan> plan_;
   std::vector<MetricsAggregator> stage_metrics_;
+  // A stage that ends on `requests: N` is ended by intended requests: every request of a
+  // conversation it started belongs to it (whenever intended), the first N in its table and the
+  // rest excluded as settle requests, so its table holds exactly N. Conversation index -> its
+  // stage, until the conversation ends; and per stage, the requests in its table so far.
+  std::unordered_map<uint64_t, int> count_stage_of_;
+  std::vector<int64_t> stage_taken_;
   StageCounters stage_counters_;
   int64_t last_planned_turns_ = 0;  // of the conversation assign() last queued
   std::optional<CapacitySearch> search_;
@@ -157,6 +171,7 @@ class Run {
   RequestBudget budget_;  // unlimited until the measure phase
   int64_t measure_requests_ = 0;
   int64_t next_tick_ns_ = 0;
+  int64_t started_ns_ = 0;  // the controller's clock as run_benchmark began (record_check)
   int handled_signals_ = 0;
   bool interrupted_ = false;
   bool incomplete_ = false;

@@ -32,6 +32,17 @@ void Run::on_control(const std::string& worker_id, zmq::message_t& payload) {
   }
 }
 
+void Run::refuse_worker(const std::string& worker_id, const Refusal& why) {
+  // A flood of hellos is logged in moderation; every refusal is counted in summary.json.
+  if (++facts_.rejected_workers <= 10 || facts_.rejected_workers % 100 == 0) {
+    log_warn("refused worker ", log_escape(worker_id), " (", facts_.rejected_workers,
+             " refused so far): ", log_escape(why.reason, 512));
+  }
+  send_to(worker_id, proto::Reject{why.reason, why.retry ? config_.workers.ready_timeout_s : 0});
+}
+
+// A worker is sent pings at its hello and its Welcome (with its results token) only once its
+// clock check is done and a slot is free (on_pong): a peer that only says hello holds nothing.
 void Run::on_hello(const std::string& worker_id, proto::Hello& hello, uint32_t version, int64_t t) {
   if (hello.worker_id != worker_id) hello.worker_id = worker_id;
   if (version != proto::kProtocolVersion) hello.protocol_version = version;
@@ -39,39 +50,40 @@ void Run::on_hello(const std::string& worker_id, proto::Hello& hello, uint32_t v
   const bool registered =
       known && known->state != WorkerState::kLost && known->state != WorkerState::kDone;
   const bool ending = machine_->phase() >= RunPhase::kDrain;
-  auto refuse = [&](const std::string& why) {
-    // A flood of hellos is logged in moderation; every refusal is counted in summary.json.
-    if (++facts_.rejected_workers <= 10 || facts_.rejected_workers % 100 == 0) {
-      log_warn("refused worker ", log_escape(worker_id), " (", facts_.rejected_workers,
-               " refused so far): ", log_escape(why, 512));
-    }
-    send_to(worker_id, proto::Reject{why});
-  };
-  if (!registered && ending) return refuse("the run is ending");
+  if (!registered && ending) return refuse_worker(worker_id, Refusal{"the run is ending"});
   // Never more workers than workers.expect at once: late joiners only replace lost ones.
-  const auto max_active = static_cast<size_t>(config_.expected_workers());
-  if (auto err = registry_.on_hello(hello, t, max_active)) return refuse(*err);
+  const auto max_live = static_cast<size_t>(config_.expected_workers());
+  if (auto err = registry_.on_hello(hello, t, max_live)) return refuse_worker(worker_id, *err);
   WorkerInfo* w = registry_.find(worker_id);
+  // A repeat before any pong is answered with a ping again (the first may never have arrived).
   if (!w || w->state != WorkerState::kConnecting || !w->samples.empty()) return;
-  if (ending) return refuse("the run is ending");
-  if (w->token.empty()) w->token = random_token();
-  send_to(worker_id, proto::Welcome{run_id_, sockets_->results_endpoint(),
-                                    worker_settings(config_, url_), w->token});
   send_to(worker_id, proto::Ping{++ping_seq_, now()});
-  log_info("worker ", log_escape(worker_id), " (", log_escape(hello.host), " pid ", hello.pid,
-           ") joined");
 }
 
 void Run::on_pong(const std::string& worker_id, const proto::Pong& pong, int64_t t) {
   WorkerInfo* w = registry_.find(worker_id);
   if (!w) return;
-  const bool became_ready = registry_.on_pong(worker_id, pong, t);
-  if (w->state == WorkerState::kConnecting && w->samples.size() < kClockPings) {
+  const bool ending = machine_->phase() >= RunPhase::kDrain;
+  const auto max_live = ending ? size_t{0} : static_cast<size_t>(config_.expected_workers());
+  const bool became_ready = registry_.on_pong(worker_id, pong, t, max_live);
+  if (w->state == WorkerState::kConnecting && !w->handshake_done()) {
     send_to(worker_id, proto::Ping{++ping_seq_, now()});
   }
+  if (w->state == WorkerState::kConnecting && w->handshake_done()) {
+    // Its clock check is done but every slot was taken meanwhile: it may try again.
+    registry_.forget(worker_id);
+    if (ending) return refuse_worker(worker_id, Refusal{"the run is ending"});
+    return refuse_worker(
+        worker_id, Refusal{"worker " + worker_id + " refused for now: the run already has " +
+                               std::to_string(max_live) + " worker(s), as many as workers.expect",
+                           true});
+  }
   if (!became_ready) return;
-  log_debug("worker ", log_escape(worker_id), " ready; clock offset ", w->offset_ns(), " ns (rtt ",
-            w->best->rtt_ns, " ns)");
+  w->token = random_token();
+  send_to(worker_id, proto::Welcome{run_id_, sockets_->results_endpoint(),
+                                    worker_settings(config_, url_), w->token});
+  log_info("worker ", log_escape(worker_id), " (", log_escape(w->host), " pid ", w->pid,
+           ") joined; clock offset ", w->offset_ns(), " ns (rtt ", w->best->rtt_ns, " ns)");
   const RunPhase p = machine_->phase();
   if (p == RunPhase::kWarmup || p == RunPhase::kMeasure) {
     sharder_.add_worker(worker_id);  // a late joiner takes new conversations
@@ -175,11 +187,16 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
   const int64_t offset = w ? w->offset_ns() : 0;
   const std::string& host = w ? w->host : worker_id;
   live::WorkerSeries* live_worker = live_ ? &live_->worker(worker_id) : nullptr;  // per batch
+  const RecordBounds bounds{started_ns_, now(), config_.target.urls.size()};
   for (auto& r : records) {
     // Onto the controller's clock: every timestamp, so records of all workers share one axis.
     for (int64_t* t : {&r.intended_ns, &r.sent_ns, &r.first_byte_ns, &r.first_token_ns,
                        &r.second_token_ns, &r.last_token_ns, &r.end_ns, &r.first_output_token_ns}) {
       if (*t != 0) *t -= offset;
+    }
+    if (auto why = record_problem(r, bounds)) {
+      drop_malformed(worker_id, r, *why);
+      continue;
     }
     if (w) ++w->records;
     in_flight_.on_record(r);
@@ -208,11 +225,22 @@ void Run::on_records(const std::string& worker_id, std::vector<proto::Record>& r
   }
 }
 
+void Run::drop_malformed(const std::string& worker_id, const proto::Record& r,
+                         const std::string& why) {
+  if (facts_.malformed_records++ == 0) facts_.malformed_example = why;
+  if (facts_.malformed_records <= 10 || facts_.malformed_records % 1000 == 0) {
+    log_warn("dropped a malformed record from worker ", log_escape(worker_id), " (conversation ",
+             r.conversation_index, " turn ", r.turn_index, "): ", why, " (",
+             facts_.malformed_records, " so far)");
+  }
+}
+
 void Run::on_end(const std::string& worker_id, const proto::ConversationEnd& end) {
   // Not the sender's (re-homed or lost): nothing to do. A window conversation only ever starts
   // in a slot (a refill announced in an earlier end, or the controller's start; a salvaged
   // window batch goes into the window too), so every conversation that ends held one.
   if (!in_flight_.end(worker_id, end.conversation_index, budget_)) return;
+  count_stage_of_.erase(end.conversation_index);
   facts_.sessions.add_end(end);
   progress_.on_conversation_end(end.reason);
   if (live_) live_->on_conversation_finished(end.reason);

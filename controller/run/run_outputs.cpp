@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "common/log.hpp"
+#include "common/redact.hpp"
 #include "controller/dataset/ids.hpp"
 #include "controller/live/listen_exposure.hpp"
 #include "controller/report/run_report.hpp"
@@ -20,7 +21,7 @@ bool Run::start_telemetry() {
   telemetry_.emplace(config_.telemetry, std::move(endpoints), clock_,
                      out_dir_ / "server_metrics.jsonl");
   bool fatal = false;
-  for (const auto& failure : telemetry_->wait_first_round()) {
+  for (const auto& failure : telemetry_->wait_first_round(&stop_requested)) {
     if (!failure.required) continue;  // the scraper has warned
     log_error("telemetry endpoint unreachable at start: ", failure.what,
               " (required: true). Nothing was sent.");
@@ -69,7 +70,9 @@ int Run::finish() {
   poll(0);  // late batches that arrived while workers exited
   if (live_) update_live(now());
   if (telemetry_) {
-    telemetry_->stop();  // one last scrape (within telemetry.timeout_s) while the mock still runs
+    // One last scrape (within telemetry.timeout_s) while the mock still runs; none after Ctrl-C,
+    // which must end the run promptly whatever an endpoint does.
+    telemetry_->stop(!interrupted_);
     facts_.server_metrics_json = telemetry_->summary_json();
   }
   local_.stop_mock(3000);
@@ -106,9 +109,12 @@ int Run::finish() {
   if (telemetry_) {
     if (auto e = telemetry_->output_failure()) output_errors.push_back(std::move(*e));
   }
+  // Every output shows URLs with their passwords redacted.
+  const Config shown = with_urls_redacted(config_);
+  const std::string shown_url = redact_url(url_);
   ReportInputs in{
-      config_, url_,         out_dir_,    worker_summaries(registry_), metrics_->snapshot(),
-      facts_,  interrupted_, incomplete_, incomplete_reason_,          std::move(output_errors)};
+      shown,  shown_url,    out_dir_,    worker_summaries(registry_), metrics_->snapshot(),
+      facts_, interrupted_, incomplete_, incomplete_reason_,          std::move(output_errors)};
   int code = write_run_report(in);
   if (const std::string line = facts_.sessions.console_line(); !line.empty()) log_info(line);
   // An output that could not be written outranks the rest: what the user would act on is

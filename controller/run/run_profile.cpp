@@ -3,6 +3,7 @@
 // capacity search's next step, and which stage a record belongs to.
 #include <algorithm>
 
+#include "common/duration.hpp"
 #include "common/log.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/report/results_table.hpp"
@@ -18,7 +19,7 @@ void Run::start_profile(int64_t now) {
     // once its in-flight work ended (bounded by load.grace_s).
     search_.emplace(*load.search);
     facts_.search = SearchFacts{*load.search, {}, std::nullopt, std::nullopt};
-    const auto wait_ns = static_cast<int64_t>(load.grace_s * 1e9);
+    const int64_t wait_ns = seconds_to_ns(load.grace_s);
     plan_.emplace(
         std::vector<StageConfig>{}, [this](int finished) { return next_search_step(finished); },
         wait_ns);
@@ -47,7 +48,10 @@ std::optional<StageConfig> Run::next_search_step(int finished) {
     }
   }
   auto next = search_->next();
-  if (!next) return std::nullopt;
+  if (!next) {
+    facts_.search->complete = true;
+    return std::nullopt;
+  }
   return search_step(config_.load, *next, finished + 1);
 }
 
@@ -58,6 +62,7 @@ void Run::on_stage_events(const std::vector<StageEvent>& events, int64_t now) {
       case StageEventKind::kStarted: {
         const StageConfig& stage = plan_->windows()[i].config;
         stage_metrics_.emplace_back(config_).set_origin_ns(e.at_ns);
+        stage_taken_.push_back(0);
         StageFacts facts;
         facts.config = stage;
         facts.start_ns = e.at_ns;
@@ -90,7 +95,7 @@ void Run::on_stage_events(const std::vector<StageEvent>& events, int64_t now) {
         StageFacts& facts = facts_.stages[i];
         facts.settle_end_ns = e.at_ns;
         facts.metrics = stage_metrics_[i].snapshot();  // again at the end, with late records
-        if (!options_.quiet) log_info(stage_line(facts));
+        if (!options_.quiet) log_info(stage_line(facts), provisional_note(i));
         break;
       }
       case StageEventKind::kDone:
@@ -109,8 +114,36 @@ void Run::advance_profile(int64_t now) {
   dispatch(now);  // a new stage's first conversations are intended at its start
 }
 
+std::string Run::provisional_note(size_t stage) const {
+  const StageConfig& c = plan_->windows()[stage].config;
+  if (c.requests && stage_taken_[stage] < *c.requests) {
+    return "; provisional: " + std::to_string(stage_taken_[stage]) + " of its " +
+           std::to_string(*c.requests) + " requests are in (the final table counts them all)";
+  }
+  if (!c.requests && !in_flight_.empty()) {
+    return "; provisional: conversations still in flight may add requests intended in it";
+  }
+  return "";
+}
+
 bool Run::route_record(const proto::Record& r, std::string_view& stage, bool& settle) {
   if (!plan_ || r.phase != proto::Phase::kMeasure) return true;
+  if (auto it = count_stage_of_.find(r.conversation_index); it != count_stage_of_.end()) {
+    const auto i = static_cast<size_t>(it->second);
+    stage = plan_->windows()[i].config.name;
+    if (proto::session_release_only(r)) {  // in no metric: counted apart
+      stage_metrics_[i].add(r);
+      return true;
+    }
+    if (stage_taken_[i] >= plan_->windows()[i].config.requests.value_or(0)) {
+      settle = true;  // past the stage's N: the last conversation's extra turns
+      ++facts_.settle_requests;
+      return false;
+    }
+    ++stage_taken_[i];
+    stage_metrics_[i].add(r);
+    return true;
+  }
   // A request belongs to the stage in which it was intended to be sent (controller clock).
   const StageRoute route = plan_->route(r.intended_ns);
   if (route.stage < 0) return true;  // before the profile, or its drain: whole-run metrics only

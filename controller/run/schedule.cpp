@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <utility>
+
+#include "common/duration.hpp"
 
 namespace convoy::controller {
 
@@ -31,7 +34,7 @@ int64_t ArrivalProcess::next_gap_ns() {
       gap_s = std::gamma_distribution<double>(shape_, mean_s / shape_)(rng_);
       break;
   }
-  return static_cast<int64_t>(std::llround(gap_s * 1e9));
+  return seconds_to_ns(gap_s);
 }
 
 StageArrivals::StageArrivals(const StageConfig& stage, uint64_t seed, int64_t start_ns)
@@ -87,7 +90,7 @@ std::optional<int64_t> StageArrivals::next_ns() {
   unit_clock_ += unit_gap();
   auto t = inverse_s(unit_clock_);
   if (!t) return std::nullopt;
-  return start_ns_ + static_cast<int64_t>(std::llround(*t * 1e9));
+  return start_ns_ + seconds_to_ns(*t);
 }
 
 namespace {
@@ -104,7 +107,7 @@ std::optional<SlotSteps> slot_steps(const LoadLevel& level, std::optional<double
   const int64_t from = std::llround(level.from);
   const int64_t to = std::llround(level.to);
   if (from == to) return std::nullopt;
-  return SlotSteps{std::abs(to - from) + 1, std::llround(*duration_s * 1e9)};
+  return SlotSteps{std::abs(to - from) + 1, seconds_to_ns(*duration_s)};
 }
 
 // Which of the steps `elapsed_ns` falls in: floor(elapsed * levels / duration), exact.
@@ -210,9 +213,7 @@ std::vector<Dispatch> Scheduler::due(int64_t now_ns, int64_t lookahead_ns, size_
     if (mode_ == LoadMode::kConcurrency) {
       // The next starts when one ends: its intended time is when the slot freed (or opened).
       if (freed_at_ns_.empty() || (stage_end_ns_ && now_ns >= *stage_end_ns_)) break;
-      auto it = std::min_element(freed_at_ns_.begin(), freed_at_ns_.end());
-      intended = *it;
-      freed_at_ns_.erase(it);
+      intended = pop_earliest_free();
     } else {
       intended = intended_for_next(now_ns);
       if (rate_done_ || intended > now_ns + lookahead_ns) break;
@@ -248,9 +249,7 @@ std::optional<int64_t> Scheduler::take_free_slot(int64_t now_ns) {
   apply_stage_level(now_ns);
   if (in_flight_ >= limit_ || freed_at_ns_.empty()) return std::nullopt;
   if (stage_end_ns_ && now_ns >= *stage_end_ns_) return std::nullopt;
-  auto it = std::min_element(freed_at_ns_.begin(), freed_at_ns_.end());
-  const int64_t freed = *it;
-  freed_at_ns_.erase(it);
+  const int64_t freed = pop_earliest_free();
   ++in_flight_;
   return freed;
 }
@@ -261,17 +260,32 @@ void Scheduler::on_end(int64_t now_ns) {
   // surplus conversations end without being replaced.
   if (mode_ == LoadMode::kConcurrency &&
       static_cast<int64_t>(freed_at_ns_.size()) < limit_ - in_flight_) {
-    freed_at_ns_.push_back(now_ns);
+    push_free(now_ns);
   }
+}
+
+// freed_at_ns_ is a min-heap: a slot costs O(log n), so 100,000 slots start without the O(n^2)
+// a linear search per start cost.
+void Scheduler::push_free(int64_t at_ns) {
+  freed_at_ns_.push_back(at_ns);
+  std::push_heap(freed_at_ns_.begin(), freed_at_ns_.end(), std::greater<>());
+}
+
+int64_t Scheduler::pop_earliest_free() {
+  std::pop_heap(freed_at_ns_.begin(), freed_at_ns_.end(), std::greater<>());
+  const int64_t at = freed_at_ns_.back();
+  freed_at_ns_.pop_back();
+  return at;
 }
 
 void Scheduler::set_limit(int64_t limit, int64_t at_ns) {
   limit_ = std::max<int64_t>(0, limit);
   if (mode_ != LoadMode::kConcurrency) return;
   const auto target = static_cast<size_t>(std::max<int64_t>(0, limit_ - in_flight_));
-  while (freed_at_ns_.size() < target) freed_at_ns_.push_back(at_ns);
-  while (freed_at_ns_.size() > target) {
-    freed_at_ns_.erase(std::max_element(freed_at_ns_.begin(), freed_at_ns_.end()));
+  while (freed_at_ns_.size() < target) push_free(at_ns);
+  if (freed_at_ns_.size() > target) {  // the latest go; sorted ascending is still a min-heap
+    std::sort(freed_at_ns_.begin(), freed_at_ns_.end());
+    freed_at_ns_.resize(target);
   }
 }
 
@@ -296,7 +310,7 @@ void Scheduler::set_stage(const StageConfig& stage, uint64_t seed, int64_t start
   rate_done_ = false;
   next_intended_.reset();
   stage_end_ns_.reset();
-  if (stage.duration_s) stage_end_ns_ = start_ns + std::llround(*stage.duration_s * 1e9);
+  if (stage.duration_s) stage_end_ns_ = start_ns + seconds_to_ns(*stage.duration_s);
   stage_arrivals_.reset();
   if (mode_ == LoadMode::kRate) {
     // Each stage its own stream: its arrivals depend on the seed and the stage, nothing else.

@@ -120,7 +120,9 @@ class Scheduler {
   int64_t intended_for_next(int64_t now_ns);
   void apply_stage_level(int64_t now_ns);  // ramp steps up to now_ns
   void set_limit(int64_t limit, int64_t at_ns);
-  uint64_t next_seq();  // a given-back one first, else the next in order
+  void push_free(int64_t at_ns);  // a slot freed at at_ns
+  int64_t pop_earliest_free();    // the earliest-freed slot (freed_at_ns_ not empty)
+  uint64_t next_seq();            // a given-back one first, else the next in order
   uint64_t seq_at(uint64_t position) const {
     return position < trace_order_.size() ? trace_order_[position] : position;
   }
@@ -137,7 +139,7 @@ class Scheduler {
   bool stopped_ = false;
   std::optional<int64_t> next_intended_;  // rate/trace: computed once per seq
   int64_t rate_clock_ns_;                 // the running sum of gaps
-  std::vector<int64_t> freed_at_ns_;      // concurrency: when each free slot freed
+  std::vector<int64_t> freed_at_ns_;      // concurrency: when each free slot freed (a min-heap)
   std::deque<uint64_t> returned_;         // given back (give_back): out again before new ones
   // Load profile state (set_stage); absent for a single-level run.
   std::optional<StageConfig> stage_;

@@ -4,13 +4,9 @@
 #include <cmath>
 #include <utility>
 
+#include "common/duration.hpp"
+
 namespace convoy::controller {
-
-namespace {
-
-int64_t seconds_ns(double s) { return static_cast<int64_t>(std::llround(s * 1e9)); }
-
-}  // namespace
 
 StagePlan::StagePlan(std::vector<StageConfig> stages, NextStage next, int64_t wait_idle_ns)
     : pending_(std::move(stages)), next_(std::move(next)), wait_idle_ns_(wait_idle_ns) {
@@ -47,7 +43,7 @@ std::optional<int64_t> StagePlan::end_by(int64_t now_ns, const StageCounters& c)
   const StageWindow& w = windows_.back();
   const StageConfig& s = w.config;
   if (s.duration_s) {
-    const int64_t end = w.start_ns + seconds_ns(*s.duration_s);
+    const int64_t end = w.start_ns + seconds_to_ns(*s.duration_s);
     if (now_ns >= end) return end;  // the exact edge, however late the loop woke
     return std::nullopt;
   }
@@ -67,7 +63,7 @@ std::vector<StageEvent> StagePlan::advance(int64_t now_ns, const StageCounters& 
     StageWindow& w = windows_.back();
     w.end_ns = *end;
     events.push_back({StageEventKind::kEnded, this->current(), *end});
-    const int64_t settle_ns = std::max(seconds_ns(w.config.settle_s), wait_idle_ns_);
+    const int64_t settle_ns = std::max(seconds_to_ns(w.config.settle_s), wait_idle_ns_);
     if (settle_ns <= 0) {
       finish(*end, events);
       return events;
@@ -116,7 +112,7 @@ std::optional<int64_t> StagePlan::next_deadline_ns() const {
   if (state_ == State::kSettling) return settle_deadline_ns_;
   if (state_ != State::kRunning) return std::nullopt;
   const StageWindow& w = windows_.back();
-  if (w.config.duration_s) return w.start_ns + seconds_ns(*w.config.duration_s);
+  if (w.config.duration_s) return w.start_ns + seconds_to_ns(*w.config.duration_s);
   return std::nullopt;
 }
 

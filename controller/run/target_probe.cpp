@@ -10,6 +10,8 @@
 #include <cstring>
 #include <future>
 
+#include "common/redact.hpp"
+
 namespace convoy::controller {
 
 std::optional<UrlParts> parse_http_url(const std::string& url) {
@@ -104,7 +106,7 @@ std::vector<std::string> unreachable_urls(const std::vector<std::string>& urls, 
   probes.reserve(urls.size());
   for (size_t i = 0; i < urls.size(); ++i) {
     probes.push_back(std::async(std::launch::async, [&urls, i, timeout_ms]() -> std::string {
-      const std::string name = "target.urls[" + std::to_string(i) + "] " + urls[i];
+      const std::string name = "target.urls[" + std::to_string(i) + "] " + redact_url(urls[i]);
       const auto parts = parse_http_url(urls[i]);
       if (!parts) return name + ": not an http(s) url";
       std::string error;

@@ -10,7 +10,14 @@ namespace {
 // - Dynamo frontend: ai-dynamo/dynamo lib/runtime/src/metrics/prometheus_names.rs, module
 //   frontend_service, under name_prefix::FRONTEND "dynamo_frontend" (requests_total,
 //   queued_requests, inflight_requests, time_to_first_token_seconds,
-//   inter_token_latency_seconds, request_duration_seconds, output_tokens_total).
+//   inter_token_latency_seconds, request_duration_seconds, output_tokens_total). Verified
+//   against the real frontends' /metrics (tests/dynamo/claims_test.cpp): ai-dynamo 1.6.1 and
+//   1.2.1 both expose all seven under these names (counters with `_total` in # TYPE, as the
+//   Rust prometheus crate writes them). Dynamo's mocker (1.6.1) exposes the vLLM families
+//   below (vllm:num_requests_running, vllm:num_requests_waiting, vllm:kv_cache_usage_perc,
+//   vllm:gpu_cache_usage_perc, vllm:num_preemptions_total, vllm:time_to_first_token_seconds,
+//   vllm:inter_token_latency_seconds, vllm:e2e_request_latency_seconds) on its DYN_SYSTEM_PORT;
+//   the 1.2.1 mocker only dynamo_component_* families.
 // - vLLM (v1 engine): vllm-project/vllm vllm/v1/metrics/loggers.py, PrometheusStatLogger
 //   (vllm:num_requests_running, vllm:num_requests_waiting, vllm:kv_cache_usage_perc,
 //   vllm:num_preemptions, vllm:prompt_tokens, vllm:generation_tokens, vllm:prefix_cache_hits,
@@ -130,6 +137,8 @@ const KnownMetric* find(std::string_view family) {
 }
 
 }  // namespace
+
+std::span<const KnownMetric> known_metrics() { return kKnown; }
 
 const KnownMetric* known_metric(std::string_view family) {
   if (const KnownMetric* k = find(family)) return k;

@@ -4,6 +4,7 @@
 // marks them `headline: true`; every other series is still recorded and listed.
 #pragma once
 
+#include <span>
 #include <string_view>
 
 namespace convoy::telemetry {
@@ -26,5 +27,8 @@ struct KnownMetric {
 // The known family `family` belongs to (also matched with a trailing `_total` removed, as
 // prometheus_client names counters in the 0.0.4 text format), or nullptr.
 const KnownMetric* known_metric(std::string_view family);
+
+// The whole table (tests check each family against the real servers' /metrics).
+std::span<const KnownMetric> known_metrics();
 
 }  // namespace convoy::telemetry

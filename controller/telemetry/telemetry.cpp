@@ -12,7 +12,9 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/duration.hpp"
 #include "common/log.hpp"
+#include "common/redact.hpp"
 #include "common/utf8.hpp"
 
 namespace convoy::telemetry {
@@ -131,14 +133,15 @@ Telemetry::Telemetry(const TelemetryConfig& config, std::vector<TelemetryEndpoin
           [&] {
             std::vector<EndpointStats> stats;
             stats.reserve(endpoints.size());
-            for (const auto& e : endpoints) stats.push_back({e.name, e.url});
+            for (const auto& e : endpoints) stats.push_back({e.name, redact_url(e.url)});
             return stats;
           }(),
           config.max_series) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
   multi_.reset(curl_multi_init());
   if (!multi_) throw std::runtime_error("telemetry: curl_multi_init failed");
-  const long timeout_ms = std::max<long>(1, std::lround(config_.timeout_s * 1000));
+  const long timeout_ms =
+      std::max<long>(1, static_cast<long>(seconds_to_limit_ms(config_.timeout_s)));
   for (auto& e : endpoints) {
     auto t = std::make_unique<Target>();
     t->config = std::move(e);
@@ -173,25 +176,34 @@ Telemetry::~Telemetry() {
   curl_global_cleanup();
 }
 
-void Telemetry::stop() {
+void Telemetry::stop(bool final_scrape) {
   if (stopped_) return;
   stopped_ = true;
-  stop_.store(1);
+  // Without the last scrape (Ctrl-C) the thread leaves at once, abandoning a scrape in flight:
+  // an endpoint that dribbles its reply must not hold an interrupted run for timeout_s.
+  stop_.store(final_scrape ? 1 : 2);
   curl_multi_wakeup(multi_.get());
   if (thread_.joinable()) thread_.join();
   jsonl_.close();
 }
 
-std::vector<Telemetry::StartFailure> Telemetry::wait_first_round() {
+std::vector<Telemetry::StartFailure> Telemetry::wait_first_round(bool (*cancelled)()) {
   std::unique_lock lock(mutex_);
+  constexpr auto kCancelPoll = std::chrono::milliseconds(100);
   const auto deadline = std::chrono::steady_clock::now() +
-                        std::chrono::milliseconds(std::lround(config_.timeout_s * 1000) + 1000);
-  first_round_cv_.wait_until(lock, deadline, [&] { return first_round_done_ == targets_.size(); });
+                        std::chrono::nanoseconds(seconds_to_ns(config_.timeout_s + 1));
+  auto done = [&] { return first_round_done_ == targets_.size(); };
+  while (!done() && std::chrono::steady_clock::now() < deadline) {
+    if (cancelled && cancelled()) break;
+    first_round_cv_.wait_until(
+        lock, std::min(deadline, std::chrono::steady_clock::now() + kCancelPoll), done);
+  }
   std::vector<StartFailure> out;
   for (const auto& t : targets_) {
     if (t->first_done && t->first_error.empty()) continue;
     const std::string error = t->first_done ? t->first_error : "no answer at start";
-    out.push_back({t->config.name + " (" + t->config.url + "): " + error, t->config.required});
+    out.push_back(
+        {t->config.name + " (" + redact_url(t->config.url) + "): " + error, t->config.required});
   }
   return out;
 }
@@ -282,7 +294,7 @@ void Telemetry::run() {
 }
 
 size_t Telemetry::start_due(int64_t now, StartWhich which) {
-  const auto interval_ns = static_cast<int64_t>(std::max(config_.interval_s, 0.001) * 1e9);
+  const int64_t interval_ns = std::max<int64_t>(1'000'000, seconds_to_ns(config_.interval_s));
   size_t in_flight = 0;
   for (auto& t : targets_) {
     const bool due = which == kAll || (which == kDue && now >= t->next_due_ns);
@@ -334,7 +346,7 @@ void Telemetry::on_done(CURL* easy, CURLcode code) {
   t.in_flight = false;
   const int64_t done_ns = clock_();
   slices_.start();
-  const std::string error = scrape_error(t, code);
+  const std::string error = redact_urls_in(scrape_error(t, code));  // curl may quote the URL
   ParseResult parsed;
   int64_t dropped = 0;
   batch_size_ = 0;
@@ -366,8 +378,8 @@ void Telemetry::on_done(CURL* easy, CURLcode code) {
   jsonl_.write_line(scrape_line(t, index, done_ns, error, parsed, batch, dropped));
   if (t.first_done) return;
   if (!error.empty()) {
-    log_warn("telemetry: ", t.config.name, " (", t.config.url, ") failed its first scrape: ", error,
-             "; counted as a scrape error");
+    log_warn("telemetry: ", t.config.name, " (", redact_url(t.config.url),
+             ") failed its first scrape: ", error, "; counted as a scrape error");
   }
   std::lock_guard lock(mutex_);
   t.first_done = true;
@@ -394,7 +406,7 @@ const std::string& Telemetry::scrape_line(const Target& t, size_t index, int64_t
   w.Key("endpoint");
   text(t.config.name);
   w.Key("url");
-  text(t.config.url);
+  text(redact_url(t.config.url));
   w.Key("duration_ms");
   w.Double(static_cast<double>(done_ns - t.started_ns) / kNsPerMs);
   w.Key("error");

@@ -27,8 +27,12 @@
 
 namespace convoy::telemetry {
 
-// A reply larger than this is a scrape error.
-inline constexpr size_t kMaxScrapeBytes = size_t{64} << 20;
+// A reply larger than this is a scrape error, never parsed: the bytes one scrape may parse, and
+// so its peak memory (the reply, its parsed samples and its server_metrics.jsonl line: about
+// six times this, ~100 MB; a 1,000,000-series reply of ~60 MB took 375 MB when the bound was
+// 64 MiB). telemetry.max_series bounds what is kept, this what is read. Real endpoints are far
+// smaller: a vLLM or Dynamo frontend some 100 KB, a DCGM exporter on 8 GPUs about 200 KB.
+inline constexpr size_t kMaxScrapeBytes = size_t{16} << 20;
 
 // The endpoints a run scrapes: telemetry.endpoints, plus with target.url mock the bundled
 // mock's own /metrics (name "mock", not required) unless an endpoint is already named so.
@@ -53,7 +57,9 @@ class Telemetry {
     std::string what;
     bool required = false;
   };
-  std::vector<StartFailure> wait_first_round();
+  // Waits for the first scrape of every endpoint (at most timeout_s + 1 s), or until
+  // `cancelled` says so (Ctrl-C: polled every 100 ms).
+  std::vector<StartFailure> wait_first_round(bool (*cancelled)() = nullptr);
 
   // The measured window starts at `t_ns` (the run's clock).
   // These three are called by the run loop and return at once: the event is queued and the
@@ -66,8 +72,9 @@ class Telemetry {
   void mark_stage(std::string name, int64_t t_ns);
   void mark_settle(int64_t t_ns);
   // One last scrape of every endpoint (bounded by timeout_s), then the thread ends and
-  // server_metrics.jsonl is closed. Idempotent.
-  void stop();
+  // server_metrics.jsonl is closed. Idempotent. With final_scrape false (an interrupted run) the
+  // thread ends at once, abandoning any scrape in flight, however slow its endpoint.
+  void stop(bool final_scrape = true);
 
   // summary.json's "server_metrics" object (JSON text).
   std::string summary_json();

@@ -176,11 +176,50 @@ TEST_CASE("histogram memory is bounded by value range, not count") {
   std::mt19937_64 rng(11);
   std::uniform_int_distribution<int64_t> latency(1'000, 3'600'000'000'000);
   for (int i = 0; i < 1000; ++i) h.record(latency(rng));
+  h.record(1'000);  // the range's both ends: nothing later grows it
   h.record(3'600'000'000'000);
   const size_t after_warm = h.memory_bytes();
   for (int i = 0; i < 200'000; ++i) h.record(latency(rng));
   CHECK(h.memory_bytes() == after_warm);
   CHECK(after_warm < 256 * 1024);
+}
+
+TEST_CASE("histogram memory spans the buckets seen, not zero to the largest") {
+  // Issue 37: a stage's histograms held every bucket from 0 up to its latencies (about 9,000
+  // counters each for 100 ms in ns), 0.7 MB for a stage of one request.
+  Histogram one;
+  one.record(100'000'000);
+  CHECK(one.memory_bytes() <= sizeof(Histogram) + 4 * sizeof(int64_t));
+  CHECK(one.percentile(50) == 100'000'000);
+  SUBCASE("a descending series grows toward lower buckets in amortized constant time") {
+    Histogram down;
+    Histogram up;
+    for (int64_t v = 4'000'000'000; v >= 1'000; v -= v / 64 + 1) down.record(v);
+    for (int64_t v = 1'000; v <= 4'000'000'000; v += v / 64 + 1) up.record(v);
+    CHECK(down.memory_bytes() < 3 * up.memory_bytes());
+    for (double p : {1.0, 25.0, 50.0, 90.0, 99.9}) {
+      const double ratio = static_cast<double>(down.percentile(p)) / up.percentile(p);
+      CHECK(ratio == doctest::Approx(1).epsilon(0.05));
+    }
+  }
+  SUBCASE("negative values too, and buckets are visited in value order") {
+    Histogram h;
+    for (int64_t v : {int64_t{-5'000'000}, int64_t{-3}, int64_t{7}, int64_t{9'000'000},
+                      int64_t{-5'000'000}, int64_t{-70'000}}) {
+      h.record(v);
+    }
+    std::vector<std::pair<int64_t, int64_t>> seen;
+    h.for_each_bucket([&](int64_t lo, int64_t hi, int64_t n) {
+      CHECK(lo <= hi);
+      seen.push_back({lo, n});
+    });
+    REQUIRE(seen.size() == 5);
+    CHECK(seen.front().second == 2);
+    CHECK(std::is_sorted(seen.begin(), seen.end()));
+    CHECK(h.percentile(1) == -5'000'000);
+    CHECK(h.percentile(100) == 9'000'000);
+    CHECK(h.memory_bytes() < 64 * 1024);
+  }
 }
 
 TEST_CASE("histogram record_all equals one record() per value") {

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/utf8.hpp"
+#include "controller/cli/keygen.hpp"
 #include "controller/config/did_you_mean.hpp"
 
 namespace fs = std::filesystem;
@@ -408,8 +409,8 @@ TEST_CASE("load_config reads files and names them in errors") {
     CHECK_THROWS_WITH_AS(convoy::load_config((dir / "sub" / "missing.yaml").string()),
                          doctest::Contains("nope.jsonl' does not exist"), ConfigError);
   }
-  SUBCASE("curve_keys must be an existing folder") {
-    fs::create_directories(dir / "keys");
+  SUBCASE("curve_keys must be an existing folder (of keys: config_gaps_test.cpp)") {
+    REQUIRE(convoy::controller::write_curve_keys((dir / "keys").string(), 1) == 0);
     write_file(dir / "w.yaml", "workers:\n  curve_keys: keys\n");
     const Config c = convoy::load_config((dir / "w.yaml").string());
     REQUIRE(c.workers.curve_keys.has_value());

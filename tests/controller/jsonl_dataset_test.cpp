@@ -466,6 +466,19 @@ TEST_CASE("jsonl: the wire limit counts the whole family") {
   CHECK(e.find("a family crosses to its worker in one piece") != std::string::npos);
 }
 
+TEST_CASE("jsonl: a family of more than 10,000 sub-agent rows is rejected at load") {
+  // Issue 37: a worker starting 100,000 children of one turn missed its heartbeats.
+  auto family_of = [](int children) {
+    std::string rows = family_row("lead", 1);
+    for (int i = 0; i < children; ++i) rows += "{\"text\": \"t\"" + link("lead", 1) + "}\n";
+    return rows;
+  };
+  CHECK(error_of(family_of(10'000)).empty());
+  const auto e = error_of(family_of(10'001));
+  CHECK(e.find("data.jsonl:1: conversation_id: its family has 10001 sub-agent rows, more than "
+               "10000") == 0);
+}
+
 TEST_CASE("a cycled family gets new ids for every member") {
   auto family = parse_jsonl(family_row("lead", 2) + family_row("c", 1, link("lead", 1)))[0];
   const auto first = family;

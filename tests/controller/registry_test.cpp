@@ -12,6 +12,7 @@ using convoy::controller::ClockSample;
 using convoy::controller::kClockPings;
 using convoy::controller::kHeartbeatPeriodNs;
 using convoy::controller::kMissedHeartbeats;
+using convoy::controller::kSpareHandshakes;
 using convoy::controller::WorkerRegistry;
 using convoy::controller::WorkerState;
 namespace proto = convoy::proto;
@@ -210,10 +211,12 @@ TEST_CASE("registry protocol version check") {
   const uint32_t other = proto::kProtocolVersion + 7;
   auto err = r.on_hello(hello("old-worker", other), 1000);
   REQUIRE(err.has_value());
-  INFO(*err);
-  CHECK(err->find("old-worker") != std::string::npos);
-  CHECK(err->find("version " + std::to_string(other)) != std::string::npos);
-  CHECK(err->find("version " + std::to_string(proto::kProtocolVersion)) != std::string::npos);
+  INFO(err->reason);
+  CHECK_FALSE(err->retry);
+  CHECK(err->reason.find("old-worker") != std::string::npos);
+  CHECK(err->reason.find("version " + std::to_string(other)) != std::string::npos);
+  CHECK(err->reason.find("version " + std::to_string(proto::kProtocolVersion)) !=
+        std::string::npos);
   CHECK(r.find("old-worker") == nullptr);
   CHECK(r.workers().empty());
 
@@ -295,34 +298,79 @@ TEST_CASE("clock offset estimation") {
   }
 }
 
-TEST_CASE("registry admits no more than max_active workers at once") {
+// Feeds `id` kClockPings pongs at `now` with room for `max_live` live workers; whether it
+// became ready.
+bool finish_handshake(WorkerRegistry& r, const std::string& id, int64_t now, size_t max_live) {
+  bool ready = false;
+  for (int i = 0; i < kClockPings; ++i) {
+    int64_t t3 = 0;
+    ready = r.on_pong(id, pong_for(now, 0, kMs, kMs, &t3), now, max_live) || ready;
+  }
+  return ready;
+}
+
+TEST_CASE("registry gives a slot only to a worker whose clock check is done") {
   WorkerRegistry r;
   const int64_t t = 1'000 * kHeartbeatPeriodNs;
   int64_t now = make_ready(r, "a", t);
-  REQUIRE_FALSE(r.on_hello(hello("b"), now, 2).has_value());  // connecting counts
-  CHECK(r.active_count() == 2);
+  // Two squatters say hello and never answer a ping: they hold no slot.
+  REQUIRE_FALSE(r.on_hello(hello("squat-1"), now, 2).has_value());
+  REQUIRE_FALSE(r.on_hello(hello("squat-2"), now, 2).has_value());
+  CHECK(r.live_count() == 1);
+  REQUIRE_FALSE(r.on_hello(hello("b"), now, 2).has_value());
+  CHECK(finish_handshake(r, "b", now + kMs, 2));
+  CHECK(r.live_count() == 2);
 
-  SUBCASE("a third is refused and registers nothing") {
-    auto err = r.on_hello(hello("phantom"), now, 2);
+  SUBCASE("a hello with every slot taken is refused, to retry, and registers nothing") {
+    auto err = r.on_hello(hello("late"), now, 2);
     REQUIRE(err.has_value());
-    CHECK(err->find("workers.expect") != std::string::npos);
-    CHECK(r.find("phantom") == nullptr);
-    CHECK(r.workers().size() == 2);
+    CHECK(err->retry);
+    CHECK(err->reason.find("workers.expect") != std::string::npos);
+    CHECK(r.find("late") == nullptr);
   }
-  SUBCASE("a repeated hello of a registered worker is still accepted") {
-    CHECK_FALSE(r.on_hello(hello("a"), now + kMs, 2).has_value());
-    CHECK_FALSE(r.on_hello(hello("b"), now + kMs, 2).has_value());
-  }
-  SUBCASE("a lost worker frees its place for a late joiner") {
-    r.on_seen("b", now + kLostAfterNs);  // b stays alive, a goes silent
-    for (int i = 0; i < kClockPings; ++i) {
-      int64_t t3 = 0;
-      r.on_pong("b", pong_for(now, 0, kMs, kMs, &t3), now + kLostAfterNs);
+  SUBCASE("a squatter repeating its hello is dropped when its handshake is overdue") {
+    for (int64_t dt = 0; dt <= kLostAfterNs; dt += 100 * kMs) {
+      CHECK_FALSE(r.on_hello(hello("squat-1"), now + dt, 2).has_value());
+      r.on_seen("a", now + dt);
+      r.on_seen("b", now + dt);
     }
+    CHECK(r.expire(now + kLostAfterNs).empty());
+    CHECK(r.find("squat-1") != nullptr);
+    CHECK(r.expire(now + kLostAfterNs + 1).empty());  // forgotten, never lost
+    CHECK(r.find("squat-1") == nullptr);
+    CHECK(r.find("squat-2") == nullptr);
+    CHECK(r.live_count() == 2);
+  }
+  SUBCASE("a worker done with its handshake when no slot is free stays out") {
+    r.set_state("b", WorkerState::kLost);
+    REQUIRE_FALSE(r.on_hello(hello("c"), now, 2).has_value());
+    REQUIRE_FALSE(r.on_hello(hello("d"), now, 2).has_value());
+    CHECK(finish_handshake(r, "c", now + kMs, 2));
+    CHECK_FALSE(finish_handshake(r, "d", now + kMs, 2));
+    CHECK(r.find("d")->state == WorkerState::kConnecting);
+    CHECK(r.find("d")->handshake_done());
+    r.forget("d");
+    CHECK(r.find("d") == nullptr);
+    r.forget("c");  // only a connecting one is forgotten
+    CHECK(r.find("c")->state == WorkerState::kReady);
+  }
+  SUBCASE("peers in their handshake are bounded: max_live + kSpareHandshakes") {
+    r.set_state("b", WorkerState::kLost);
+    for (size_t i = 2; i < 2 + kSpareHandshakes; ++i) {  // squat-1 and squat-2 are two of them
+      REQUIRE_FALSE(r.on_hello(hello("p" + std::to_string(i)), now, 2).has_value());
+    }
+    auto err = r.on_hello(hello("one-more"), now, 2);
+    REQUIRE(err.has_value());
+    CHECK(err->retry);
+    CHECK(r.find("one-more") == nullptr);
+  }
+  SUBCASE("a lost worker frees its slot for a late joiner") {
+    r.on_seen("b", now + kLostAfterNs);  // b stays alive, a goes silent
     REQUIRE(r.expire(now + kLostAfterNs + 1) == std::vector<std::string>{"a"});
-    CHECK(r.active_count() == 1);
+    CHECK(r.live_count() == 1);
     CHECK_FALSE(r.on_hello(hello("c"), now + kLostAfterNs + 2, 2).has_value());
-    CHECK(r.on_hello(hello("d"), now + kLostAfterNs + 2, 2).has_value());
+    CHECK(finish_handshake(r, "c", now + kLostAfterNs + 3, 2));
+    CHECK(r.on_hello(hello("d"), now + kLostAfterNs + 4, 2).has_value());
     CHECK(r.find("a")->state == WorkerState::kLost);  // still reported
   }
 }
@@ -334,8 +382,8 @@ TEST_CASE("registry refuses ids and hosts that are not printable UTF-8") {
     auto err = r.on_hello(hello(id), 1);
     REQUIRE_MESSAGE(err.has_value(), id);
     // The message quotes the id escaped: no raw control byte or invalid UTF-8 in it.
-    for (unsigned char c : *err) CHECK(c >= 0x20);
-    CHECK(err->find('\xff') == std::string::npos);
+    for (unsigned char c : err->reason) CHECK(c >= 0x20);
+    CHECK(err->reason.find('\xff') == std::string::npos);
   }
   CHECK(r.on_hello(proto::Hello{proto::kProtocolVersion, "w", "ho\rst", 1}, 1).has_value());
   CHECK(r.workers().empty());

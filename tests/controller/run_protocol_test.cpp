@@ -473,6 +473,51 @@ TEST_CASE("controller protocol: results and byes without the worker's token are 
   }
 }
 
+TEST_CASE("controller protocol: an authenticated worker's malformed records are dropped") {
+  ControllerRun run("malformed", 1,
+                    dataset_yaml(10, 1) + "load: {mode: concurrency, concurrency: 2}\n");
+  zmq::context_t& ctx = run.ctx();
+  FakeWorker a(ctx, run.endpoint(), "fake-a");
+  a.hello();
+  REQUIRE(pump({&a}, 30, [&] { return a.welcomed; }));
+  // With its real token: negative tokens, a time an hour past the run, a URL that is not there.
+  zmq::socket_t push(ctx, zmq::socket_type::push);
+  push.set(zmq::sockopt::linger, 1000);
+  push.connect(a.results_endpoint);
+  proto::Results bad;
+  bad.worker_id = "fake-a";
+  bad.token = a.token;
+  for (const char* id : {"bad-tokens", "bad-time", "bad-url"}) {
+    proto::Record r = forged_record(id);
+    r.intended_ns = steady_ns();
+    r.sent_ns = r.intended_ns + 1;
+    r.first_token_ns = r.intended_ns + 2;
+    r.end_ns = r.intended_ns + 3;
+    bad.records.push_back(r);
+  }
+  bad.records[0].output_tokens = -7;
+  bad.records[1].end_ns += int64_t{3600} * 1'000'000'000;
+  bad.records[2].url_index = 5;
+  REQUIRE(push.send(zmq::buffer(proto::encode(bad))));
+  REQUIRE(pump({&a}, 30, [&] { return run.done(); }));
+  CHECK(run.rc() == 0);
+  CHECK(a.completed == 10);
+  size_t lines = 0;
+  auto by_conversation = record_workers(run.out() / "records.jsonl", &lines);
+  CHECK(lines == 10);
+  for (const char* id : {"bad-tokens", "bad-time", "bad-url"}) {
+    CHECK_MESSAGE(by_conversation.count(id) == 0, id);
+  }
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  CHECK(summary["run"]["malformed_records"].GetInt64() == 3);
+  CHECK(summary["output_token_throughput"]["avg"].GetDouble() >= 0);
+  std::string reasons;
+  for (const auto& r : summary["verdict"]["reasons"].GetArray()) reasons += r.GetString();
+  CHECK(reasons.find("3 malformed record(s) from authenticated workers were dropped "
+                     "(output_tokens -7 < 0") != std::string::npos);
+}
+
 TEST_CASE("controller protocol: a hello flood beyond workers.expect registers no phantom") {
   fs::path log_path =
       fs::temp_directory_path() / ("convoy-proto-flood-" + std::to_string(::getpid()) + ".log");
@@ -537,6 +582,62 @@ TEST_CASE("controller protocol: a hello flood beyond workers.expect registers no
   CHECK(log.find('\xff') == std::string::npos);
   CHECK(log.find("phantom-\\x1b[31m-\\xff") != std::string::npos);
   fs::remove(log_path);
+}
+
+TEST_CASE("controller protocol: peers that only repeat hello hold no slot; the real ones join") {
+  ControllerRun run(
+      "squat", 2,
+      dataset_yaml(20, 2) + "load: {mode: rate, rate: 40, arrival: constant, duration_s: 0.4}\n");
+  zmq::context_t& ctx = run.ctx();
+  // Two squatters (bare DEALERs) say hello first and keep repeating it, never answering a ping.
+  std::vector<std::unique_ptr<zmq::socket_t>> squatters;
+  auto squat_hellos = [&] {
+    for (size_t i = 0; i < squatters.size(); ++i) {
+      const std::string bytes = proto::encode(
+          proto::Hello{proto::kProtocolVersion, "squatter-" + std::to_string(i), "squat-host", 1});
+      (void)squatters[i]->send(zmq::buffer(bytes), zmq::send_flags::dontwait);
+    }
+  };
+  for (int i = 0; i < 2; ++i) {
+    auto s = std::make_unique<zmq::socket_t>(ctx, zmq::socket_type::dealer);
+    s->set(zmq::sockopt::routing_id, "squatter-" + std::to_string(i));
+    s->set(zmq::sockopt::linger, 0);
+    s->connect(run.endpoint());
+    squatters.push_back(std::move(s));
+  }
+  squat_hellos();
+  FakeWorker a(ctx, run.endpoint(), "real-a");
+  FakeWorker b(ctx, run.endpoint(), "real-b");
+  a.hello();
+  b.hello();
+  int64_t last_squat_ns = steady_ns();
+  REQUIRE(pump({&a, &b}, 30, [&] {
+    if (steady_ns() - last_squat_ns > 5'000'000) {  // a hello every 5 ms from each squatter
+      squat_hellos();
+      last_squat_ns = steady_ns();
+    }
+    return run.done();
+  }));
+  CHECK(run.rc() == 0);
+  CHECK_FALSE(a.rejected);
+  CHECK_FALSE(b.rejected);
+  CHECK(a.completed > 0);
+  CHECK(b.completed > 0);
+  auto summary = read_json(run.out() / "summary.json");
+  REQUIRE_FALSE(summary.HasParseError());
+  std::set<std::string> ids;
+  for (const auto& w : summary["workers"].GetArray()) ids.insert(w["worker_id"].GetString());
+  CHECK(ids == std::set<std::string>{"real-a", "real-b"});
+  // The squatters were sent pings and nothing else: no Welcome, no token.
+  for (auto& s : squatters) {
+    for (int i = 0; i < 10000; ++i) {
+      zmq::message_t msg;
+      if (!s->recv(msg, zmq::recv_flags::dontwait)) break;
+      auto d = proto::decode(msg.data(), msg.size(), nullptr);
+      REQUIRE(d.has_value());
+      CHECK(d->type != proto::MsgType::kWelcome);
+    }
+  }
 }
 
 TEST_CASE("controller protocol: a worker declared lost stays lost when its bye comes late") {

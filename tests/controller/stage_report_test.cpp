@@ -405,8 +405,19 @@ TEST_CASE("the console prints a capacity search's answer") {
   SUBCASE("even high met it") {
     search.max_meeting_slo = 64;
     search.min_failing.reset();
+    search.complete = true;
     std::ostringstream high;
     convoy::controller::print_search_result(high, search);
     CHECK(high.str().find("lowest failing: none (even high 64 met it)") != std::string::npos);
+  }
+  SUBCASE("interrupted: a bound never judged is not claimed") {
+    search.steps.resize(1);
+    search.max_meeting_slo = 1;
+    search.min_failing.reset();
+    std::ostringstream cut;
+    convoy::controller::print_search_result(cut, search);
+    CHECK(cut.str().find("met it") == std::string::npos);
+    CHECK(cut.str().find("lowest failing: none judged (the search was interrupted)") !=
+          std::string::npos);
   }
 }

@@ -230,7 +230,7 @@ TEST_CASE("telemetry: an endpoint that refuses or never answers is counted, neve
   }
 }
 
-TEST_CASE("telemetry: a reply larger than 64 MiB is a scrape error") {
+TEST_CASE("telemetry: a reply larger than 16 MiB is a scrape error, never parsed") {
   const std::string huge(kMaxScrapeBytes + 1, '#');
   TinyHttpServer server(
       [&](const std::string&, int) { return TinyHttpServer::reply("200 OK", "", huge); });
@@ -241,7 +241,8 @@ TEST_CASE("telemetry: a reply larger than 64 MiB is a scrape error") {
               dir.path() / "server_metrics.jsonl");
   const auto failures = t.wait_first_round();
   REQUIRE(failures.size() == 1);
-  CHECK(failures[0].what.find("reply larger than 64 MiB") != std::string::npos);
+  CHECK(failures[0].what.find("reply larger than 16 MiB") != std::string::npos);
+  CHECK(kMaxScrapeBytes == size_t{16} << 20);
 }
 
 TEST_CASE("telemetry: a real prometheus-node-exporter on loopback is scraped") {

@@ -390,6 +390,37 @@ TEST_CASE("run verdict fails when load.abort_on stopped the run") {
   }
 }
 
+TEST_CASE("run verdict of an interrupted capacity search claims nothing it never judged") {
+  VerdictRun run;
+  convoy::controller::SearchFacts search;
+  search.config.low = 1;
+  search.config.high = 64;
+  search.steps = {convoy::controller::SearchStep{0, 1, true}};  // high's step never judged
+  search.max_meeting_slo = 1;
+  run.facts.search = search;
+  SUBCASE("interrupted: no word of high") {
+    const Verdict v = run.judge();
+    CHECK_FALSE(has_reason(v, "still met the SLO"));
+    CHECK(has_reason(v,
+                     "capacity search interrupted after 1 judged step(s): the highest load "
+                     "that met the SLO so far is 1.00"));
+  }
+  SUBCASE("interrupted before any step was judged") {
+    run.facts.search->steps.clear();
+    run.facts.search->max_meeting_slo.reset();
+    const Verdict v = run.judge();
+    CHECK_FALSE(has_reason(v, "missed the SLO"));
+    CHECK(has_reason(v, "capacity search interrupted after 0 judged step(s): no step met"));
+  }
+  SUBCASE("complete, high judged and met: the capacity is higher") {
+    run.facts.search->steps.push_back({1, 64, true});
+    run.facts.search->max_meeting_slo = 64;
+    run.facts.search->complete = true;
+    const Verdict v = run.judge();
+    CHECK(has_reason(v, "load.search.high (64.00) still met the SLO"));
+  }
+}
+
 TEST_CASE("run verdict counts the requests intended in settle windows") {
   VerdictRun run;
   run.facts.settle_requests = 12;

@@ -65,6 +65,7 @@ TEST_CASE("real Dynamo 1.6.1: header affinity with a TTL keeps every conversatio
   std::set<std::string> used;
   int64_t records = 0;
   for (const auto& r : read_jsonl(out / "records.jsonl")) {
+    REQUIRE(r["served_by"].IsString());
     const std::string served_by = r["served_by"].GetString();
     INFO("served_by " << served_by);
     CHECK(known.count(served_by) == 1);

@@ -1,6 +1,7 @@
 // A real Dynamo on loopback for a test (issue 30): `scripts/dynamo up` on a free port with its
 // own state folder, the frontend's URL and /metrics, each mocker worker's pid, /metrics and the
-// id nvext.worker_id reports; `scripts/dynamo down` at scope exit.
+// id nvext.worker_id reports; `scripts/dynamo down` at scope exit (and, should the test process
+// die first, by itself: --owner-pid).
 //
 //   DynamoOptions options;
 //   options.affinity_ttl_s = 60;
@@ -64,7 +65,9 @@ class DynamoStack {
                                      "--state-dir",
                                      state_dir_.string(),
                                      "--speedup-ratio",
-                                     format_ratio(options.speedup_ratio)};
+                                     format_ratio(options.speedup_ratio),
+                                     "--owner-pid",
+                                     std::to_string(::getpid())};
     if (options.affinity_ttl_s) {
       argv.insert(argv.end(), {"--affinity-ttl-s", std::to_string(*options.affinity_ttl_s)});
     }

@@ -13,7 +13,7 @@
 
 using namespace convoy::test;
 
-TEST_CASE("convoy refuses invalid UTF-8, workers.local over its bound and max_response_bytes 0") {
+TEST_CASE("convoy refuses invalid UTF-8, recursive aliases, numbers out of range and bad URLs") {
   TempDir dir("convoy-bad-input-");
   struct Case {
     std::string yaml;
@@ -24,6 +24,15 @@ TEST_CASE("convoy refuses invalid UTF-8, workers.local over its bound and max_re
       {"target:\n  url: mock\n  model: \"m\xc3\"\n", ":3: target.model: value is not valid UTF-8"},
       {"workers:\n  local: 100000\n", ":2: workers.local: at most 256"},
       {"target:\n  max_response_bytes: 0\n", ":2: target.max_response_bytes:"},
+      // Issue 37: a recursive alias was SIGSEGV (exit 139); a second document was ignored; these
+      // numbers and URLs were accepted and then hung, flooded or failed at start (exit 3).
+      {"x: &r [*r]\n", ":1: x[0]: recursive alias"},
+      {"name: a\n---\nname: b\n", ":2: a second YAML document"},
+      {"load:\n  sweep: {concurrency: [1000000000], duration_s: 1}\n",
+       ":2: load.sweep.concurrency[0]: out of range"},
+      {"telemetry:\n  interval_s: 1e10\n", ":2: telemetry.interval_s: out of range"},
+      {"mock:\n  speedup: 1e-300\n", ":2: mock.speedup: out of range"},
+      {"target:\n  url: \"http://127.0.0.1:1/v1 x\"\n", ":2: target.url: the URL holds a space"},
   };
   int i = 0;
   for (const auto& c : cases) {

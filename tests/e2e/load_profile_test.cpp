@@ -253,6 +253,7 @@ TEST_CASE("load profile: the circuit breaker stops an all-500 run early with exi
   const auto summary = read_json(r.out / "summary.json");
   REQUIRE(summary.HasMember("verdict"));
   CHECK(std::string(summary["verdict"]["status"].GetString()) == "fail");
+  CHECK(summary["was_cancelled"].GetBool());  // cut short of its profile, as by Ctrl-C
   REQUIRE(summary["verdict"]["aborted_reason"].IsString());
   CHECK(std::string(summary["verdict"]["aborted_reason"].GetString()).find("error rate") !=
         std::string::npos);

@@ -64,8 +64,8 @@ TEST_CASE("several loop threads serve concurrent streaming clients") {
         for (int r = 0; r < kRequests; ++r) {
           const auto res = client.post("/v1/chat/completions",
                                        chat_body({{"user", "c" + std::to_string(i)}}, 5, true));
-          // 5 tokens and [DONE]
-          if (res.status == 200 && sse_data(res.body).size() == 6) ++ok[static_cast<size_t>(i)];
+          // 5 tokens, the finish chunk and [DONE]
+          if (res.status == 200 && sse_data(res.body).size() == 7) ++ok[static_cast<size_t>(i)];
         }
       });
     }

@@ -34,6 +34,10 @@ StreamRead read_stream(const std::string& body, bool chat) {
       continue;
     }
     const auto& choice = doc["choices"][0];
+    if (chat && !choice["delta"].HasMember("content")) {  // the finish chunk: no token
+      CHECK(std::string(choice["finish_reason"].GetString()) == "length");
+      continue;
+    }
     if (chat) {
       if (out.tokens.empty()) out.first_has_role = choice["delta"].HasMember("role");
       out.tokens.emplace_back(choice["delta"]["content"].GetString());
@@ -138,20 +142,24 @@ TEST_CASE("mock SSE framing read back by curl") {
   const auto events = sse_data(body);
   for (const auto& e : events) rebuilt += "data: " + e + "\n\n";
   CHECK(rebuilt == body);
-  REQUIRE(events.size() == 5 + 2);  // 5 tokens, usage, [DONE]
+  REQUIRE(events.size() == 5 + 3);  // 5 tokens, the finish chunk, usage, [DONE]
   CHECK(events.back() == "[DONE]");
 
   const auto read = read_stream(body, true);
   CHECK(read.first_has_role);
   CHECK(read.tokens.size() == 5);
-  const auto usage = parse_json(events[5]);
+  const auto usage = parse_json(events[6]);
   CHECK(usage["choices"].Empty());
   CHECK(usage["usage"]["completion_tokens"].GetInt() == 5);
   CHECK(usage["usage"]["total_tokens"].GetInt() == usage["usage"]["prompt_tokens"].GetInt() + 5);
   CHECK(usage["usage"]["prompt_tokens_details"]["cached_tokens"].GetInt() == 0);
-  // Only the last token chunk has a finish_reason.
+  // Only the finish chunk after the last token has a finish_reason, and no content (as the real
+  // 1.6.1 frontend sends it).
   CHECK(parse_json(events[0])["choices"][0]["finish_reason"].IsNull());
-  CHECK(std::string(parse_json(events[4])["choices"][0]["finish_reason"].GetString()) == "length");
+  CHECK(parse_json(events[4])["choices"][0]["finish_reason"].IsNull());
+  const auto finish = parse_json(events[5]);
+  CHECK(std::string(finish["choices"][0]["finish_reason"].GetString()) == "length");
+  CHECK(finish["choices"][0]["delta"].ObjectEmpty());
 }
 
 }  // namespace

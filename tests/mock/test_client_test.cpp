@@ -1,127 +1,12 @@
-// The test client (Beast's sync HTTP client) and the mock's plain endpoints.
+// The mock's plain endpoints (the client itself is in test_client.cpp).
+#include <doctest/doctest.h>
+
+#include <fstream>
+#include <string>
+
 #include "mock/test_client.hpp"
 
-#include <doctest/doctest.h>
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-// GCC 12 with sanitizers reports a false maybe-uninitialized inside Beast's response parser.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <boost/asio/connect.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/http.hpp>
-#pragma GCC diagnostic pop
-
-#include <algorithm>
-#include <cctype>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
-
 namespace convoy::mock::test {
-
-namespace beast = boost::beast;
-namespace http = beast::http;
-namespace net = boost::asio;
-using tcp = net::ip::tcp;
-
-struct Client::Impl {
-  explicit Impl(uint16_t p) : port(p), socket(ioc) { connect(); }
-  void connect() {
-    beast::error_code ec;
-    socket.close(ec);
-    socket.connect(tcp::endpoint(net::ip::make_address("127.0.0.1"), port), ec);
-    connected = !ec;
-  }
-  uint16_t port;
-  net::io_context ioc;
-  tcp::socket socket;
-  beast::flat_buffer buffer;
-  bool connected = false;
-};
-
-Client::Client(uint16_t port) : impl_(std::make_unique<Impl>(port)) {}
-Client::~Client() = default;
-
-Response Client::request(const std::string& method, const std::string& target,
-                         const std::string& body, const Headers& headers) {
-  Response out;
-  if (!impl_->connected) impl_->connect();
-  http::request<http::string_body> req{http::string_to_verb(method), target, 11};
-  req.set(http::field::host, "127.0.0.1");
-  if (!body.empty()) req.set(http::field::content_type, "application/json");
-  for (const auto& [name, value] : headers) req.set(name, value);
-  req.body() = body;
-  req.prepare_payload();
-  beast::error_code ec;
-  http::write(impl_->socket, req, ec);
-  http::response_parser<http::string_body> parser;
-  parser.body_limit(boost::none);
-  if (!ec) http::read(impl_->socket, impl_->buffer, parser, ec);
-  if (ec) {
-    out.error = ec.message();
-    impl_->connected = false;
-    impl_->buffer.clear();
-    return out;
-  }
-  auto res = parser.release();
-  out.status = static_cast<int>(res.result_int());
-  out.body = std::move(res.body());
-  for (const auto& field : res) {
-    std::string name(field.name_string());
-    std::transform(name.begin(), name.end(), name.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    out.headers[name] = std::string(field.value());
-  }
-  if (!res.keep_alive()) impl_->connected = false;
-  return out;
-}
-
-std::string Response::header(const std::string& lower_name) const {
-  const auto it = headers.find(lower_name);
-  return it == headers.end() ? std::string() : it->second;
-}
-
-std::vector<std::string> sse_data(const std::string& body) {
-  std::vector<std::string> out;
-  size_t pos = 0;
-  while (pos < body.size()) {
-    const size_t end = body.find("\n\n", pos);
-    const std::string event = body.substr(pos, end == std::string::npos ? end : end - pos);
-    if (event.rfind("data: ", 0) == 0) out.push_back(event.substr(6));
-    if (end == std::string::npos) break;
-    pos = end + 2;
-  }
-  return out;
-}
-
-rapidjson::Document parse_json(const std::string& text) {
-  rapidjson::Document doc;
-  doc.Parse(text.c_str());
-  return doc;
-}
-
-std::string json_string(const std::string& text) {
-  rapidjson::StringBuffer buf;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
-  w.String(text.c_str(), static_cast<rapidjson::SizeType>(text.size()));
-  return buf.GetString();
-}
-
-std::string chat_body(const std::vector<std::pair<std::string, std::string>>& messages,
-                      int64_t max_tokens, bool stream, const std::string& extra) {
-  std::string body = R"({"model":"mock-model","messages":[)";
-  for (size_t i = 0; i < messages.size(); ++i) {
-    if (i > 0) body += ',';
-    body += R"({"role":)" + json_string(messages[i].first) + R"(,"content":)" +
-            json_string(messages[i].second) + "}";
-  }
-  body += R"(],"max_tokens":)" + std::to_string(max_tokens) + R"(,"stream":)" +
-          (stream ? "true" : "false");
-  if (!extra.empty()) body += "," + extra;
-  return body + "}";
-}
 
 namespace {
 
@@ -173,19 +58,54 @@ TEST_CASE("mock validates requests like Dynamo's frontend") {
     const auto res = client.post("/v1/chat/completions",
                                  R"({"model":"gpt-x","messages":[{"role":"user","content":"a"}]})");
     CHECK(res.status == 404);
-    CHECK(res.body == R"({"message":"Model not found: gpt-x","type":"Not Found","code":404})");
+    CHECK(res.body == R"({"message":"Model not found","type":"Not Found","code":404})");
   }
-  SUBCASE("a body that is not JSON is 400") {
-    const auto res = client.post("/v1/chat/completions", "{nope");
+  SUBCASE("a body that is not JSON is 400 with serde's words and position") {
+    auto res = client.post("/v1/chat/completions", R"({"model":"mock-model",})");
     CHECK(res.status == 400);
-    const auto doc = parse_json(res.body);
-    CHECK(std::string(doc["message"].GetString()).rfind("Failed to parse the request body", 0) ==
-          0);
+    CHECK(std::string(parse_json(res.body)["message"].GetString()) ==
+          "Failed to deserialize the JSON body into the target type: trailing comma at line 1 "
+          "column 23");
+    res = client.post("/v1/chat/completions", "");
+    CHECK(std::string(parse_json(res.body)["message"].GetString()) ==
+          "Failed to deserialize the JSON body into the target type: EOF while parsing a value at "
+          "line 1 column 0");
   }
-  SUBCASE("missing messages is 400") {
-    const auto res = client.post("/v1/chat/completions", R"({"model":"mock-model"})");
+  SUBCASE("the legacy era leaves a syntax error to axum: a text/plain body") {
+    auto options = test_options();
+    options.contract = Contract::kLegacy;
+    RunningMock legacy(options);
+    Client c(legacy.port);
+    const auto res = c.post("/v1/chat/completions", R"({"model":"mock-model",})");
     CHECK(res.status == 400);
-    CHECK(res.body.find("missing field `messages`") != std::string::npos);
+    CHECK(res.body ==
+          "Failed to parse the request body as JSON: trailing comma at line 1 column 23");
+    CHECK(c.post("/tokenize", "{}").body.empty());
+    CHECK(c.post("/tokenize", "{}").status == 404);
+  }
+  SUBCASE("missing messages is 400 at the end of the object; Dynamo's own validation texts") {
+    auto res = client.post("/v1/chat/completions", R"({"model":"mock-model"})");
+    CHECK(res.status == 400);
+    CHECK(std::string(parse_json(res.body)["message"].GetString()) ==
+          "Failed to deserialize the JSON body into the target type: missing field `messages` at "
+          "line 1 column 22");
+    res = client.post("/v1/chat/completions", R"({"model":"mock-model","messages":[]})");
+    CHECK(std::string(parse_json(res.body)["message"].GetString()) ==
+          "Validation: The 'messages' field cannot be empty. At least one message is required.");
+    res = client.post("/v1/chat/completions", chat_body({{"user", "a"}}, 0, false));
+    CHECK(std::string(parse_json(res.body)["message"].GetString()) ==
+          "Validation: Max tokens must be greater than 0, got 0");
+  }
+  SUBCASE("an unknown route and a wrong method answer as Dynamo's router does") {
+    auto res = client.post("/tokenize", "{}");
+    CHECK(res.status == 404);
+    CHECK(res.body ==
+          R"({"message":"Route not found: POST /tokenize","type":"Not Found","code":404})");
+    res = client.get("/v1/chat/completions");
+    CHECK(res.status == 405);
+    CHECK(res.body.empty());
+    CHECK(res.header("allow") == "POST");
+    CHECK(client.post("/v1/models", "").header("allow") == "GET,HEAD");
   }
   SUBCASE("x-request-id is echoed") {
     const auto res = client.post("/v1/chat/completions", kHello, {{"X-Request-ID", "req-42"}});

@@ -83,7 +83,7 @@ TEST_CASE("nvext.worker_id has Dynamo's WorkerIdInfo shape in whole and streamed
       CHECK(doc["nvext"].HasMember("timing") == last);
       timing += doc["nvext"].HasMember("timing") ? 1 : 0;
     }
-    CHECK(content == 4);
+    CHECK(content == 4 + 1);  // the tokens and the finish chunk, each with worker_id
     CHECK(usage == 1);
     CHECK(timing == 1);
   }

@@ -112,6 +112,28 @@ TEST_CASE("event loop: cancelled timers do not fire and ids are never reused") {
   }
 }
 
+TEST_CASE("event loop: a burst of due timers yields to ready fds between iterations") {
+  // Issue 37: a family's 100,000 sub-agents, a due timer each, kept the worker from its sockets
+  // (and heartbeats) for seconds. At most kMaxTimersPerIteration fire per iteration.
+  EventLoop loop;
+  Pipe pipe;
+  constexpr int kTimers = 10 * convoy::worker::kMaxTimersPerIteration;
+  int fired = 0;
+  int fired_when_read = -1;
+  for (int i = 0; i < kTimers; ++i) loop.add_timer(0, [&] { ++fired; });
+  loop.add_fd(pipe.fds[0], EPOLLIN, [&](uint32_t) {
+    char c;
+    if (::read(pipe.fds[0], &c, 1) == 1) fired_when_read = fired;
+  });
+  loop.run_once(0);
+  CHECK(fired == convoy::worker::kMaxTimersPerIteration);
+  pipe.write_byte();
+  loop.run_once(0);
+  CHECK(fired_when_read == convoy::worker::kMaxTimersPerIteration);  // before the next batch
+  REQUIRE(loop_run_until(loop, [&] { return fired == kTimers; }));
+  CHECK(loop.timer_count() == 0);
+}
+
 TEST_CASE("event loop: fd readiness") {
   EventLoop loop;
   Pipe pipe;

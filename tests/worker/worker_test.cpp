@@ -231,6 +231,31 @@ TEST_CASE("worker: a Reject from the controller makes it exit 2") {
   CHECK(worker.wait_exit(2 * kSec) == 2);
 }
 
+TEST_CASE("worker: a Reject for want of a slot is retried for retry_s, then it exits 2") {
+  InprocController controller;
+  DeliveryCount delivered;
+  WorkerThread worker(controller, options_for(controller), fake_http(&delivered, true));
+  REQUIRE(controller.expect_control(proto::MsgType::kHello));
+  const int64_t refused_at = steady_now_ns();
+  controller.send(proto::Reject{"no slot", 0.5});
+  // It keeps saying hello (every heartbeat_period_s) instead of exiting.
+  REQUIRE(controller.expect_control(proto::MsgType::kHello));
+  REQUIRE(controller.expect_control(proto::MsgType::kHello));
+  CHECK_FALSE(worker.wait_exit(0).has_value());
+
+  SUBCASE("a slot that frees up in time lets it join") {
+    REQUIRE(controller.welcome());
+    controller.send(proto::Stop{true});
+    auto collected = collect_until_bye(controller);
+    CHECK(collected.bye.has_value());
+    CHECK(worker.wait_exit(2 * kSec) == 0);
+  }
+  SUBCASE("no slot within retry_s: exit 2, not before") {
+    CHECK(worker.wait_exit(3 * kSec) == 2);
+    CHECK(worker.exited_ns() - refused_at >= 500 * kMs);
+  }
+}
+
 TEST_CASE("worker: a batch is sent as soon as it holds max_batch_records") {
   InprocController controller;
   WorkerOptions o = options_for(controller);

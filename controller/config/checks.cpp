@@ -1,0 +1,165 @@
+#include "controller/config/checks.hpp"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+
+#include <array>
+#include <filesystem>
+#include <stdexcept>
+#include <system_error>
+
+#include "common/curve.hpp"
+#include "controller/config/yaml_util.hpp"
+
+namespace convoy::config_detail {
+
+namespace {
+
+std::string hex_byte(unsigned char c) {
+  static constexpr std::array<char, 17> kHex = {"0123456789abcdef"};
+  return std::string("0x") + kHex[c >> 4] + kHex[c & 0xf];
+}
+
+// The first space or control character in `text`: "a space at offset 4", "a control character
+// (0x0a, a line break) at offset 9"; "" when none.
+std::string first_bad_char(std::string_view text, bool space_too) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const auto c = static_cast<unsigned char>(text[i]);
+    const std::string at = " at offset " + std::to_string(i);
+    if (c == ' ' && space_too) return "a space" + at;
+    if (c < 0x20 || c == 0x7f) {
+      const char* what = c == '\n' || c == '\r' ? ", a line break" : c == '\t' ? ", a tab" : "";
+      return "a control character (" + hex_byte(c) + what + ")" + at;
+    }
+  }
+  return {};
+}
+
+// Why output.metrics_listen refuses an IPv6 address: prometheus-cpp serves /metrics with
+// civetweb, and Debian's libcivetweb is built without USE_IPV6 (mg_check_feature(8) is 0,
+// `civetweb -I` lists no IPv6; its port parser rejects "[::1]:PORT"), so the run could only fail
+// at start. tests/controller/live_ipv6_test.cpp fails once the linked civetweb can serve IPv6.
+std::string ipv6_listen_refusal(const std::string& host, const std::string& port) {
+  const std::string ipv4 = host == "[::1]"  ? "127.0.0.1:" + port
+                           : host == "[::]" ? "*:" + port
+                                            : "an IPv4 address of this host with port " + port;
+  return "'" + host + "' is IPv6, which cannot be served: the HTTP server prometheus-cpp uses " +
+         "(civetweb) is built without IPv6 here; listen on IPv4 instead, e.g. " + ipv4 +
+         " (127.0.0.1: this host only, *: every interface)";
+}
+
+}  // namespace
+
+bool is_endpoint(std::string_view e) {
+  if (e.rfind("ipc://", 0) == 0) return e.size() > 6;
+  if (e.rfind("tcp://", 0) != 0) return false;
+  const std::string_view hostport = e.substr(6);
+  const std::size_t colon = hostport.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view port = hostport.substr(colon + 1);
+  if (port == "*") return true;
+  auto p = yaml_util::parse_uint(port);
+  return p && *p <= 65535 && !port.empty() && port.front() != '+';
+}
+
+// Why ZeroMQ could not bind the (well-formed) endpoint `e`, or "" when it can try: bind takes an
+// IP address, * or a network interface name, never a host name to resolve.
+std::string bind_problem(std::string_view e) {
+  if (e.rfind("tcp://", 0) != 0) return "";
+  const std::string_view hostport = e.substr(6);
+  const std::string host(hostport.substr(0, hostport.rfind(':')));
+  if (host == "*") return "";
+  unsigned char addr[16];
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) == 1) return "";
+    return "'" + host + "' is not an IPv6 address";
+  }
+  if (::inet_pton(AF_INET, host.c_str(), addr) == 1) return "";
+  if (::if_nametoindex(host.c_str()) != 0) return "";  // an interface name (eth0, lo)
+  std::string hint = host == "localhost" ? "tcp://127.0.0.1:PORT" : "tcp://0.0.0.0:PORT";
+  return "cannot bind '" + host + "': a listen address must be an IP address, * or an " +
+         "interface name, not a host name (for example " + hint + ")";
+}
+
+// output.metrics_listen: HOST:PORT with HOST an IPv4 address or *, PORT 0-65535 ([IPv6] is
+// refused, saying why).
+std::optional<std::string> listen_address_problem(const std::string& e) {
+  const std::string example = " (for example 127.0.0.1:9464)";
+  const std::size_t colon = e.rfind(':');
+  if (colon == std::string::npos || colon == 0 || colon + 1 == e.size()) {
+    return "expected HOST:PORT, got '" + e + "'" + example;
+  }
+  const std::string host = e.substr(0, colon);
+  const std::string port = e.substr(colon + 1);
+  if (port.find_first_not_of("0123456789") != std::string::npos || port.size() > 5 ||
+      std::stoi(port) > 65535) {
+    return "'" + port + "' is not a port (0-65535; 0 takes a free one)";
+  }
+  unsigned char addr[16];
+  if (host == "*") return std::nullopt;
+  if (host.size() > 2 && host.front() == '[' && host.back() == ']') {
+    if (::inet_pton(AF_INET6, host.substr(1, host.size() - 2).c_str(), addr) == 1) {
+      return ipv6_listen_refusal(host, port);
+    }
+    return "'" + host + "' is not an IPv6 address" + example;
+  }
+  if (::inet_pton(AF_INET, host.c_str(), addr) == 1) return std::nullopt;
+  return "'" + host + "' is not an IP address: listen on an address, not a host name" + example;
+}
+
+std::string url_problem(std::string_view url) {
+  const std::string bad = first_bad_char(url, true);
+  if (bad.empty()) return {};
+  return "the URL holds " + bad +
+         "; a URL cannot carry it (percent-encode it, e.g. %20 for a space)";
+}
+
+std::string control_char_problem(std::string_view text) {
+  const std::string bad = first_bad_char(text, false);
+  if (bad.empty()) return {};
+  return "holds " + bad + "; names appear in console lines, CSV and folder names";
+}
+
+std::string folder_name_problem(std::string_view name) {
+  if (name == "." || name == "..") {
+    return "'" + std::string(name) + "' names an existing folder (" +
+           (name == "." ? "this one" : "the parent") +
+           "), not a run: the output folder is named after it";
+  }
+  if (name.find_first_of("/\\") != std::string_view::npos) {
+    return "is used in a folder name and must not contain '/' or '\\'";
+  }
+  return control_char_problem(name);
+}
+
+std::string curve_keys_problem(const std::string& dir, int local_workers) {
+  namespace fs = std::filesystem;
+  const std::string hint = " (write the folder with `convoy keygen " + dir + "`)";
+  auto missing = [&](const fs::path& file) -> std::string {
+    std::error_code ec;
+    if (fs::is_regular_file(file, ec)) return {};
+    return "key file '" + file.string() + "' does not exist" + hint;
+  };
+  const fs::path base(dir);
+  try {
+    const fs::path controller = base / "controller.key";
+    if (auto why = missing(controller); !why.empty()) return why;
+    if (read_curve_key_file(controller.string()).secret_z85.empty()) {
+      return "key file '" + controller.string() + "' holds no secret key" + hint;
+    }
+    const fs::path authorized = base / "authorized_workers";
+    if (auto why = missing(authorized); !why.empty()) return why;
+    read_authorized_keys(authorized.string());
+    if (local_workers > 0) {
+      for (const char* name : {"controller.pub", "worker-0.key"}) {
+        if (auto why = missing(base / name); !why.empty()) return why;
+        read_curve_key_file((base / name).string());
+      }
+    }
+  } catch (const std::runtime_error& e) {  // names the file and what is wrong in it
+    return e.what();
+  }
+  return {};
+}
+
+}  // namespace convoy::config_detail

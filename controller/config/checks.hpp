@@ -1,0 +1,38 @@
+// Checks of strings and files a configuration names (issue 37 item 7), kept out of config.cpp:
+// each returns "" when the value is fine, else the reason, for Section::check to report at the
+// key with FILE:LINE.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "controller/config/config.hpp"
+
+namespace convoy::config_detail {
+
+// workers.listen / results_listen: tcp://HOST:PORT or ipc://PATH.
+bool is_endpoint(std::string_view e);
+// Why ZeroMQ could not bind the (well-formed) endpoint `e`, or "" when it can try.
+std::string bind_problem(std::string_view e);
+// output.metrics_listen: why HOST:PORT cannot be served, or nullopt.
+std::optional<std::string> listen_address_problem(const std::string& e);
+
+// A URL with a space or a control character passes curl's parser on some versions and then
+// fails every request; refused at load, saying which character and where.
+std::string url_problem(std::string_view url);
+
+// Control characters (a newline, a tab, ...) in a name that goes into console lines, CSV and
+// folder names.
+std::string control_char_problem(std::string_view text);
+
+// The top-level name, used as a folder name: no '/', '\', control characters, and not "." or
+// "..", which name folders that exist already.
+std::string folder_name_problem(std::string_view name);
+
+// workers.curve_keys (an existing folder): the files `convoy keygen` writes that this run reads:
+// controller.key and authorized_workers, and with local workers controller.pub and worker-0.key.
+// Each must exist and parse; the reason names the file. Reads the files, nothing else.
+std::string curve_keys_problem(const std::string& dir, int local_workers);
+
+}  // namespace convoy::config_detail
