@@ -266,7 +266,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     const std::string& body = request_.body();
     rapidjson::Document doc;
     doc.Parse(body.data(), body.size());
-    if (doc.HasParseError()) return respond_error(json_syntax_error(doc, body));
+    if (doc.HasParseError())
+      return respond_error(
+          json_syntax_error(doc, body, ctx_.options.contract == Contract::kLegacy));
     auto reply = tokenize_reply(doc, ctx_.options);
     if (auto* error = std::get_if<ApiError>(&reply)) return respond_error(*error);
     respond_json(200, std::get<std::string>(reply));
