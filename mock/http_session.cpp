@@ -269,7 +269,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (doc.HasParseError())
       return respond_error(
           json_syntax_error(doc, body, ctx_.options.contract == Contract::kLegacy));
-    auto reply = tokenize_reply(doc, ctx_.options);
+    auto reply = tokenize_reply(doc, body, ctx_.options);
     if (auto* error = std::get_if<ApiError>(&reply)) return respond_error(*error);
     respond_json(200, std::get<std::string>(reply));
   }

@@ -9,13 +9,15 @@
 namespace convoy::mock {
 
 std::variant<std::string, ApiError> tokenize_reply(const rapidjson::Value& body,
+                                                   std::string_view raw_body,
                                                    const Options& options) {
   if (!body.IsObject()) return bad_request("invalid type: expected a JSON object");
   const bool chat = body.HasMember("messages");
   if (!chat && !body.HasMember("prompt")) {
     return bad_request("missing field `prompt` or `messages`");
   }
-  auto parsed = read_api_request(chat ? Endpoint::kChat : Endpoint::kCompletions, body, options);
+  auto parsed =
+      read_api_request(chat ? Endpoint::kChat : Endpoint::kCompletions, body, raw_body, options);
   if (auto* error = std::get_if<ApiError>(&parsed)) return *error;
   std::string prompt = std::move(std::get<ApiRequest>(parsed).prompt);
   const auto generation = body.FindMember("add_generation_prompt");

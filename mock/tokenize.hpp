@@ -7,6 +7,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <variant>
 
 #include <rapidjson/document.h>
@@ -22,6 +23,7 @@ inline constexpr int64_t kMockMaxModelLen = 131072;
 // The reply body for a parsed request body, or the error Dynamo-style routes give (400 for a
 // body without "prompt" or "messages", 404 for another model).
 std::variant<std::string, ApiError> tokenize_reply(const rapidjson::Value& body,
+                                                   std::string_view raw_body,
                                                    const Options& options);
 
 }  // namespace convoy::mock
