@@ -9,6 +9,8 @@
 #include "test_util.hpp"
 
 using namespace convoy::controller;
+using convoy::Config;
+using convoy::parse_config;
 using convoy::proto::SessionRoutingMode;
 using convoy::test::parse_json;
 using convoy::test::to_json;
