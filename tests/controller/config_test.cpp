@@ -280,7 +280,8 @@ TEST_CASE("errors name the file, line and key") {
   }
   SUBCASE("bad enum values list the allowed ones") {
     CHECK_ERROR("session_routing:\n  mode: bnd\n", "c.yaml:2: session_routing.mode:",
-                "expected one of off, auto, bind, legacy, header, got 'bnd'", "did you mean 'bind'?");
+                "expected one of off, bind, legacy, header, auto, got 'bnd'",
+                "did you mean 'bind'?");
     CHECK_ERROR("target:\n  endpoint: chats\n", "c.yaml:2: target.endpoint:",
                 "expected one of chat, completions, embeddings, got 'chats'",
                 "did you mean 'chat'?");

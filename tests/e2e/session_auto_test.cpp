@@ -75,8 +75,11 @@ std::string config(const std::string& url, const std::string& routing, const std
 
 std::vector<rapidjson::Document> mock_log(const Mock& m) { return read_jsonl(m.log); }
 
+// The mock logs a JSON body as the object it parsed.
 bool is_probe(const rapidjson::Value& line) {
-  return std::string(line["body"].GetString()).find("convoy-session-probe-") != std::string::npos;
+  const rapidjson::Value& body = line["body"];
+  const std::string text = body.IsString() ? body.GetString() : to_json(body);
+  return text.find("convoy-session-probe-") != std::string::npos;
 }
 
 }  // namespace
