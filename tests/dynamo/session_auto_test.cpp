@@ -101,13 +101,19 @@ TEST_CASE("real Dynamo 1.2.1: --use-dynamo-conv-aware-routing learns legacy, ear
   CHECK(answer.find("unknown variant `bind`") != std::string::npos);
 
   // Legacy on the wire, accepted: the only errors are the injected cancellations.
-  int64_t opens = 0, releases = 0, cancelled = 0;
+  // A release is best effort and capped at 3 s: the real 1.2.1 mocker, still busy with the
+  // cancelled turn, sometimes answers later than that (seen: 1 of 12, "timeout before first
+  // byte"). Each such release must be counted as failed and its session as left open.
+  int64_t opens = 0, releases = 0, releases_timed_out = 0, cancelled = 0;
   for (const auto& rec : r.records) {
     const bool release = rec["early_release"].GetBool();
     if (release) {
       ++releases;
       CHECK(std::string(rec["session_control"]["action"].GetString()) == "close");
-      CHECK(rec["http_status"].GetInt64() == 200);
+      if (rec["http_status"].GetInt64() != 200) {
+        CHECK(std::string(rec["error"]["kind"].GetString()).find("timeout") == 0);
+        ++releases_timed_out;
+      }
       continue;
     }
     if (rec["error"].IsObject()) {
@@ -126,6 +132,7 @@ TEST_CASE("real Dynamo 1.2.1: --use-dynamo-conv-aware-routing learns legacy, ear
   const auto& sessions = routing["sessions"];
   CHECK(sessions["tracked"].GetBool());
   CHECK(sessions["releases_sent"].GetInt64() == releases);
-  CHECK(sessions["releases_failed"].GetInt64() == 0);
-  CHECK(sessions["left_open"].GetInt64() == 0);
+  CHECK(releases_timed_out * 2 < releases);
+  CHECK(sessions["releases_failed"].GetInt64() == releases_timed_out);
+  CHECK(sessions["left_open"].GetInt64() == releases_timed_out);
 }
