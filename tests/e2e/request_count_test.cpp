@@ -24,7 +24,8 @@ namespace {
 struct Counted {
   int measured_records = 0;
   int warmup_records = 0;
-  int chat_posts = 0;  // requests the mock received
+  int early_releases = 0;  // sessions released after a failure: in no count (session-routing.md)
+  int chat_posts = 0;      // requests the mock received
   std::map<std::string, std::vector<const rapidjson::Value*>> by_conversation;
   std::vector<rapidjson::Document> records;
 };
@@ -77,7 +78,9 @@ Counted run_with_requests(const fs::path& dir, int requests, int concurrency, in
   }
   c.records = read_jsonl(out / "records.jsonl");
   for (const auto& r : c.records) {
-    if (std::string(r["phase"].GetString()) == "measure") {
+    if (r.HasMember("early_release") && r["early_release"].GetBool()) {
+      ++c.early_releases;
+    } else if (std::string(r["phase"].GetString()) == "measure") {
       ++c.measured_records;
       c.by_conversation[r["x_correlation_id"].GetString()].push_back(&r);
     } else {
@@ -146,7 +149,9 @@ TEST_CASE("load.requests counts failed requests and replaces what aborted conver
   // A 500 ends its conversation early: its unsent turns go to further conversations.
   const Counted c = run_with_requests(dir, 10, 4, 6, {"--error-rate", "0.4"});
   CHECK(c.measured_records == 10);
-  CHECK(c.chat_posts == 10);
+  // A failed turn may leave its session open at the mock: the worker releases it with one more
+  // request, recorded apart and in no count (docs/session-routing.md, early release).
+  CHECK(c.chat_posts == 10 + c.early_releases);
   int errors = 0;
   for (const auto& [id, records] : c.by_conversation) {
     for (const auto* r : records) errors += (*r)["error"].IsNull() ? 0 : 1;
