@@ -304,7 +304,9 @@ bool finish_handshake(WorkerRegistry& r, const std::string& id, int64_t now, siz
   bool ready = false;
   for (int i = 0; i < kClockPings; ++i) {
     int64_t t3 = 0;
-    ready = r.on_pong(id, pong_for(now, 0, kMs, kMs, &t3), now, max_live) || ready;
+    const proto::Pong p = pong_for(now, 0, kMs, kMs, &t3);
+    ready = r.on_pong(id, p, t3, max_live) || ready;  // answered at t3, after it was sent
+    now = t3;
   }
   return ready;
 }
