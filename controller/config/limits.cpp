@@ -12,7 +12,7 @@ namespace {
 using yaml_util::Source;
 
 // Whole numbers in full (100000, not 1e+05); others as the shortest text that reads back.
-std::string num(double v) {
+std::string range_text(double v) {
   constexpr double kWholeUpTo = 1e15;
   if (v == std::floor(v) && std::fabs(v) < kWholeUpTo) {
     return std::to_string(static_cast<int64_t>(v));
@@ -29,14 +29,14 @@ struct Range {
 };
 
 std::string describe(const Range& r) {
-  return std::string(r.lo_open ? "(" : "[") + num(r.lo) + ", " + num(r.hi) + "]" +
+  return std::string(r.lo_open ? "(" : "[") + range_text(r.lo) + ", " + range_text(r.hi) + "]" +
          (*r.unit ? " " : "") + r.unit;
 }
 
 void in_range(const Source& src, const std::string& path, double v, const Range& r) {
   const bool low_ok = r.lo_open ? v > r.lo : v >= r.lo;
   if (low_ok && v <= r.hi) return;
-  src.fail(path, "out of range: got " + num(v) + ", the range is " + describe(r) +
+  src.fail(path, "out of range: got " + range_text(v) + ", the range is " + describe(r) +
                      " (docs/config.md lists every number's range)");
 }
 

@@ -16,7 +16,7 @@
 
 namespace {
 
-size_t append_body(char* data, size_t size, size_t count, void* out) {
+size_t append_scrape_body(char* data, size_t size, size_t count, void* out) {
   static_cast<std::string*>(out)->append(data, size * count);
   return size * count;
 }
@@ -52,7 +52,7 @@ TEST_CASE("live metrics: 250 slowloris connections do not starve a real scrape")
   REQUIRE(curl != nullptr);
   const std::string url = live.url();
   curl_easy_setopt(curl, CURLOPT_URL, url.c_str());
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_body);
+  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, append_scrape_body);
   curl_easy_setopt(curl, CURLOPT_WRITEDATA, &body);
   curl_easy_setopt(curl, CURLOPT_TIMEOUT_MS, 20000L);
   curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);

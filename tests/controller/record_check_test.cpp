@@ -11,14 +11,14 @@ using convoy::controller::RecordBounds;
 
 namespace {
 
-constexpr int64_t kS = 1'000'000'000;
+constexpr int64_t kSecond = 1'000'000'000;
 
 convoy::proto::Record good() {
   convoy::proto::Record r;
-  r.intended_ns = 100 * kS;
-  r.sent_ns = 100 * kS + 1000;
-  r.first_token_ns = 101 * kS;
-  r.end_ns = 102 * kS;
+  r.intended_ns = 100 * kSecond;
+  r.sent_ns = 100 * kSecond + 1000;
+  r.first_token_ns = 101 * kSecond;
+  r.end_ns = 102 * kSecond;
   r.input_tokens = 32;
   r.output_tokens = 8;
   r.http_status = 200;
@@ -29,7 +29,7 @@ convoy::proto::Record good() {
 }  // namespace
 
 TEST_CASE("record_problem passes a real request and names each kind of malformed one") {
-  const RecordBounds b{90 * kS, 200 * kS, 2};
+  const RecordBounds b{90 * kSecond, 200 * kSecond, 2};
   CHECK_FALSE(record_problem(good(), b).has_value());
   SUBCASE("a cancelled request never sent: zeros are no times") {
     auto r = good();
@@ -57,12 +57,12 @@ TEST_CASE("record_problem passes a real request and names each kind of malformed
     CHECK_FALSE(record_problem(r, b).has_value());
   }
   SUBCASE("times far outside the run, either side, by more than the slack") {
-    r.end_ns = 200 * kS + kRecordTimeSlackNs;
+    r.end_ns = 200 * kSecond + kRecordTimeSlackNs;
     CHECK_FALSE(record_problem(r, b).has_value());
     r.end_ns += 1;
     CHECK(problem(r).find("end_ns is") == 0);
     r = good();
-    r.intended_ns = 90 * kS - kRecordTimeSlackNs - 1;
+    r.intended_ns = 90 * kSecond - kRecordTimeSlackNs - 1;
     CHECK(problem(r).find("intended_ns is -60 s from the run's start") == 0);
     r = good();
     r.first_token_ns = INT64_MAX;
@@ -81,9 +81,9 @@ TEST_CASE("record_problem passes a real request and names each kind of malformed
   SUBCASE("a url index out of range") {
     r.url_index = 2;
     CHECK(problem(r) == "url_index 2 past the 2 target URL(s)");
-    CHECK(record_problem(r, RecordBounds{90 * kS, 200 * kS, 3}) == std::nullopt);
+    CHECK(record_problem(r, RecordBounds{90 * kSecond, 200 * kSecond, 3}) == std::nullopt);
     r.url_index = 1;  // one target.url: target.urls is empty, index 0 only
-    CHECK(record_problem(r, RecordBounds{90 * kS, 200 * kS, 0}) ==
+    CHECK(record_problem(r, RecordBounds{90 * kSecond, 200 * kSecond, 0}) ==
           std::optional<std::string>("url_index 1 past the 1 target URL(s)"));
   }
 }

@@ -21,7 +21,7 @@ using namespace convoy::test;
 
 namespace {
 
-constexpr double kRunTimeoutS = 90;
+constexpr double kAutoRunTimeoutS = 90;
 
 struct Mock {
   std::unique_ptr<Subprocess> process;
@@ -54,7 +54,7 @@ Run run_convoy(const fs::path& dir, const std::string& yaml) {
   Run r;
   r.out = dir / "out";
   Subprocess run({bin("controller/convoy"), "run", cfg.string(), "-o", r.out.string()});
-  const auto rc = run.wait(kRunTimeoutS);
+  const auto rc = run.wait(kAutoRunTimeoutS);
   r.console = run.output();
   REQUIRE_MESSAGE(rc.has_value(), r.console);
   r.exit_code = *rc;
