@@ -30,8 +30,9 @@ namespace convoy::telemetry {
 // A reply larger than this is a scrape error, never parsed: the bytes one scrape may parse, and
 // so its peak memory (the reply, its parsed samples and its server_metrics.jsonl line: an
 // 11.4 MB, 250,000-series reply peaked the run at 164 MB; a 46 MB, 1,000,000-series one took
-// 375 MB when the bound was 64 MiB, 37 MB now that it is refused; docs/benchmarks.md (k)). telemetry.max_series bounds what is kept, this what is read. Real endpoints are far
-// smaller: a vLLM or Dynamo frontend some 100 KB, a DCGM exporter on 8 GPUs about 200 KB.
+// 375 MB when the bound was 64 MiB, 37 MB now that it is refused; docs/benchmarks.md (k)).
+// telemetry.max_series bounds what is kept, this what is read. Real endpoints are far smaller: a
+// vLLM or Dynamo frontend some 100 KB, a DCGM exporter on 8 GPUs about 200 KB.
 inline constexpr size_t kMaxScrapeBytes = size_t{16} << 20;
 
 // The endpoints a run scrapes: telemetry.endpoints, plus with target.url mock the bundled
