@@ -10,7 +10,9 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <filesystem>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -52,7 +54,12 @@ class DribbleServer {
   DribbleServer& operator=(const DribbleServer&) = delete;
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_) + "/metrics"; }
-  int dribbling() const { return dribbling_.load(); }  // connections held open so far
+  // Waits until a connection is held open and dribbling (an event from the serving thread).
+  bool wait_dribbling(double timeout_s) {
+    std::unique_lock lock(mutex_);
+    return dribbling_cv_.wait_for(lock, std::chrono::duration<double>(timeout_s),
+                                  [this] { return dribbling_ > 0; });
+  }
 
  private:
   static void send_text(int fd, const std::string& s) {
@@ -76,7 +83,11 @@ class DribbleServer {
           send_text(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n");
           dribble_.push_back(fd);
           clients_.push_back(fd);
-          ++dribbling_;
+          {
+            const std::lock_guard lock(mutex_);
+            ++dribbling_;
+          }
+          dribbling_cv_.notify_all();
         }
         first = first && fd < 0;
       }
@@ -88,21 +99,13 @@ class DribbleServer {
   int listen_fd_ = -1;
   int port_ = 0;
   std::atomic<bool> stop_{false};
-  std::atomic<int> dribbling_{0};
+  std::mutex mutex_;
+  std::condition_variable dribbling_cv_;
+  int dribbling_ = 0;         // connections held open so far (guarded by mutex_)
   std::vector<int> clients_;  // closed at the end (the serving thread's, until then)
   std::vector<int> dribble_;
   std::thread thread_;
 };
-
-template <class Ready>
-bool wait_until(Ready&& ready, double timeout_s) {
-  const auto end = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-  while (!ready()) {
-    if (std::chrono::steady_clock::now() > end) return false;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
-  return true;
-}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -126,8 +129,8 @@ TEST_CASE("Ctrl-C ends a run whose scrape thread is busy with a dribbling endpoi
     const fs::path out = fresh_path("e2e-sigint-scrape");
     Subprocess run(quickstart_run_argv(out, slow_telemetry(server)));
     // A scrape after the first is in flight and dribbling; conversations are too.
-    REQUIRE(wait_until([&] { return server.dribbling() >= 1; }, 60));
-    REQUIRE(wait_until([&] { return fs::exists(out / "records.jsonl"); }, 60));
+    REQUIRE(server.wait_dribbling(60));
+    REQUIRE(run.wait_for_output("measuring", 60));
     const auto t0 = std::chrono::steady_clock::now();
     run.signal(SIGINT);
     const auto rc = run.wait(60);
@@ -145,7 +148,7 @@ TEST_CASE("Ctrl-C ends a run whose scrape thread is busy with a dribbling endpoi
     DribbleServer server(false);
     const fs::path out = fresh_path("e2e-sigint-first-scrape");
     Subprocess run(quickstart_run_argv(out, slow_telemetry(server)));
-    REQUIRE(wait_until([&] { return server.dribbling() >= 1; }, 60));
+    REQUIRE(server.wait_dribbling(60));
     const auto t0 = std::chrono::steady_clock::now();
     run.signal(SIGINT);
     const auto rc = run.wait(60);
@@ -162,12 +165,8 @@ TEST_CASE("Ctrl-C ends a run in a long stage promptly, with its files") {
   Subprocess run(quickstart_run_argv(
       out, {"dataset.conversations=400", "mock.itl_ms=20", "load.grace_s=2", "workers.local=1",
             "load.stages=[{name: long, concurrency: 4, duration_s: 3600}]"}));
-  REQUIRE(wait_until(
-      [&] {
-        std::error_code ec;
-        return fs::file_size(out / "records.jsonl", ec) > 0 && !ec;
-      },
-      60));
+  // The long stage has begun (the controller says so as it starts measuring).
+  REQUIRE(run.wait_for_output("measuring", 60));
   const auto t0 = std::chrono::steady_clock::now();
   run.signal(SIGINT);
   const auto rc = run.wait(60);
