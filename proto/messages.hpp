@@ -13,6 +13,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "proto/timings.hpp"
+
 namespace convoy::proto {
 
 // 2: per-worker results token (Welcome, Results, Bye), Assign batch numbers, failed
@@ -307,8 +309,9 @@ struct RecordError {
   MSGPACK_DEFINE_MAP(kind, code, type, message)
 };
 
-// One request. Times are the worker's steady clock in ns; 0 = did not happen.
-struct Record {
+// One request. Times (intended_ns and the Timings) are the worker's steady clock in ns; 0 = did
+// not happen.
+struct Record : Timings {
   std::string x_request_id;
   std::string x_correlation_id;
   std::string conversation_id;
@@ -316,14 +319,7 @@ struct Record {
   uint32_t turn_index = 0;
   bool final_turn = false;
   Phase phase = Phase::kMeasure;
-  int64_t intended_ns = 0;
-  int64_t sent_ns = 0;
-  int64_t first_byte_ns = 0;
-  int64_t first_token_ns = 0;   // first non-empty content
-  int64_t second_token_ns = 0;  // second non-empty content chunk
-  int64_t last_token_ns = 0;    // last content chunk
-  int64_t end_ns = 0;
-  std::vector<int64_t> chunk_gaps_ns;  // gaps between consecutive content chunks
+  int64_t intended_ns = 0;  // when the schedule meant it to be sent
   int64_t input_tokens = 0;
   int64_t output_tokens = 0;
   int64_t cached_tokens = -1;  // -1: the server did not report it
@@ -343,10 +339,9 @@ struct Record {
   bool early_release = false;
   // Reasoning models (delta.reasoning_content / delta.reasoning): reasoning tokens in the reply
   // (usage.completion_tokens_details.reasoning_tokens when the server reports it, else one per
-  // reasoning chunk) and the first chunk with non-reasoning content (0: none). first_token_ns
-  // stays the first token of any kind.
+  // reasoning chunk); Timings.first_output_token_ns is the first chunk with non-reasoning
+  // content, and first_token_ns stays the first token of any kind.
   int64_t reasoning_tokens = 0;
-  int64_t first_output_token_ns = 0;
   MSGPACK_DEFINE_MAP(x_request_id, x_correlation_id, conversation_id, conversation_index,
                      turn_index, final_turn, phase, intended_ns, sent_ns, first_byte_ns,
                      first_token_ns, second_token_ns, last_token_ns, end_ns, chunk_gaps_ns,
@@ -354,6 +349,16 @@ struct Record {
                      error, session_control, subagent, url_index, served_by, dp_rank, close_request,
                      reasoning_tokens, first_output_token_ns, early_release)
 };
+
+// A record's timestamps: when it was intended, then its Timings, in records.jsonl's order.
+inline constexpr auto kRecordTimestamps = [] {
+  std::array<TimestampField<Record>, kTimingsTimestamps<Record>.size() + 1> all{};
+  all[0] = {"intended_ns", &Record::intended_ns};
+  for (size_t i = 0; i < kTimingsTimestamps<Record>.size(); ++i) {
+    all[i + 1] = kTimingsTimestamps<Record>[i];
+  }
+  return all;
+}();
 
 // A request that only ends a session (a close request or an early release): in no metric.
 inline bool session_release_only(const Record& r) { return r.close_request || r.early_release; }

@@ -448,13 +448,7 @@ proto::Record ConversationRunner::response_record(Family& f, size_t m, uint32_t 
   r.x_request_id = std::move(member.request_id);  // the member's next request draws a new one
   r.close_request = kind == RequestKind::kCloseRequest;
   r.early_release = kind == RequestKind::kRelease;
-  r.sent_ns = response.sent_ns;
-  r.first_byte_ns = response.first_byte_ns;
-  r.first_token_ns = response.first_token_ns;
-  r.second_token_ns = response.second_token_ns;
-  r.last_token_ns = response.last_token_ns;
-  r.end_ns = response.end_ns;
-  r.chunk_gaps_ns = std::move(response.chunk_gaps_ns);
+  static_cast<proto::Timings&>(r) = std::move(static_cast<proto::Timings&>(response));
   r.usage_from_server = response.has_usage;
   r.input_tokens =
       response.has_usage ? response.prompt_tokens : (*member.turns)[turn_index].input_tokens_est;
@@ -463,7 +457,6 @@ proto::Record ConversationRunner::response_record(Family& f, size_t m, uint32_t 
                     : tokenizer_ ? static_cast<int64_t>(tokenizer_->count(response.reply_text))
                                  : response.content_events;
   r.cached_tokens = response.cached_tokens;
-  r.first_output_token_ns = response.first_output_token_ns;
   // The server's count when it gives one (part of completion_tokens), else one per reasoning
   // event, as output_tokens falls back to content events.
   r.reasoning_tokens =

@@ -31,21 +31,12 @@ struct HttpRequest {
   size_t max_response_bytes = 64u << 20;
 };
 
-// What came back. Times are steady_now_ns(); 0 = did not happen.
-struct HttpResponse {
-  int64_t sent_ns = 0;
-  int64_t first_byte_ns = 0;
-  int64_t first_token_ns = 0;   // first non-empty content (streamed replies only)
-  int64_t second_token_ns = 0;  // second non-empty content event
-  int64_t last_token_ns = 0;    // last content event
-  int64_t end_ns = 0;
-  std::vector<int64_t> chunk_gaps_ns;  // between consecutive non-empty content events
-  int64_t content_events = 0;          // non-empty content events (token count fallback)
-  std::string reply_text;              // concatenated content (live history)
-  // Reasoning models: the first event with non-reasoning content (0: none or not streamed), the
-  // events that carried reasoning (token count fallback) and the server's
+// What came back. Its Timings are steady_now_ns(); 0 = did not happen.
+struct HttpResponse : proto::Timings {
+  int64_t content_events = 0;  // non-empty content events (token count fallback)
+  std::string reply_text;      // concatenated content (live history)
+  // Reasoning models: the events that carried reasoning (token count fallback) and the server's
   // completion_tokens_details.reasoning_tokens (-1: not reported).
-  int64_t first_output_token_ns = 0;
   int64_t reasoning_events = 0;
   int64_t reasoning_tokens = -1;
   // usage, when the server sent it

@@ -287,6 +287,11 @@ WorkerSeries& LiveMetrics::worker(std::string_view worker_id) {
 
 void LiveMetrics::on_record(WorkerSeries& worker, std::string_view stage,
                             const proto::Record& record) {
+  on_record(worker, stage, record, controller::compute_request_metrics(record));
+}
+
+void LiveMetrics::on_record(WorkerSeries& worker, std::string_view stage,
+                            const proto::Record& record, const controller::RequestMetrics& r) {
   if (proto::session_release_only(record)) return;
   Impl& m = *impl_;
   if (stage.empty()) stage = record.phase == proto::Phase::kWarmup ? "warmup" : "measure";
@@ -307,7 +312,6 @@ void LiveMetrics::on_record(WorkerSeries& worker, std::string_view stage,
   if (record.output_tokens > 0)
     series.output_tokens->Increment(static_cast<double>(record.output_tokens));
   // The same definitions as summary.json's (controller/report/metrics.cpp).
-  const controller::RequestMetrics r = controller::compute_request_metrics(record);
   // Lag below zero is clock-offset noise (sent before the intended time): the first bucket.
   if (r.schedule_lag_ns)
     series.lag->Observe(std::max(0.0, static_cast<double>(*r.schedule_lag_ns) / kNsPerS));

@@ -15,6 +15,10 @@
 
 #include "proto/messages.hpp"
 
+namespace convoy::controller {
+struct RequestMetrics;
+}  // namespace convoy::controller
+
 namespace convoy::live {
 
 // The listen address could not be served (in use, not this host's, IPv6 without support). The
@@ -45,6 +49,9 @@ class LiveMetrics {
   WorkerSeries& worker(std::string_view worker_id);
   // One request ended. `stage`: its load-profile stage ("" outside a profile: "warmup" or
   // "measure" by its phase). final_marker's close requests are not counted (no metric has them).
+  // `metrics` is compute_request_metrics(record), computed once by the caller.
+  void on_record(WorkerSeries& worker, std::string_view stage, const proto::Record& record,
+                 const controller::RequestMetrics& metrics);
   void on_record(WorkerSeries& worker, std::string_view stage, const proto::Record& record);
   // The worker's requests in flight, as its last heartbeat said.
   void set_requests_in_flight(WorkerSeries& worker, int64_t requests);

@@ -387,11 +387,16 @@ int64_t wall_minus_steady_now() {
 
 std::string aiperf_record_line(const proto::Record& r, std::string_view worker_id,
                                int64_t wall_minus_steady_ns) {
+  return aiperf_record_line(r, compute_request_metrics(r), worker_id, wall_minus_steady_ns);
+}
+
+std::string aiperf_record_line(const proto::Record& r, const RequestMetrics& m,
+                               std::string_view worker_id, int64_t wall_minus_steady_ns) {
   rapidjson::StringBuffer buffer;
   JsonLine w(buffer);
   w.StartObject();
   write_metadata(w, r, worker_id, wall_minus_steady_ns);
-  write_record_metrics(w, r, compute_request_metrics(r));
+  write_record_metrics(w, r, m);
   write_error(w, r);
   w.EndObject();
   std::string line(buffer.GetString(), buffer.GetSize());
@@ -403,8 +408,13 @@ AiperfRecordsWriter::AiperfRecordsWriter(const std::filesystem::path& path)
     : file_(path), wall_minus_steady_ns_(wall_minus_steady_now()) {}
 
 void AiperfRecordsWriter::write(const proto::Record& record, std::string_view worker_id) {
+  write(record, compute_request_metrics(record), worker_id);
+}
+
+void AiperfRecordsWriter::write(const proto::Record& record, const RequestMetrics& metrics,
+                                std::string_view worker_id) {
   if (proto::session_release_only(record)) return;
-  file_.write_line(aiperf_record_line(record, worker_id, wall_minus_steady_ns_));
+  file_.write_line(aiperf_record_line(record, metrics, worker_id, wall_minus_steady_ns_));
 }
 
 }  // namespace convoy::controller

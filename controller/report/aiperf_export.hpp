@@ -56,6 +56,9 @@ std::string aiperf_profile_csv(const MetricsSnapshot& snapshot);
 // steady clock to the epoch (AIPerf's *_ns are time.time_ns()). Valid UTF-8.
 std::string aiperf_record_line(const proto::Record& record, std::string_view worker_id,
                                int64_t wall_minus_steady_ns);
+// The same with `metrics` = compute_request_metrics(record), computed once by the caller.
+std::string aiperf_record_line(const proto::Record& record, const RequestMetrics& metrics,
+                               std::string_view worker_id, int64_t wall_minus_steady_ns);
 
 // Streams profile_export.jsonl, as RecordsWriter streams records.jsonl (same buffering and
 // failure handling: a failed write is an output error, exit 3). close_request records are not
@@ -64,6 +67,8 @@ class AiperfRecordsWriter {
  public:
   explicit AiperfRecordsWriter(const std::filesystem::path& path);
   void write(const proto::Record& record, std::string_view worker_id);
+  void write(const proto::Record& record, const RequestMetrics& metrics,
+             std::string_view worker_id);
   void flush() { file_.flush(); }
   void close() { file_.close(); }
   std::optional<OutputError> failure() const { return file_.failure(); }

@@ -91,11 +91,16 @@ class JsonLineWriter : public rapidjson::Writer<rapidjson::StringBuffer> {
   // Key(s, n), which escapes.
   template <size_t N>
   bool Key(const char (&literal)[N]) {
-    constexpr size_t n = N - 1;  // without the terminating NUL
+    return PlainKey(std::string_view(literal, N - 1));  // without the terminating NUL
+  }
+  // A key the code names (plain ASCII, nothing to escape) held in a variable, such as a field
+  // table's names (proto::kRecordTimestamps): copied whole, as Key(literal).
+  bool PlainKey(std::string_view name) {
+    const size_t n = name.size();
     Prefix(rapidjson::kStringType);
     char* q = os_->Push(n + 2);
     q[0] = '"';
-    std::memcpy(q + 1, literal, n);
+    std::memcpy(q + 1, name.data(), n);
     q[n + 1] = '"';
     return EndValue(true);
   }

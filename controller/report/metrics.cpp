@@ -288,7 +288,7 @@ double TargetStats::error_rate() const {
 
 void MetricsAggregator::set_origin_ns(int64_t origin_ns) { origin_ns_ = origin_ns; }
 
-void MetricsAggregator::add(const proto::Record& record) {
+void MetricsAggregator::add(const proto::Record& record, const RequestMetrics& m) {
   // final_marker close_request: a one-token request that only says "this session ended"; it
   // measures nothing about the conversation, so it is counted apart and kept out of every metric.
   // An early release (issue 30 item 5) is the same kind of request for a conversation that
@@ -303,7 +303,6 @@ void MetricsAggregator::add(const proto::Record& record) {
   }
   if (record.turn_index == 0) ++sessions_started_;
   if (affinity_) affinity_->add(record);
-  const RequestMetrics m = compute_request_metrics(record);
   if (record.phase == proto::Phase::kWarmup) {
     ++warmup_count_;
     if (!m.ok) ++warmup_error_count_;

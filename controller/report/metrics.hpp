@@ -225,7 +225,9 @@ class MetricsAggregator {
   void set_origin_ns(int64_t origin_ns);
 
   // Folds one record in. Warmup records only count toward warmup_request_count.
-  void add(const proto::Record& record);
+  // `m` is compute_request_metrics(record), computed once by the caller (the record pipeline).
+  void add(const proto::Record& record, const RequestMetrics& m);
+  void add(const proto::Record& record) { add(record, compute_request_metrics(record)); }
 
   MetricsSnapshot snapshot() const;
 

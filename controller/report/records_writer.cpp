@@ -34,9 +34,8 @@ void put_string(LineWriter& w, std::string_view s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-template <size_t N>
-void put_time(LineWriter& w, const char (&key)[N], int64_t ns) {
-  w.Key(key);
+void put_time(LineWriter& w, std::string_view key, int64_t ns) {
+  w.PlainKey(key);
   if (ns > 0) {
     w.Int64(ns);
   } else {
@@ -59,8 +58,7 @@ std::optional<double> as_double(const std::optional<int64_t>& v) {
   return static_cast<double>(*v);
 }
 
-void put_metrics(LineWriter& w, const proto::Record& r) {
-  const RequestMetrics m = compute_request_metrics(r);
+void put_metrics(LineWriter& w, const RequestMetrics& m) {
   w.Key("metrics");
   w.StartObject();
   put_ms(w, "ttft_ms", as_double(m.ttft_ns));
@@ -148,8 +146,9 @@ void put_session_control(LineWriter& w, const std::string& json, rapidjson::Stri
 }
 
 void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
-                            const proto::Record& r, std::string_view worker_id,
-                            std::string_view host, std::string_view stage, bool settle) {
+                            const proto::Record& r, const RequestMetrics& m,
+                            std::string_view worker_id, std::string_view host,
+                            std::string_view stage, bool settle) {
   LineWriter w(out);
   w.StartObject();
   w.Key("x_request_id");
@@ -178,15 +177,8 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
     }
     put_string(w, stage);
   }
-  put_time(w, "intended_ns", r.intended_ns);
-  put_time(w, "sent_ns", r.sent_ns);
-  put_time(w, "first_byte_ns", r.first_byte_ns);
-  put_time(w, "first_token_ns", r.first_token_ns);
-  put_time(w, "first_output_token_ns", r.first_output_token_ns);  // first non-reasoning content
-  put_time(w, "second_token_ns", r.second_token_ns);
-  put_time(w, "last_token_ns", r.last_token_ns);
-  put_time(w, "end_ns", r.end_ns);
-  put_metrics(w, r);
+  for (const auto& [name, field] : proto::kRecordTimestamps) put_time(w, name, r.*field);
+  put_metrics(w, m);
   w.Key("http_status");
   w.Int64(r.http_status);
   put_error(w, r.error);
@@ -227,10 +219,10 @@ void make_valid_utf8(rapidjson::StringBuffer& out, size_t from) {
 }
 
 void append_record_json(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
-                        const proto::Record& r, std::string_view worker_id, std::string_view host,
-                        std::string_view stage, bool settle) {
+                        const proto::Record& r, const RequestMetrics& m, std::string_view worker_id,
+                        std::string_view host, std::string_view stage, bool settle) {
   const size_t from = out.GetSize();
-  append_record_json_raw(out, scratch, r, worker_id, host, stage, settle);
+  append_record_json_raw(out, scratch, r, m, worker_id, host, stage, settle);
   make_valid_utf8(out, from);
 }
 
@@ -240,7 +232,7 @@ std::string record_json_line(const proto::Record& r, std::string_view worker_id,
                              std::string_view host, std::string_view stage, bool settle) {
   rapidjson::StringBuffer line;
   rapidjson::StringBuffer scratch;
-  append_record_json(line, scratch, r, worker_id, host, stage, settle);
+  append_record_json(line, scratch, r, compute_request_metrics(r), worker_id, host, stage, settle);
   return {line.GetString(), line.GetSize()};
 }
 
@@ -274,10 +266,16 @@ RecordsWriter& RecordsWriter::operator=(RecordsWriter&& other) noexcept {
 
 void RecordsWriter::write(const proto::Record& record, std::string_view worker_id,
                           std::string_view host, std::string_view stage, bool settle) {
+  write(record, compute_request_metrics(record), worker_id, host, stage, settle);
+}
+
+void RecordsWriter::write(const proto::Record& record, const RequestMetrics& metrics,
+                          std::string_view worker_id, std::string_view host, std::string_view stage,
+                          bool settle) {
   if (!fd_) return;
   ++lines_;
   if (failed()) return;  // counted as lost
-  append_record_json(buffer_, scratch_, record, worker_id, host, stage, settle);
+  append_record_json(buffer_, scratch_, record, metrics, worker_id, host, stage, settle);
   buffer_.Put('\n');
   ++buffered_lines_;
   if (buffer_.GetSize() >= kFlushBytes) flush();

@@ -9,6 +9,7 @@
 
 #include <rapidjson/stringbuffer.h>
 
+#include "controller/report/metrics.hpp"
 #include "controller/report/output_file.hpp"
 #include "proto/messages.hpp"
 
@@ -52,6 +53,9 @@ class RecordsWriter {
   // `stage` and `settle` as for record_json_line.
   void write(const proto::Record& record, std::string_view worker_id, std::string_view host = {},
              std::string_view stage = {}, bool settle = false);
+  // The same with `metrics` = compute_request_metrics(record), computed once by the caller.
+  void write(const proto::Record& record, const RequestMetrics& metrics, std::string_view worker_id,
+             std::string_view host, std::string_view stage, bool settle);
   // Buffers one line the caller formatted (another layout of the same records: AIPerf's
   // profile_export.jsonl, aiperf_export.hpp); `line` is valid UTF-8 and holds no newline.
   void write_line(std::string_view line);

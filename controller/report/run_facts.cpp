@@ -33,7 +33,6 @@ void RunFacts::add(const proto::Record& r) {
   sessions.add_record(r);
   // final_marker close_request's extra request is in no count (MetricsSnapshot counts it).
   if (r.phase != proto::Phase::kMeasure || proto::session_release_only(r)) return;
-  ++total_requests;
   if (r.http_status > 0) any_response = true;
   if (r.error.kind == proto::ErrorKind::kConnect) ++connect_errors;
   if (r.turn_index == 0 && r.sent_ns > 0) actual_starts_ns.add(r.sent_ns);

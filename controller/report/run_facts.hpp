@@ -93,7 +93,8 @@ struct RunFacts {
   // in no metric and no output file; the first one's reason, for the verdict.
   int64_t malformed_records = 0;
   std::string malformed_example;
-  // For the insights.
+  // For the insights. total_requests: the measured requests, the record pipeline's one count
+  // (set as the run finishes).
   int64_t total_requests = 0;
   int64_t later_turn_requests = 0;
   int64_t later_turn_prompt_tokens = 0;

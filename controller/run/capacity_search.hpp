@@ -1,4 +1,4 @@
-// load.search (issue 16): the highest load that meets the SLO, by bisection, in one run. Pure:
+// load.search: the highest load that meets the SLO, by bisection, in one run. Pure:
 // the Run runs each value as a stage (search_step()), judges it with judge_slo() once its
 // in-flight work ended, and records the answer here; this says which value comes next.
 //

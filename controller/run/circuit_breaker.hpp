@@ -1,4 +1,4 @@
-// load.abort_on (issue 16): a live circuit breaker over the measured requests that ended in the
+// load.abort_on: a live circuit breaker over the measured requests that ended in the
 // last window_s. It trips, once, when at least min_requests ended there and the fraction that
 // failed reaches error_rate. Pure: fed the records' end times (controller clock) and `now`.
 #pragma once

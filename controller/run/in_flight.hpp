@@ -38,7 +38,8 @@ class InFlight {
   // then its final one).
   void apply_grant(proto::Conversation& c, RequestBudget& budget);
   // Queues `c` for `worker`'s next batch (sending the pending one first when `c` would not fit).
-  // `window`: it waits in the worker's window (concurrency refill, issue 19).
+  // `window`: it waits in the worker's window (concurrency refill: it starts in a slot the worker
+  // frees).
   void queue(const std::string& worker, proto::Conversation c, int64_t intended_ns,
              const Send& send, bool window = false);
   void flush(const Send& send);  // every pending batch
@@ -62,7 +63,7 @@ class InFlight {
   };
   Taken take_worker(const std::string& worker, const std::function<bool(const Entry&)>& rehome);
 
-  // Concurrency refill (issue 19). The worker started window conversation `index` in a slot
+  // Concurrency refill. The worker started window conversation `index` in a slot
   // it freed: it now holds that slot. False when it is not a window conversation of `worker`
   // (already started by the controller's start, returned, or taken).
   bool refilled(const std::string& worker, uint64_t index);

@@ -21,20 +21,20 @@ void Progress::begin(int64_t now_ns, std::optional<uint64_t> total_conversations
 
 void Progress::on_record(const proto::Record& r) {
   if (r.phase != proto::Phase::kMeasure) return;
-  ++requests_;
   if (r.error.kind != proto::ErrorKind::kNone) ++errors_;
 }
 
 void Progress::on_conversation_end(proto::EndReason) { ++conversations_done_; }
 
-void Progress::print(int64_t now_ns, size_t in_flight_conversations) {
+void Progress::print(int64_t now_ns, size_t in_flight_conversations, int64_t measured_requests) {
+  const int64_t requests = measured_requests;
   if (!started_) return;
   if (!tty_ && now_ns - last_print_ns_ < kPlainPeriodNs) return;
   double elapsed_s = static_cast<double>(now_ns - start_ns_) / 1e9;
   double window_s = static_cast<double>(now_ns - last_print_ns_) / 1e9;
-  double rps = window_s > 0 ? static_cast<double>(requests_ - last_requests_) / window_s : 0;
+  double rps = window_s > 0 ? static_cast<double>(requests - last_requests_) / window_s : 0;
   last_print_ns_ = now_ns;
-  last_requests_ = requests_;
+  last_requests_ = requests;
   char conv[64], req[64];
   if (total_conversations_) {
     std::snprintf(conv, sizeof conv, "%lld/%llu", static_cast<long long>(conversations_done_),
@@ -43,10 +43,10 @@ void Progress::print(int64_t now_ns, size_t in_flight_conversations) {
     std::snprintf(conv, sizeof conv, "%lld", static_cast<long long>(conversations_done_));
   }
   if (total_requests_) {
-    std::snprintf(req, sizeof req, "%lld/%lld", static_cast<long long>(requests_),
+    std::snprintf(req, sizeof req, "%lld/%lld", static_cast<long long>(requests),
                   static_cast<long long>(*total_requests_));
   } else {
-    std::snprintf(req, sizeof req, "%lld", static_cast<long long>(requests_));
+    std::snprintf(req, sizeof req, "%lld", static_cast<long long>(requests));
   }
   std::fprintf(out_,
                "%s[%7.1fs] conversations %s  requests %s  %.1f req/s  errors %lld  in flight %zu%s",

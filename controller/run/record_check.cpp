@@ -30,17 +30,8 @@ std::optional<std::string> count_problem(const proto::Record& r) {
 std::optional<std::string> time_problem(const proto::Record& r, const RecordBounds& b) {
   const int64_t low = b.run_start_ns - kRecordTimeSlackNs;
   const int64_t high = b.now_ns + kRecordTimeSlackNs;
-  const std::array<std::pair<const char*, int64_t>, 8> times{{
-      {"intended_ns", r.intended_ns},
-      {"sent_ns", r.sent_ns},
-      {"first_byte_ns", r.first_byte_ns},
-      {"first_token_ns", r.first_token_ns},
-      {"second_token_ns", r.second_token_ns},
-      {"last_token_ns", r.last_token_ns},
-      {"end_ns", r.end_ns},
-      {"first_output_token_ns", r.first_output_token_ns},
-  }};
-  for (const auto& [name, t] : times) {
+  for (const auto& [name, field] : proto::kRecordTimestamps) {
+    const int64_t t = r.*field;
     if (t == 0) continue;  // not reached (never sent, no token)
     if (t < low || t > high) {
       // In doubles: a hostile time may be near INT64_MIN, where t - start overflows.

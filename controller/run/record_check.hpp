@@ -1,8 +1,9 @@
-// Sanity checks on a worker's records (issue 37 item 6). A worker that holds its token is
-// authenticated, not trusted to be correct: a broken or hostile one could send negative token
-// counts, times far from the run, or a target.urls index that does not exist, and one such
-// record would bend every metric it enters. Such a record is dropped as malformed, counted and
-// named in the verdict. Pure: the caller gives the run's time span on the controller's clock.
+// Sanity checks on a worker's records: bad input from the network is refused, not folded in. A
+// worker that holds its token is authenticated, not trusted to be correct: a broken or hostile one
+// could send negative token counts, times far from the run, or a target.urls index that does not
+// exist, and one such record would bend every metric it enters. Such a record is dropped as
+// malformed, counted and named in the verdict. Pure: the caller gives the run's time span on the
+// controller's clock.
 #pragma once
 
 #include <cstddef>

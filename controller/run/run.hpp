@@ -16,7 +16,7 @@
 
 namespace convoy::controller {
 
-// Exit codes (DESIGN.md §1), shared with convoy-worker.
+// Exit codes (docs/architecture.md "Exit codes"), shared with convoy-worker.
 using convoy::kExitBadInput;
 using convoy::kExitCriterionFailed;
 using convoy::kExitIncomplete;

@@ -30,7 +30,7 @@ class ArrivalProcess {
   bool first_ = true;
 };
 
-// Arrivals of one rate stage (issue 16): a unit-rate process (constant, poisson, or gamma with
+// Arrivals of one rate stage: a unit-rate process (constant, poisson, or gamma with
 // shape `burstiness`) mapped through the inverse of the stage's cumulative rate
 // Lambda(t) = integral of rate.at(t / duration). A ramp is then an inhomogeneous process following
 // the ramp exactly, and a flat level is the ordinary process. Times are a function of the seed,
@@ -86,7 +86,7 @@ class Scheduler {
   std::vector<Dispatch> due(int64_t now_ns, int64_t lookahead_ns, size_t max = SIZE_MAX);
   void on_end(int64_t now_ns);  // one dispatched conversation ended: its slot frees
 
-  // Concurrency refill (issue 19): conversations taken ahead of a slot wait in a worker's
+  // Concurrency refill: conversations taken ahead of a slot wait in a worker's
   // window and hold no slot until one starts (in a slot its worker freed, which stays in use:
   // no on_end; or in a slot that came back here: take_free_slot()). In mode concurrency only.
   // The next conversation taken ahead, in order; nullopt when none may be taken now.
@@ -97,7 +97,7 @@ class Scheduler {
   void give_back(uint64_t seq) { returned_.push_back(seq); }
   void stop() { stopped_ = true; }
 
-  // Load profiles (issue 16). From `start_ns` the level follows `stage`: its mode, its slot count
+  // Load profiles. From `start_ns` the level follows `stage`: its mode, its slot count
   // (a ramp steps the slots; in mode rate it is the cap) and, in mode rate, its arrivals
   // (StageArrivals, seeded by `seed` and the stage index). Conversations in flight carry over:
   // when the slot count drops, nothing new starts until fewer than the new count are in flight.

@@ -1,4 +1,4 @@
-// session_routing.mode auto (issue 30 item 4): before any traffic, one minimal request that
+// session_routing.mode auto: before any traffic, one minimal request that
 // carries a body `bind` tells which of Dynamo's session-routing contracts the target speaks, and
 // the whole run goes in that mode:
 //   2xx                                        -> bind   (a frontend that knows bind)

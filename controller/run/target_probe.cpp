@@ -10,6 +10,7 @@
 #include <cstring>
 #include <future>
 
+#include "common/log.hpp"
 #include "common/redact.hpp"
 
 namespace convoy::controller {
@@ -120,6 +121,27 @@ std::vector<std::string> unreachable_urls(const std::vector<std::string>& urls, 
     if (!failure.empty()) failures.push_back(std::move(failure));
   }
   return failures;
+}
+
+bool targets_reachable_at_start(const Config& config) {
+  if (!config.target.urls.empty()) {
+    // Several frontends: every one is probed, and each unreachable one is named.
+    const auto failures = unreachable_urls(config.target.urls, 5000);
+    for (const auto& failure : failures) log_error("target unreachable at start: ", failure);
+    if (failures.empty()) return true;
+    log_error(failures.size(), " of ", config.target.urls.size(),
+              " target.urls unreachable (is every frontend up?). Nothing was sent.");
+    return false;
+  }
+  auto parts = parse_http_url(config.target.url);
+  if (!parts) {
+    throw ConfigError("target.url: not an http(s) url: " + redact_url(config.target.url));
+  }
+  std::string error;
+  if (tcp_reachable(parts->host, parts->port, 5000, &error)) return true;
+  log_error("target unreachable at start: ", error,
+            " (is the server up at target.url?). Nothing was sent.");
+  return false;
 }
 
 }  // namespace convoy::controller

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "controller/config/config.hpp"
+
 namespace convoy::controller {
 
 struct UrlParts {
@@ -23,5 +25,10 @@ bool tcp_reachable(const std::string& host, int port, int timeout_ms, std::strin
 // one line per URL that is not an http(s) url or cannot be reached, naming it:
 // "target.urls[1] http://127.0.0.1:9: 127.0.0.1:9: Connection refused". Empty: all reachable.
 std::vector<std::string> unreachable_urls(const std::vector<std::string>& urls, int timeout_ms);
+
+// Every configured frontend (target.urls, else target.url; not the mock) answers a TCP connect
+// within 5 s. False, with each unreachable one named in the log and "Nothing was sent.", when
+// not; throws ConfigError when target.url is not an http(s) url.
+bool targets_reachable_at_start(const Config& config);
 
 }  // namespace convoy::controller

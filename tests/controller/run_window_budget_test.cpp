@@ -7,7 +7,7 @@
 #include <vector>
 
 #include "controller/run/in_flight.hpp"
-#include "controller/run/run_impl.hpp"
+#include "controller/run/assigner.hpp"
 
 using convoy::LoadConfig;
 using convoy::LoadMode;

@@ -1,0 +1,33 @@
+#include "controller/run/record_outputs.hpp"
+
+#include "controller/live/live_metrics.hpp"
+#include "controller/report/run_facts.hpp"
+#include "controller/run/progress.hpp"
+
+namespace convoy::controller {
+
+void RunMetricsOutput::on_record(const RecordEvent& e) {
+  if (e.in_metrics()) metrics_.add(e.record, e.metrics);
+}
+
+void FactsOutput::on_record(const RecordEvent& e) { facts_.add(e.record); }
+
+void RecordsFileOutput::on_record(const RecordEvent& e) {
+  writer_.write(e.record, e.metrics, e.worker_id, e.host, e.route.stage, e.route.settle);
+}
+
+void LiveOutput::begin_batch(std::string_view worker_id) { worker_ = &live_.worker(worker_id); }
+
+void LiveOutput::on_record(const RecordEvent& e) {
+  live_.on_record(*worker_, e.route.stage, e.record, e.metrics);
+  // Started: its first request ended (summary.json counts sessions the same way).
+  if (e.record.turn_index == 0 && e.record.subagent < 0 && !e.release_only) {
+    live_.on_conversation_started();
+  }
+}
+
+void ProgressOutput::on_record(const RecordEvent& e) {
+  if (!e.release_only) progress_.on_record(e.record);
+}
+
+}  // namespace convoy::controller
