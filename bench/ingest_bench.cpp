@@ -1,7 +1,7 @@
 // The controller's ingest path, in-process on one core: result batches encoded exactly as a
 // worker sends them on PUSH are decoded (proto::decode_in_place + Results), moved onto the
-// controller's clock, folded into MetricsAggregator and RunFacts, and written by RecordsWriter,
-// the same steps as Run::on_records. Prints records/s overall and per stage, and the resident
+// controller's clock, checked, and handed to the run's record pipeline with the outputs every run
+// has (the whole run's MetricsAggregator, RunFacts, records.jsonl): the same path as a run's. Prints records/s overall and per stage, and the resident
 // memory at each quarter of the run (it must stay flat: histograms are fixed-size, records stream
 // to disk). The headline figure is records per second of this thread's CPU time (one core's worth).
 //
@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -25,6 +26,9 @@
 #include "controller/config/config.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/records_writer.hpp"
+#include "controller/report/run_facts.hpp"
+#include "controller/run/record_outputs.hpp"
+#include "controller/run/record_pipeline.hpp"
 #include "controller/report/run_report.hpp"
 #include "controller/telemetry/telemetry.hpp"
 #include "proto/envelope.hpp"
@@ -34,7 +38,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 using convoy::controller::MetricsAggregator;
-using convoy::controller::RecordsWriter;
+using convoy::controller::FactsOutput;
+using convoy::controller::RecordBounds;
+using convoy::controller::RecordPipeline;
+using convoy::controller::RecordsFileOutput;
+using convoy::controller::RunMetricsOutput;
 using convoy::controller::RunFacts;
 
 struct Options {
@@ -189,12 +197,15 @@ int main(int argc, char** argv) {
   MetricsAggregator metrics(config);
   metrics.set_origin_ns(1'000'000'000);
   RunFacts facts;
-  RecordsWriter writer(o.out);
+  RecordPipeline pipeline(facts);
+  pipeline.add(std::make_unique<RunMetricsOutput>(metrics));
+  pipeline.add(std::make_unique<FactsOutput>(facts));
+  pipeline.add(std::make_unique<RecordsFileOutput>(o.out));
+  const RecordBounds bounds{0, INT64_MAX / 2, 1};  // the records' times are all in the run
   const int64_t offset_ns = 12'345;
 
   double decode_s = 0;
-  double aggregate_s = 0;
-  double write_s = 0;
+  double pipeline_s = 0;
   uint64_t records = 0;
   long rss_quarters[4] = {-1, -1, -1, -1};
   const auto start = Clock::now();
@@ -216,25 +227,15 @@ int main(int argc, char** argv) {
     auto results = decoded->as<convoy::proto::Results>();
     if (!results) return 1;
     const auto t1 = Clock::now();
-    for (auto& r : results->records) {
-      for (int64_t* t : {&r.intended_ns, &r.sent_ns, &r.first_byte_ns, &r.first_token_ns,
-                         &r.second_token_ns, &r.last_token_ns, &r.end_ns}) {
-        if (*t != 0) *t -= offset_ns;
-      }
-      metrics.add(r);
-      facts.add(r);
-    }
+    pipeline.on_batch(results->worker_id, "bench-host", offset_ns, results->records, bounds);
     const auto t2 = Clock::now();
-    for (const auto& r : results->records) writer.write(r, results->worker_id, "bench-host");
-    const auto t3 = Clock::now();
     decode_s += std::chrono::duration<double>(t1 - t0).count();
-    aggregate_s += std::chrono::duration<double>(t2 - t1).count();
-    write_s += std::chrono::duration<double>(t3 - t2).count();
+    pipeline_s += std::chrono::duration<double>(t2 - t1).count();
     records += results->records.size();
   }
   const double total_s = seconds_since(start);
   const double cpu_s = thread_cpu_s() - cpu_start_s;
-  writer.close();
+  pipeline.close();
   int64_t scrapes = 0;
   if (telemetry) {
     telemetry->stop();
@@ -249,12 +250,12 @@ int main(int argc, char** argv) {
               o.gaps);
   std::printf("records/s by wall clock %.0f (the machine is shared: CPU time is the figure)\n",
               per_s(total_s));
-  std::printf("stage records/s (wall): decode %.0f, aggregate %.0f, write %.0f\n", per_s(decode_s),
-              per_s(aggregate_s), per_s(write_s));
+  std::printf("stage records/s (wall): decode %.0f, pipeline (aggregate and write) %.0f\n",
+              per_s(decode_s), per_s(pipeline_s));
   std::printf("rss_kib by quarter: %ld %ld %ld %ld, end %ld; aggregator %zu bytes\n",
               rss_quarters[0], rss_quarters[1], rss_quarters[2], rss_quarters[3], rss_kib(),
               metrics.memory_bytes());
   std::printf("RESULT ingest_records_per_s=%.0f rss_growth_kib=%ld scrapes=%lld\n", per_s(cpu_s),
               rss_kib() - rss_quarters[1], static_cast<long long>(scrapes));
-  return writer.failed() ? 1 : 0;
+  return pipeline.failures().empty() ? 0 : 1;
 }

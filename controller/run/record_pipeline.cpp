@@ -28,7 +28,7 @@ size_t RecordPipeline::on_batch(std::string_view worker_id, std::string_view hos
     }
     ++accepted;
     const RequestMetrics metrics = compute_request_metrics(r);
-    RecordEvent e{r, metrics, worker_id, host};
+    RecordEvent e{r, metrics, worker_id, host, RecordRoute{}, false, false};
     e.release_only = proto::session_release_only(r);
     e.measured = r.phase == proto::Phase::kMeasure && !e.release_only;
     if (e.measured) ++measured_;

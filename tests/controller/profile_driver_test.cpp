@@ -30,7 +30,7 @@ constexpr int64_t kS = 1'000'000'000;
 // "/settle" for a settle request).
 std::string feed(ProfileDriver& driver, const proto::Record& r) {
   const RequestMetrics m = convoy::controller::compute_request_metrics(r);
-  RecordEvent e{r, m, "w1", "h"};
+  RecordEvent e{r, m, "w1", "h", {}, false, false};
   e.measured = true;
   e.route = driver.route(r);
   driver.on_record(e);
