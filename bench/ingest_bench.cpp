@@ -1,9 +1,10 @@
 // The controller's ingest path, in-process on one core: result batches encoded exactly as a
 // worker sends them on PUSH are decoded (proto::decode_in_place + Results), moved onto the
 // controller's clock, checked, and handed to the run's record pipeline with the outputs every run
-// has (the whole run's MetricsAggregator, RunFacts, records.jsonl): the same path as a run's. Prints records/s overall and per stage, and the resident
-// memory at each quarter of the run (it must stay flat: histograms are fixed-size, records stream
-// to disk). The headline figure is records per second of this thread's CPU time (one core's worth).
+// has (the whole run's MetricsAggregator, RunFacts, records.jsonl): the same path as a run's.
+// Prints records/s overall and per stage, and the resident memory at each quarter of the run (it
+// must stay flat: histograms are fixed-size, records stream to disk). The headline figure is
+// records per second of this thread's CPU time (one core's worth).
 //
 // Usage: ingest_bench [--seconds S | --records N] [--records-per-batch N] [--gaps N] [--out PATH]
 //                     [--scrape URLS]
@@ -27,9 +28,9 @@
 #include "controller/report/metrics.hpp"
 #include "controller/report/records_writer.hpp"
 #include "controller/report/run_facts.hpp"
+#include "controller/report/run_report.hpp"
 #include "controller/run/record_outputs.hpp"
 #include "controller/run/record_pipeline.hpp"
-#include "controller/report/run_report.hpp"
 #include "controller/telemetry/telemetry.hpp"
 #include "proto/envelope.hpp"
 #include "proto/messages.hpp"
@@ -37,13 +38,13 @@
 namespace {
 
 using Clock = std::chrono::steady_clock;
-using convoy::controller::MetricsAggregator;
 using convoy::controller::FactsOutput;
+using convoy::controller::MetricsAggregator;
 using convoy::controller::RecordBounds;
 using convoy::controller::RecordPipeline;
 using convoy::controller::RecordsFileOutput;
-using convoy::controller::RunMetricsOutput;
 using convoy::controller::RunFacts;
+using convoy::controller::RunMetricsOutput;
 
 struct Options {
   double seconds = 3;

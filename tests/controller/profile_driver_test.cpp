@@ -42,8 +42,8 @@ std::string feed(ProfileDriver& driver, const proto::Record& r) {
 TEST_CASE("profile driver: stages by the clock, records by their intended time, settles apart") {
   const Config c = parse_config(
       "load:\n  concurrency: 2\n  stages:\n"
-      "    - {name: a, concurrency: 2, duration_s: 1}\n"
-      "    - {name: b, concurrency: 4, duration_s: 1, settle_s: 1}\n",
+      "    - {name: a, concurrency: 2, duration_s: 1, settle_s: 1}\n"
+      "    - {name: b, concurrency: 4, duration_s: 1}\n",
       "c.yaml");
   RunFacts facts;
   ProfileDriver driver(c, facts, /*quiet=*/true);
@@ -55,23 +55,24 @@ TEST_CASE("profile driver: stages by the clock, records by their intended time, 
   CHECK(feed(driver, convoy::test::streamed_ok_record(kS / 2)) == "a");
 
   CHECK(driver.next_deadline_ns() == kS);
-  auto step = driver.advance(kS + 1, 0);
+  // One conversation is still in flight: a's settle waits for it, up to a second.
+  auto step = driver.advance(kS + 1, 1);
   CHECK(step.changed);
   CHECK_FALSE(step.done);
-  REQUIRE(facts.stages.size() == 2);
-  CHECK(feed(driver, convoy::test::streamed_ok_record(kS + kS / 2)) == "b");
-
-  step = driver.advance(2 * kS + 1, 0);  // b ends; its settle runs a second
-  CHECK(step.changed);
-  CHECK(feed(driver, convoy::test::streamed_ok_record(2 * kS + kS / 2)) == "b/settle");
+  CHECK(feed(driver, convoy::test::streamed_ok_record(kS + kS / 2)) == "a/settle");
   CHECK(facts.settle_requests == 1);
-  step = driver.advance(3 * kS + 1, 0);
+
+  step = driver.advance(2 * kS + 1, 1);  // the settle's second is over: b starts
+  CHECK(step.changed);
+  REQUIRE(facts.stages.size() == 2);
+  CHECK(feed(driver, convoy::test::streamed_ok_record(2 * kS + kS / 2)) == "b");
+  for (int i = 0; i < 3 && !step.done; ++i) step = driver.advance(3 * kS + 1 + i, 0);
   CHECK(step.done);
 
   driver.finish(3 * kS + 2);
   CHECK(facts.stages[0].end_ns == kS);
-  CHECK(facts.stages[0].metrics.request_count == 1);
-  CHECK(facts.stages[1].metrics.request_count == 1);  // the settle request is in no stage
+  CHECK(facts.stages[0].metrics.request_count == 1);  // the settle request is in no stage
+  CHECK(facts.stages[1].metrics.request_count == 1);
 }
 
 TEST_CASE("profile driver: a single-level run has no stages, and the breaker trips once") {

@@ -128,11 +128,11 @@ TEST_CASE("record pipeline: one measured count, without warmup and release-only 
   batch[2].close_request = true;
   batch[3].early_release = true;
   pipeline.on_batch("w1", "h", 0, batch, bounds());
-  CHECK(pipeline.measured_requests() == 0);
+  CHECK(pipeline.measured_requests() == 1);
   std::vector<proto::Record> more(3, convoy::test::streamed_ok_record(kS));
   pipeline.on_batch("w2", "h", 0, more, bounds());
-  CHECK(pipeline.measured_requests() == 3);
-  CHECK(seen.measured == std::vector<bool>{false, false, false, false, true, true, true});
+  CHECK(pipeline.measured_requests() == 4);
+  CHECK(seen.measured == std::vector<bool>{true, false, false, false, true, true, true});
 }
 
 TEST_CASE("record pipeline: the router names each record's stage, and failures are collected") {

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "controller/run/in_flight.hpp"
 #include "controller/run/assigner.hpp"
+#include "controller/run/in_flight.hpp"
 
 using convoy::LoadConfig;
 using convoy::LoadMode;
