@@ -14,9 +14,9 @@
 #include <unordered_set>
 #include <utility>
 
+#include "common/curl_handle.hpp"
 #include "common/duration.hpp"
 #include "worker/capped_append.hpp"
-#include "worker/curl_handles.hpp"
 #include "worker/curl_result.hpp"
 #include "worker/reply_parser.hpp"
 #include "worker/sse_parser.hpp"

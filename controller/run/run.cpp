@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/clock.hpp"
 #include "common/duration.hpp"
 #include "common/log.hpp"
 #include "common/redact.hpp"
@@ -30,12 +31,6 @@ constexpr int64_t kMaxWaitNs = 50 * kNsPerMs;     // the loop wakes at least thi
 
 // The only global mutable state: signals received.
 std::atomic<int> g_signals{0};
-
-int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
 
 RunPhaseSettings phase_settings(const Config& c) {
   RunPhaseSettings s;

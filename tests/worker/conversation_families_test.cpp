@@ -10,9 +10,9 @@
 #include "worker/runner_harness.hpp"
 
 namespace proto = convoy::proto;
+using convoy::steady_now_ns;
 using convoy::worker::HttpRequest;
 using convoy::worker::HttpResponse;
-using convoy::worker::steady_now_ns;
 using namespace convoy::worker::test;
 
 namespace {

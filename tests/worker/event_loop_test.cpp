@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
+using convoy::steady_now_ns;
 using convoy::worker::EventLoop;
-using convoy::worker::steady_now_ns;
 
 namespace {
 

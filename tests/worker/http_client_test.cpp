@@ -250,6 +250,7 @@ class TestServer {
 
 }  // namespace convoy::test
 
+using convoy::steady_now_ns;
 using convoy::proto::ErrorKind;
 using convoy::test::CannedReply;
 using convoy::test::ReplyEnd;
@@ -259,7 +260,6 @@ using convoy::worker::EventLoop;
 using convoy::worker::HttpClient;
 using convoy::worker::HttpRequest;
 using convoy::worker::HttpResponse;
-using convoy::worker::steady_now_ns;
 
 namespace {
 
