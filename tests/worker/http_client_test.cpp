@@ -1021,8 +1021,8 @@ TEST_CASE("http: a response header over libcurl's limit says so") {
   CHECK(r.request_reached_server);
 }
 
-// Transfers are pooled (issue 19): whatever one request left in a Transfer must not reach the
-// next request that reuses it.
+// Transfers are pooled (no allocation per request): whatever one request left in a Transfer must
+// not reach the next request that reuses it.
 TEST_CASE("http: a reused transfer starts clean after errors, a cancel and a large reply") {
   std::map<std::string, CannedReply> replies = canned_replies();
   CannedReply big;  // one 40 KiB event: the SSE buffers grow
