@@ -21,7 +21,8 @@ using convoy::worker::ControlSession;
 using convoy::worker::EventLoop;
 using convoy::worker::WorkerOptions;
 
-namespace {
+// One namespace per test file: the helpers' names stay apart in a unity build.
+namespace control_session_test {
 
 struct RecordingHandler final : ControlSession::Handler {
   int welcomes = 0;
@@ -97,8 +98,6 @@ class Fixture {
   EventLoop loop;
   RecordingHandler handler;
 };
-
-}  // namespace
 
 TEST_CASE("control session: hello, welcome, then heartbeats carrying the worker's load") {
   Fixture f;
@@ -188,3 +187,5 @@ TEST_CASE("control session: giving up and losing the controller") {
   }
   session.close();
 }
+
+}  // namespace control_session_test

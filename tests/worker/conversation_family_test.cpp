@@ -14,7 +14,8 @@ using convoy::worker::ConversationFamily;
 using convoy::worker::FamilyPool;
 using convoy::worker::kNoParent;
 
-namespace {
+// One namespace per test file: the helpers' names stay apart in a unity build.
+namespace family_test {
 
 std::vector<proto::Turn> turns(size_t n) { return std::vector<proto::Turn>(n); }
 
@@ -41,8 +42,6 @@ void fill(ConversationFamily& f) {
                       subagent("d", -1, 4, 1)};
   f.build_members();
 }
-
-}  // namespace
 
 TEST_CASE("conversation family: members link to their parents, broken sub-agents never start") {
   ConversationFamily f;
@@ -118,3 +117,5 @@ TEST_CASE("family pool: an ended family comes back reset, its member vector kept
   CHECK(again->conv.subagents.empty());
   CHECK(pool.take().get() != address);  // the pool is empty again: a new one
 }
+
+}  // namespace family_test

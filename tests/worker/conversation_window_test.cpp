@@ -8,7 +8,8 @@
 namespace proto = convoy::proto;
 using convoy::worker::ConversationWindow;
 
-namespace {
+// One namespace per test file: the helpers' names stay apart in a unity build.
+namespace window_test {
 
 proto::Conversation conversation(uint64_t index) {
   proto::Conversation c;
@@ -23,8 +24,6 @@ void add_all(ConversationWindow& window, std::vector<uint64_t> indices) {
     REQUIRE(window.add(c));
   }
 }
-
-}  // namespace
 
 TEST_CASE("conversation window: refills take the oldest conversation first") {
   ConversationWindow window;
@@ -79,3 +78,5 @@ TEST_CASE("conversation window: close gives every conversation back and refuses 
   CHECK(late.conversation_id == "c11");
   CHECK(window.close().empty());
 }
+
+}  // namespace window_test

@@ -14,7 +14,8 @@ using convoy::steady_now_ns;
 using convoy::worker::EventLoop;
 using convoy::worker::ResultBatcher;
 
-namespace {
+// One namespace per test file: the helpers' names stay apart in a unity build.
+namespace batcher_test {
 
 // The results socket: takes messages while `accepting`, keeps what it took.
 struct FakeResultsSocket {
@@ -56,8 +57,6 @@ void run_until(EventLoop& loop, Done done, int64_t timeout_ns = 2 * kS) {
     loop.run_once(10 * kMs);
   }
 }
-
-}  // namespace
 
 TEST_CASE("result batcher: records wait for the flush delay and leave as one batch") {
   EventLoop loop;
@@ -152,3 +151,5 @@ TEST_CASE("result batcher: refused batches are offered again in order, then the 
   REQUIRE(last.has_value());
   CHECK(last->type == proto::MsgType::kBye);
 }
+
+}  // namespace batcher_test
