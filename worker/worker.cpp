@@ -67,12 +67,12 @@ struct Worker::Impl final : ControlSession::Handler {
   ControlSession control;
   ResultBatcher batcher;
   ConversationWindow window;
-  std::unique_ptr<Transport> http;
+  std::unique_ptr<Transport> http;             // from the Welcome on
   std::unique_ptr<ConversationRunner> runner;  // from the Welcome on
   int signal_fd = -1;                          // the signal handler's eventfd (-1: none)
-  int exit_code = 0;
-  bool shutting_down = false;
-  bool controller_lost = false;           // the results linger shrinks to kLostControllerLingerMs
+  int exit_code = 0;             // 0 done, 2 refused or cannot start, 3 controller lost, 130 signal
+  bool shutting_down = false;    // begin_shutdown() ran: cancel, drain, Bye, stop
+  bool controller_lost = false;  // the results linger shrinks to kLostControllerLingerMs
   EventLoop::TimerId shutdown_timer = 0;  // the one deadline of the shutdown phase it is in
   bool shutdown_deadline_passed = false;
   uint64_t last_batch = 0;  // the last Assign batch number read
