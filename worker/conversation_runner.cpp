@@ -5,8 +5,6 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
-#include <map>
-#include <optional>
 
 #include "common/duration.hpp"
 #include "common/hash.hpp"
@@ -15,7 +13,6 @@
 namespace convoy::worker {
 
 namespace {
-constexpr size_t kNoParent = static_cast<size_t>(-1);
 // An early release is best effort and must not hold the worker's shutdown (5 s drain) up: it
 // gets at most this long, whatever target.request_timeout_s says.
 constexpr double kReleaseTimeoutS = 3;
@@ -31,50 +28,6 @@ bool packable(uint64_t index, size_t m) {
 }
 uint64_t pack_member(uint64_t index, size_t m) { return (index << kMemberBits) | m; }
 }  // namespace
-
-// One conversation of a family: the lead (members[0]) or a sub-agent (members[i + 1] is
-// Conversation.subagents[i]). Each has its own turns, history, correlation id and session.
-struct ConversationRunner::Member {
-  int32_t position = -1;  // Record.subagent: -1 = the lead
-  size_t parent = kNoParent;
-  const std::string* conversation_id = nullptr;  // into Family::conv, which never moves
-  const std::string* correlation_id = nullptr;
-  const std::string* parent_correlation_id = nullptr;  // nullptr for the lead
-  const std::string* system_prompt = nullptr;
-  const std::vector<proto::Turn>* turns = nullptr;
-  std::map<uint32_t, std::vector<size_t>> children;  // by spawn_after_turn (turns ended)
-
-  uint32_t next_turn = 0;
-  std::vector<ChatMessage> history;
-  EventLoop::TimerId timer = 0;
-  std::optional<Transport::RequestId> request;
-  RequestKind kind = RequestKind::kTurn;  // of the request in flight
-  int64_t intended_ns = 0;                // of the request being scheduled or sent
-  SessionOverlay overlay;                 // of the request in flight
-  std::string request_id;
-  std::string session_control;
-
-  // Its session at the server (when releases_sessions): a request that may open it reached the
-  // server; a close or release for it was answered 2xx; the early release went out.
-  bool session_open = false;
-  bool session_closed = false;
-  bool release_sent = false;
-
-  size_t running_children = 0;   // spawned at the last turn that ended, not yet finished
-  bool waiting = false;          // the next turn waits for running_children to reach 0
-  int64_t next_intended_ns = 0;  // that turn's end(k) + think time
-  bool turns_done = false;       // its own requests are over (reason says how)
-  bool finished = false;         // turns_done and every sub-agent it started finished
-  proto::EndReason reason = proto::EndReason::kCompleted;
-};
-
-struct ConversationRunner::Family {
-  proto::Conversation conv;
-  std::vector<Member> members;
-  // Set when the lead ended early (abort, cancel): nothing new starts, requests in flight are
-  // cancelled, and the family ends when the last of them returns.
-  std::optional<proto::EndReason> cancelled;
-};
 
 namespace {
 
@@ -160,23 +113,6 @@ ConversationRunner::~ConversationRunner() {
 
 size_t ConversationRunner::in_flight_requests() const { return http_.in_flight(); }
 
-// Families are reused (issue 19): a conversation's Family and its member vector cost no
-// allocation once a few have ended. What an ended one held is freed when it is given back.
-std::unique_ptr<ConversationRunner::Family> ConversationRunner::take_family() {
-  if (spare_families_.empty()) return std::make_unique<Family>();
-  std::unique_ptr<Family> f = std::move(spare_families_.back());
-  spare_families_.pop_back();
-  return f;
-}
-
-void ConversationRunner::give_back_family(std::unique_ptr<Family> f) {
-  if (spare_families_.size() >= kSpareFamilies) return;
-  f->conv = proto::Conversation{};
-  f->members.clear();  // keeps the capacity
-  f->cancelled.reset();
-  spare_families_.push_back(std::move(f));
-}
-
 std::string ConversationRunner::new_request_id() {
   // A fresh uuid4 per request, formatted by hand (snprintf was a visible cost per request).
   uint64_t hi = request_id_rng_(), lo = request_id_rng_();
@@ -210,7 +146,7 @@ void ConversationRunner::assign(proto::Conversation conversation) {
     log_warn("conversation ", index, " assigned twice; ignoring the second");
     return;
   }
-  std::unique_ptr<Family> owned = take_family();
+  std::unique_ptr<Family> owned = families_.take();
   Family& f = *owned;
   f.conv = std::move(conversation);
   const proto::Conversation& c = f.conv;
@@ -230,39 +166,8 @@ void ConversationRunner::assign(proto::Conversation conversation) {
     sink_.on_end({index, proto::EndReason::kAborted});
     return;
   }
-  f.members.resize(1 + c.subagents.size());
-  Member& lead = f.members[0];
-  lead.conversation_id = &c.conversation_id;
-  lead.correlation_id = &c.correlation_id;
-  lead.system_prompt = &c.system_prompt;
-  lead.turns = &c.turns;
-  lead.next_turn = c.first_turn;
-  for (size_t i = 0; i < c.subagents.size(); ++i) {
-    const proto::SubAgent& sub = c.subagents[i];
-    Member& m = f.members[i + 1];
-    m.position = static_cast<int32_t>(i);
-    m.conversation_id = &sub.conversation_id;
-    m.correlation_id = &sub.correlation_id;
-    m.system_prompt = &sub.system_prompt;
-    m.turns = &sub.turns;
-    // Parents come first (the dataset validates this); a sub-agent that breaks it never starts.
-    if (sub.parent < -1 || sub.parent >= static_cast<int32_t>(i)) {
-      log_warn("conversation ", index, ": sub-agent ", i, " names parent ", sub.parent,
-               ", not an earlier one; it is not run");
-      continue;
-    }
-    m.parent = static_cast<size_t>(sub.parent) + 1;
-    Member& parent = f.members[m.parent];
-    if (sub.spawn_after_turn < 1 || sub.spawn_after_turn > parent.turns->size() ||
-        sub.turns.empty()) {
-      log_warn("conversation ", index, ": sub-agent ", i, " spawns after turn ",
-               sub.spawn_after_turn, " of a parent with ", parent.turns->size(),
-               " turns (or has no turns); it is not run");
-      continue;
-    }
-    m.parent_correlation_id = parent.correlation_id;
-    parent.children[sub.spawn_after_turn].push_back(i + 1);
-  }
+  f.build_members();
+  const Member& lead = f.members[0];
   if (lead.next_turn >= lead.turns->size()) {
     sink_.on_end({index, proto::EndReason::kCompleted});
     return;
@@ -286,22 +191,6 @@ void ConversationRunner::schedule_turn(Family& f, size_t m, int64_t intended_ns)
   }
 }
 
-proto::Record ConversationRunner::record_of(const Family& f, size_t m, uint32_t turn_index,
-                                            bool final_turn) const {
-  const Member& member = f.members[m];
-  proto::Record r;  // x_request_id: the caller's (response_record() moves it in)
-  r.x_correlation_id = *member.correlation_id;
-  r.conversation_id = *member.conversation_id;
-  r.conversation_index = f.conv.index;
-  r.subagent = member.position;
-  r.url_index = f.conv.url_index;
-  r.turn_index = turn_index;
-  r.final_turn = final_turn;
-  r.phase = f.conv.phase;
-  r.intended_ns = member.intended_ns;
-  return r;
-}
-
 void ConversationRunner::send_turn(uint64_t index, size_t m) {
   auto it = active_.find(index);
   if (it == active_.end()) return;
@@ -321,7 +210,7 @@ void ConversationRunner::send_turn(uint64_t index, size_t m) {
   std::string error;
   if (!builder_->try_format(*member.system_prompt, member.history, turn, &body, &error)) {
     member.request_id.clear();
-    proto::Record r = record_of(f, m, turn_index, final_turn);
+    proto::Record r = f.record_of(m, turn_index, final_turn);
     r.error = {proto::ErrorKind::kOther, 0, "request_format", error};
     sink_.on_record(std::move(r));
     member_done(f, m, proto::EndReason::kAborted);
@@ -442,9 +331,9 @@ proto::Record ConversationRunner::response_record(Family& f, size_t m, uint32_t 
                                                   bool final_turn, RequestKind kind,
                                                   HttpResponse& response) const {
   Member& member = f.members[m];
-  proto::Record r = kind == RequestKind::kCloseRequest ? record_of(f, m, turn_index + 1, false)
-                    : kind == RequestKind::kRelease    ? record_of(f, m, turn_index, false)
-                                                       : record_of(f, m, turn_index, final_turn);
+  proto::Record r = kind == RequestKind::kCloseRequest ? f.record_of(m, turn_index + 1, false)
+                    : kind == RequestKind::kRelease    ? f.record_of(m, turn_index, false)
+                                                       : f.record_of(m, turn_index, final_turn);
   r.x_request_id = std::move(member.request_id);  // the member's next request draws a new one
   r.close_request = kind == RequestKind::kCloseRequest;
   r.early_release = kind == RequestKind::kRelease;
@@ -625,19 +514,8 @@ void ConversationRunner::end_if_done(uint64_t index) {
   for (const Member& member : f.members) {
     if (member.request) return;  // a close request still out
   }
-  // The lead's reason, or the first sub-agent's that did not complete.
-  proto::EndReason reason = f.cancelled.value_or(f.members[0].reason);
-  for (const Member& member : f.members) {
-    if (reason != proto::EndReason::kCompleted) break;
-    reason = member.reason;
-  }
-  proto::ConversationEnd end{index, reason};
-  for (const Member& member : f.members) {
-    if (!member.session_open) continue;
-    ++end.sessions_opened;
-    if (!member.session_closed) ++end.sessions_left_open;
-  }
-  give_back_family(std::move(it->second));
+  const proto::ConversationEnd end = f.end();
+  families_.give_back(std::move(it->second));
   active_.erase(it);
   sink_.on_end(end);
 }

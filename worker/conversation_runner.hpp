@@ -1,9 +1,7 @@
 // Runs whole conversations on one worker: turn pacing on the event loop's timers, history,
 // the session-routing overlay, and one record per request. A conversation may be a family (a
-// lead and its sub-agents, DESIGN.md §6): a sub-agent starts when its parent's turn
-// `spawn_after_turn` ends, and the parent's next turn waits until every sub-agent spawned there
-// has finished (with its own sub-agents). The family is one conversation to the controller: one
-// ConversationEnd, sent when the lead and every sub-agent it started have ended.
+// lead and its sub-agents, worker/conversation_family.hpp): the runner paces every member's
+// turns and sends one ConversationEnd for the family.
 #pragma once
 
 #include <cstdint>
@@ -16,6 +14,7 @@
 
 #include "proto/messages.hpp"
 #include "tokenizer/tokenizer.hpp"
+#include "worker/conversation_family.hpp"
 #include "worker/event_loop.hpp"
 #include "worker/request_builder.hpp"
 #include "worker/session_routing.hpp"
@@ -38,11 +37,6 @@ std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint);
 // position in Conversation.subagents.
 bool cancel_injected(uint64_t seed, uint64_t conversation_index, uint32_t turn_index,
                      double fraction, int32_t subagent = -1);
-
-// What a request is for: a turn of the conversation, final_marker's close request after the
-// final turn, or the release of a session whose conversation ended early (issue 30 item 5).
-// Only turns are measured.
-enum class RequestKind : uint8_t { kTurn, kCloseRequest, kRelease };
 
 class ConversationRunner {
  public:
@@ -68,8 +62,8 @@ class ConversationRunner {
   size_t legacy_open_sessions() const { return router_.legacy_open_count(); }
 
  private:
-  struct Member;
-  struct Family;
+  using Member = FamilyMember;
+  using Family = ConversationFamily;
 
   void schedule_turn(Family& f, size_t m, int64_t intended_ns);
   void send_turn(uint64_t index, size_t m);
@@ -87,15 +81,12 @@ class ConversationRunner {
   void settle(Family& f, size_t m);
   void cancel_family(Family& f, proto::EndReason reason);
   void end_if_done(uint64_t index);
-  proto::Record record_of(const Family& f, size_t m, uint32_t turn_index, bool final_turn) const;
   // The record of the request that `response` answers (a close request is numbered one past
   // the final turn, a release carries the turn it cut); takes the response's chunk gaps and
   // serving worker, and the member's request id.
   proto::Record response_record(Family& f, size_t m, uint32_t turn_index, bool final_turn,
                                 RequestKind kind, HttpResponse& response) const;
   std::string new_request_id();
-  std::unique_ptr<Family> take_family();
-  void give_back_family(std::unique_ptr<Family> f);
 
   EventLoop& loop_;
   Transport& http_;
@@ -113,8 +104,7 @@ class ConversationRunner {
   bool stopping_ = false;
   std::mt19937_64 request_id_rng_;
   std::unordered_map<uint64_t, std::unique_ptr<Family>> active_;  // by conversation index
-  static constexpr size_t kSpareFamilies = 64;
-  std::vector<std::unique_ptr<Family>> spare_families_;  // ended, reset, for the next ones
+  FamilyPool families_;  // ended families, reset, for the next ones
 };
 
 }  // namespace convoy::worker

@@ -19,12 +19,6 @@
 
 namespace convoy::worker {
 
-int64_t steady_now_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1'000'000'000 + static_cast<int64_t>(ts.tv_nsec);
-}
-
 namespace {
 
 constexpr int64_t kNsPerSec = 1'000'000'000;

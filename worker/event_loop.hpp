@@ -6,14 +6,14 @@
 #include <functional>
 #include <memory>
 
-namespace convoy::worker {
+#include "common/clock.hpp"  // steady_now_ns(): the clock of every deadline and timestamp
 
-// Steady-clock nanoseconds (CLOCK_MONOTONIC): the clock every worker timestamp uses.
-int64_t steady_now_ns();
+namespace convoy::worker {
 
 // Due timers fired per iteration, at most: the rest wait for the next one, after the ready file
 // descriptors. Bounded work per tick: a family whose 100,000 sub-agents all start at one turn's
-// end (a timer each) must not keep the worker from its sockets (issue 37 item 5).
+// end (a timer each) must not keep the worker from its sockets: silent for seconds, it would be
+// declared lost.
 inline constexpr int kMaxTimersPerIteration = 256;
 
 class EventLoop {

@@ -244,7 +244,8 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
     if (error) *error = std::move(message);
     return false;
   };
-  // Everything is allocated from the caller's document (a runner's reused arena, issue 19).
+  // Everything is allocated from the caller's document (a runner's reused arena: no heap
+  // allocation per request).
   Allocator& a = out->GetAllocator();
   Value body(rapidjson::kObjectType);
 

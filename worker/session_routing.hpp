@@ -1,5 +1,6 @@
-// Dynamo conversation-aware routing (DESIGN.md §5): what each request of a conversation carries
-// in nvext.session_control or in a header, and the per-worker legacy open-tracking set.
+// Dynamo conversation-aware routing (a conversation's turns go to the server worker that holds
+// its KV cache): what each request of a conversation carries in nvext.session_control or in a
+// header, and the per-worker legacy open-tracking set.
 //
 // The session id is the conversation's correlation id, identical on every turn. The policy is a
 // pure function of the mode, the turn's position and whether this worker already opened the
@@ -23,7 +24,7 @@ using proto::SessionAction;
 using proto::SessionRoutingMode;
 using SessionRoutingSettings = proto::SessionRoutingSettings;
 
-// Dynamo's header-era names, as its frontend reads them (ai-dynamo/dynamo
+// Dynamo's header mode names, as its frontend reads them (ai-dynamo/dynamo
 // lib/llm/src/protocols/agents.rs: HEADER_DYNAMO_SESSION_ID, HEADER_DYNAMO_PARENT_SESSION_ID,
 // HEADER_DYNAMO_SESSION_FINAL; HTTP header names are case-insensitive). The session id header
 // is session_routing.header_name (default X-Dynamo-Session-ID); these two are fixed. Dynamo drops
@@ -63,7 +64,7 @@ struct SessionOverlay {
   bool ends_session() const;
 };
 
-// The pure policy (issue 6 items 3-5):
+// The pure policy, by mode:
 //   off:    nothing.
 //   bind:   non-final {"session_id":ID,"action":"bind","timeout":T}; final
 //           {"session_id":ID,"action":"close"}. A single-turn conversation sends only close.
@@ -93,8 +94,8 @@ SessionOverlay plan_close_request_overlay(const SessionRoutingSettings& settings
                                           std::string_view parent_correlation_id = {});
 
 // Whether the mode has a release the server acts on (bind and legacy close, header mode with
-// final_marker close_request): then a conversation that ends early still gets it (issue 30
-// item 5), and each worker counts the sessions left open.
+// final_marker close_request): then a conversation that ends early still gets it (else the
+// server holds its session until the timeout), and each worker counts the sessions left open.
 bool releases_sessions(const SessionRoutingSettings& settings);
 // The release a conversation that ended early sends: bind/legacy {"session_id":ID,
 // "action":"close"}; header mode with close_request the close request's headers. Empty when the
@@ -103,8 +104,9 @@ SessionOverlay plan_release_overlay(const SessionRoutingSettings& settings,
                                     const std::string& correlation_id,
                                     std::string_view parent_correlation_id = {});
 
-// The per-worker legacy open-tracking set (issue 6 item 7). It holds only the conversations this
-// worker has opened and not yet ended, so its size is bounded by the conversations in flight.
+// The per-worker legacy open-tracking set (legacy mode sends open on the first request this
+// worker sends for a conversation). It holds only the conversations this worker has opened and
+// not yet ended, so its size is bounded by the conversations in flight.
 // Every removal is idempotent and a no-op for unknown ids.
 class LegacyOpenTracker {
  public:

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/clock.hpp"
 #include "common/duration.hpp"
 #include "common/log.hpp"
 #include "common/redact.hpp"

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/curl_handle.hpp"
 #include "common/log.hpp"
 
 namespace convoy::controller {
@@ -128,13 +129,6 @@ std::string session_probe_body(const proto::TargetSettings& target, const std::s
 
 namespace {
 
-struct EasyDeleter {
-  void operator()(CURL* c) const noexcept { curl_easy_cleanup(c); }
-};
-struct SlistDeleter {
-  void operator()(curl_slist* l) const noexcept { curl_slist_free_all(l); }
-};
-
 size_t on_body(char* data, size_t size, size_t count, void* userp) noexcept {
   constexpr size_t kCapBytes = SessionLedger::kMaxAnswerBytes * 4;
   auto* body = static_cast<std::string*>(userp);
@@ -153,7 +147,7 @@ size_t on_body(char* data, size_t size, size_t count, void* userp) noexcept {
 ProbeAnswer post_probe(const proto::TargetSettings& target, const std::string& url,
                        const std::string& body, double timeout_s) {
   ProbeAnswer answer;
-  std::unique_ptr<CURL, EasyDeleter> easy(curl_easy_init());
+  const CurlEasy easy = CurlEasy::create();
   if (!easy) {
     answer.transport_error = "curl_easy_init failed";
     return answer;
@@ -163,11 +157,8 @@ ProbeAnswer post_probe(const proto::TargetSettings& target, const std::string& u
   for (const auto& [name, value] : target.headers) lines.push_back(name + ": " + value);
   const char* key = target.api_key_env.empty() ? nullptr : std::getenv(target.api_key_env.c_str());
   if (key && *key) lines.push_back(std::string("Authorization: Bearer ") + key);
-  curl_slist* list = nullptr;
-  for (const auto& line : lines) {
-    if (curl_slist* next = curl_slist_append(list, line.c_str())) list = next;
-  }
-  const std::unique_ptr<curl_slist, SlistDeleter> headers(list);
+  CurlHeaders headers;
+  for (const auto& line : lines) headers.append(line);
   char error[CURL_ERROR_SIZE] = {0};
   const auto timeout_ms = static_cast<long>(std::min(timeout_s, kMaxProbeTimeoutS) * 1000);
   curl_easy_setopt(c, CURLOPT_URL, url.c_str());

@@ -12,6 +12,7 @@
 #include <chrono>
 #include <cmath>
 
+#include "common/curl_handle.hpp"
 #include "common/duration.hpp"
 #include "common/log.hpp"
 #include "common/redact.hpp"
@@ -30,13 +31,6 @@ constexpr int64_t kMaxPollMs = 100;  // the thread looks at the stop flag at lea
 constexpr const char* kAccept =
     "Accept: text/plain;version=0.0.4;q=1,application/openmetrics-text;version=1.0.0;q=0.5,"
     "*/*;q=0.1";
-
-struct EasyDeleter {
-  void operator()(CURL* c) const noexcept { curl_easy_cleanup(c); }
-};
-struct SlistDeleter {
-  void operator()(curl_slist* l) const noexcept { curl_slist_free_all(l); }
-};
 
 // A JSON number (the shortest text that reads back as `v`), or "NaN", "+Inf", "-Inf".
 void append_number_or_text(std::string& out, double v) {
@@ -78,8 +72,8 @@ std::string sample_prefix(const Sample& s) {
 // One endpoint: its easy handle (reused, so connections are kept alive) and its transfer.
 struct Telemetry::Target {
   TelemetryEndpoint config;
-  std::unique_ptr<CURL, EasyDeleter> easy;
-  std::unique_ptr<curl_slist, SlistDeleter> headers;
+  CurlEasy easy;
+  CurlHeaders headers;
   std::string body;
   bool too_large = false;
   bool in_flight = false;
@@ -104,8 +98,6 @@ struct Telemetry::Target {
     return bytes;
   }
 };
-
-void Telemetry::MultiDeleter::operator()(CURLM* m) const noexcept { curl_multi_cleanup(m); }
 
 std::vector<TelemetryEndpoint> run_endpoints(const Config& config,
                                              const std::string& resolved_url) {
@@ -138,14 +130,14 @@ Telemetry::Telemetry(const TelemetryConfig& config, std::vector<TelemetryEndpoin
           }(),
           config.max_series) {
   curl_global_init(CURL_GLOBAL_DEFAULT);
-  multi_.reset(curl_multi_init());
+  multi_ = CurlMulti::create();
   if (!multi_) throw std::runtime_error("telemetry: curl_multi_init failed");
   const long timeout_ms =
       std::max<long>(1, static_cast<long>(seconds_to_limit_ms(config_.timeout_s)));
   for (auto& e : endpoints) {
     auto t = std::make_unique<Target>();
     t->config = std::move(e);
-    t->easy.reset(curl_easy_init());
+    t->easy = CurlEasy::create();
     if (!t->easy) throw std::runtime_error("telemetry: curl_easy_init failed");
     CURL* c = t->easy.get();
     curl_easy_setopt(c, CURLOPT_URL, t->config.url.c_str());
@@ -157,11 +149,8 @@ Telemetry::Telemetry(const TelemetryConfig& config, std::vector<TelemetryEndpoin
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, t->error_buffer);
     curl_easy_setopt(c, CURLOPT_ACCEPT_ENCODING, "");  // gzip when the exporter offers it
     curl_easy_setopt(c, CURLOPT_PROTOCOLS_STR, "http,https");
-    curl_slist* list = curl_slist_append(nullptr, kAccept);
-    for (const auto& [name, value] : t->config.headers) {
-      list = curl_slist_append(list, (name + ": " + value).c_str());
-    }
-    t->headers.reset(list);
+    t->headers.append(kAccept);
+    for (const auto& [name, value] : t->config.headers) t->headers.append(name + ": " + value);
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, t->headers.get());
     targets_.push_back(std::move(t));
   }

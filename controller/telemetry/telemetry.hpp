@@ -20,6 +20,7 @@
 
 #include <curl/curl.h>
 
+#include "common/curl_handle.hpp"
 #include "controller/config/config.hpp"
 #include "controller/report/output_file.hpp"
 #include "controller/telemetry/jsonl_file.hpp"
@@ -117,10 +118,7 @@ class Telemetry {
   SeriesStore store_;
   size_t first_round_done_ = 0;
   std::atomic<int> stop_{0};  // 1: final scrape then end; 2: end now
-  struct MultiDeleter {
-    void operator()(CURLM* m) const noexcept;
-  };
-  std::unique_ptr<CURLM, MultiDeleter> multi_;
+  CurlMulti multi_;
   // The scrape being handled: its first batch_size_ (scraper thread only; kept between scrapes
   // so the samples' strings are reused).
   std::vector<Sample> batch_;

@@ -1,5 +1,5 @@
-// ConversationRunner with sub-agent families (issue 20 item 2), header-era markers (item 1),
-// verify (item 3) and one url per family (item 4), against the FakeTransport.
+// ConversationRunner with sub-agent families, final_marker headers, verify and one url per
+// family, against the FakeTransport.
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
@@ -10,9 +10,9 @@
 #include "worker/runner_harness.hpp"
 
 namespace proto = convoy::proto;
+using convoy::steady_now_ns;
 using convoy::worker::HttpRequest;
 using convoy::worker::HttpResponse;
-using convoy::worker::steady_now_ns;
 using namespace convoy::worker::test;
 
 namespace {
@@ -154,8 +154,8 @@ TEST_CASE("runner: a family stops as one: cancel_all and stop_starting reach eve
   REQUIRE(h.run_until_started(1));
   REQUIRE(h.http.complete(h.http.started()[0].id, FakeTransport::ok()));
   REQUIRE(h.run_until_started(3));  // a and b run, the lead waits
-  // Every member's legacy session was opened: each gets its release (issue 30 item 5), which
-  // the fake answers here; the family ends once they are back.
+  // Every member's legacy session was opened: each gets its release (else the server holds it
+  // until its timeout), which the fake answers here; the family ends once they are back.
   auto answer_releases = [&] {
     return h.run_until([&] {
       for (auto id : h.http.pending_ids()) h.http.complete(id, FakeTransport::ok());

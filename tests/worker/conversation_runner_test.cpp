@@ -12,11 +12,11 @@
 #include "worker/runner_harness.hpp"
 
 namespace proto = convoy::proto;
+using convoy::steady_now_ns;
 using convoy::worker::ConversationRunner;
 using convoy::worker::EventLoop;
 using convoy::worker::HttpResponse;
 using convoy::worker::RunnerSink;
-using convoy::worker::steady_now_ns;
 using convoy::worker::test::FakeTransport;
 
 using namespace convoy::worker::test;

@@ -1,7 +1,8 @@
-// Sessions the server still holds (issue 30 item 5): a conversation that ends early in bind or
-// legacy mode (cancelled, failed, cut by the run's end), or in header mode with final_marker
-// close_request, gets the release its final turn would have sent; each ConversationEnd says how
-// many sessions were opened and how many were left open. ConversationRunner on a FakeTransport.
+// Sessions the server still holds (until their timeout, unless released): a conversation that ends
+// early in bind or legacy mode (cancelled, failed, cut by the run's end), or in header mode with
+// final_marker close_request, gets the release its final turn would have sent; each ConversationEnd
+// says how many sessions were opened and how many were left open. ConversationRunner on a
+// FakeTransport.
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
@@ -12,9 +13,9 @@
 #include "worker/runner_harness.hpp"
 
 namespace proto = convoy::proto;
+using convoy::steady_now_ns;
 using convoy::worker::HttpRequest;
 using convoy::worker::HttpResponse;
-using convoy::worker::steady_now_ns;
 using convoy::worker::test::FakeTransport;
 
 using namespace convoy::worker::test;

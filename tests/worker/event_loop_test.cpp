@@ -12,8 +12,8 @@
 #include <thread>
 #include <vector>
 
+using convoy::steady_now_ns;
 using convoy::worker::EventLoop;
-using convoy::worker::steady_now_ns;
 
 namespace {
 
@@ -113,8 +113,8 @@ TEST_CASE("event loop: cancelled timers do not fire and ids are never reused") {
 }
 
 TEST_CASE("event loop: a burst of due timers yields to ready fds between iterations") {
-  // Issue 37: a family's 100,000 sub-agents, a due timer each, kept the worker from its sockets
-  // (and heartbeats) for seconds. At most kMaxTimersPerIteration fire per iteration.
+  // A family's 100,000 sub-agents, a due timer each, kept the worker from its sockets (and
+  // heartbeats) for seconds. At most kMaxTimersPerIteration fire per iteration.
   EventLoop loop;
   Pipe pipe;
   constexpr int kTimers = 10 * convoy::worker::kMaxTimersPerIteration;

@@ -250,6 +250,7 @@ class TestServer {
 
 }  // namespace convoy::test
 
+using convoy::steady_now_ns;
 using convoy::proto::ErrorKind;
 using convoy::test::CannedReply;
 using convoy::test::ReplyEnd;
@@ -259,7 +260,6 @@ using convoy::worker::EventLoop;
 using convoy::worker::HttpClient;
 using convoy::worker::HttpRequest;
 using convoy::worker::HttpResponse;
-using convoy::worker::steady_now_ns;
 
 namespace {
 
@@ -1021,8 +1021,8 @@ TEST_CASE("http: a response header over libcurl's limit says so") {
   CHECK(r.request_reached_server);
 }
 
-// Transfers are pooled (issue 19): whatever one request left in a Transfer must not reach the
-// next request that reuses it.
+// Transfers are pooled (no allocation per request): whatever one request left in a Transfer must
+// not reach the next request that reuses it.
 TEST_CASE("http: a reused transfer starts clean after errors, a cancel and a large reply") {
   std::map<std::string, CannedReply> replies = canned_replies();
   CannedReply big;  // one 40 KiB event: the SSE buffers grow

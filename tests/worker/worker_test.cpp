@@ -22,9 +22,9 @@
 #include "worker/worker.hpp"
 
 namespace proto = convoy::proto;
+using convoy::steady_now_ns;
 using convoy::worker::EventLoop;
 using convoy::worker::HttpRequest;
-using convoy::worker::steady_now_ns;
 using convoy::worker::Transport;
 using convoy::worker::Worker;
 using convoy::worker::WorkerOptions;

@@ -1,12 +1,14 @@
-// Move-only RAII owners for libcurl's C handles (CURL*, CURLM*). Header lists are not curl's:
-// HttpClient links nodes of its own (worker/http_client.cpp, link_headers()).
+// Move-only RAII owners for libcurl's C handles: an easy handle (CURL*), a multi handle (CURLM*)
+// and a header list (curl_slist*). Every process that speaks HTTP (the worker's client, the
+// controller's telemetry scraper and session probe) owns its handles through these.
 #pragma once
 
 #include <curl/curl.h>
 
 #include <memory>
+#include <string>
 
-namespace convoy::worker {
+namespace convoy {
 
 namespace detail {
 struct CurlEasyDeleter {
@@ -14,6 +16,9 @@ struct CurlEasyDeleter {
 };
 struct CurlMultiDeleter {
   void operator()(CURLM* handle) const noexcept { curl_multi_cleanup(handle); }
+};
+struct CurlSlistDeleter {
+  void operator()(curl_slist* list) const noexcept { curl_slist_free_all(list); }
 };
 }  // namespace detail
 
@@ -24,6 +29,7 @@ class CurlEasy {
   static CurlEasy create() { return CurlEasy(curl_easy_init()); }
   CURL* get() const noexcept { return handle_.get(); }
   explicit operator bool() const noexcept { return handle_ != nullptr; }
+  void reset() noexcept { handle_.reset(); }
 
  private:
   explicit CurlEasy(CURL* handle) : handle_(handle) {}
@@ -44,4 +50,21 @@ class CurlMulti {
   std::unique_ptr<CURLM, detail::CurlMultiDeleter> handle_;
 };
 
-}  // namespace convoy::worker
+// A header list (CURLOPT_HTTPHEADER). It must outlive every transfer that uses it: libcurl
+// reads it but does not copy it.
+class CurlHeaders {
+ public:
+  // Appends one "Name: value" line; false (the list unchanged) when curl could not allocate.
+  bool append(const std::string& line) {
+    curl_slist* head = curl_slist_append(list_.get(), line.c_str());
+    if (head == nullptr) return false;
+    if (!list_) list_.reset(head);  // the first node is the list; later ones join it
+    return true;
+  }
+  curl_slist* get() const noexcept { return list_.get(); }
+
+ private:
+  std::unique_ptr<curl_slist, detail::CurlSlistDeleter> list_;
+};
+
+}  // namespace convoy

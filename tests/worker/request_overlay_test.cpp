@@ -1,6 +1,7 @@
-// Dynamo's header era on the worker's pure side: the session headers for each final_marker, the
-// parent header of a sub-agent, the close request's overlay, verify's nvext.extra_fields in the
-// request body and nvext.worker_id read back from streamed and whole replies.
+// What a request carries for Dynamo beside its prompt, on the worker's pure side: the session
+// headers for each final_marker, the parent header of a sub-agent, the close request's overlay,
+// verify's nvext.extra_fields in the request body and nvext.worker_id read back from streamed and
+// whole replies.
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
