@@ -23,7 +23,7 @@ struct ErrorGroup {
   std::string message;  // normalised (error_group_message): the same for the whole group
   std::string example;  // the group's first raw message
   int64_t count = 0;
-  std::vector<std::string> example_correlation_ids;  // at most kErrorExamples
+  std::vector<std::string> example_correlation_ids;  // at most ErrorGroups::kExamples
 };
 
 // The grouping key of an error message, so that one failure mode is one group: every number
