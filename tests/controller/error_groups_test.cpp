@@ -11,8 +11,8 @@ using convoy::proto::Record;
 
 namespace {
 
-Record error_record(ErrorKind kind, std::string message, std::string correlation_id,
-                    int64_t http_status = 0) {
+Record grouped_failure(ErrorKind kind, std::string message, std::string correlation_id,
+                       int64_t http_status = 0) {
   Record r;
   r.error.kind = kind;
   r.error.message = std::move(message);
@@ -25,10 +25,10 @@ Record error_record(ErrorKind kind, std::string message, std::string correlation
 
 TEST_CASE("error groups: one group per failure mode, largest first, a few examples each") {
   ErrorGroups groups;
-  groups.add(error_record(ErrorKind::kHttpStatus, "overloaded", "a", 503));
+  groups.add(grouped_failure(ErrorKind::kHttpStatus, "overloaded", "a", 503));
   for (int i = 0; i < 5; ++i) {
-    groups.add(error_record(ErrorKind::kConnect, "port " + std::to_string(8000 + i) + " refused",
-                            "c" + std::to_string(i)));
+    groups.add(grouped_failure(ErrorKind::kConnect, "port " + std::to_string(8000 + i) + " refused",
+                               "c" + std::to_string(i)));
   }
   const auto g = groups.groups();
   REQUIRE(g.size() == 2);
@@ -45,13 +45,13 @@ TEST_CASE("error groups: past kMaxGroups distinct errors share one group, memory
   ErrorGroups groups;
   std::string word = "a";
   for (size_t i = 0; i < ErrorGroups::kMaxGroups; ++i) {
-    groups.add(error_record(ErrorKind::kOther, "failure " + word, "x"));
+    groups.add(grouped_failure(ErrorKind::kOther, "failure " + word, "x"));
     word += 'a';
   }
   const size_t bytes = groups.memory_bytes();
   for (int i = 0; i < 100; ++i) {
     groups.add(
-        error_record(ErrorKind::kOther, "another failure " + std::string(40, 'b') + word, "y"));
+        grouped_failure(ErrorKind::kOther, "another failure " + std::string(40, 'b') + word, "y"));
     word += 'c';
   }
   const auto g = groups.groups();
@@ -61,7 +61,7 @@ TEST_CASE("error groups: past kMaxGroups distinct errors share one group, memory
   CHECK(groups.memory_bytes() < bytes + 2 * ErrorGroups::kMaxMessageBytes + 1024);
   SUBCASE("a long message is cut at kMaxMessageBytes") {
     ErrorGroups one;
-    one.add(error_record(ErrorKind::kOther, std::string(2000, 'z'), "z"));
+    one.add(grouped_failure(ErrorKind::kOther, std::string(2000, 'z'), "z"));
     CHECK(one.groups()[0].example.size() == ErrorGroups::kMaxMessageBytes + 3);  // "..."
   }
 }
