@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/histogram.hpp"
+
 namespace convoy::controller {
 
 size_t ClientTimeline::bin_of(int64_t ttft_ns) {
@@ -68,8 +70,8 @@ void ClientTimeline::add_in_flight(int64_t origin_ns, int64_t sent_ns, int64_t e
 }
 
 double ClientTimeline::percentile_ms(const Bucket& b, double q) {
-  const auto rank = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(q * static_cast<double>(b.ttft_count) - 1e-9)));
+  // The Histogram family's nearest rank, so a p99 here means what it means in the summary.
+  const int64_t rank = Histogram::nearest_rank(q * 100, b.ttft_count);
   int64_t seen = 0;
   size_t bin = 0;
   for (; bin < kBins; ++bin) {
