@@ -69,10 +69,7 @@ void Histogram::Counts::add(int32_t index, int64_t count) {
   counts[i] += count;
 }
 
-void Histogram::record(int64_t value, int64_t count) {
-  if (count <= 0) return;
-  const int32_t index = bucket_index(magnitude_of(value));
-  (value < 0 ? negative_ : positive_).add(index, count);
+void HistogramMoments::add(int64_t value, int64_t count) {
   if (count_ == 0) {
     min_ = value;
     max_ = value;
@@ -90,19 +87,16 @@ void Histogram::record(int64_t value, int64_t count) {
   count_ = n;
 }
 
-void Histogram::record_all(const int64_t* values, size_t n) {
-  if (n == 0) return;
+void HistogramMoments::add_all(const int64_t* values, size_t n) {
   if (count_ == 0) {
     min_ = values[0];
     max_ = values[0];
   }
   Int128 batch_sum = 0;
   for (size_t i = 0; i < n; ++i) {
-    const int64_t value = values[i];
-    (value < 0 ? negative_ : positive_).add(bucket_index(magnitude_of(value)), 1);
-    min_ = std::min(min_, value);
-    max_ = std::max(max_, value);
-    batch_sum += value;
+    min_ = std::min(min_, values[i]);
+    max_ = std::max(max_, values[i]);
+    batch_sum += values[i];
   }
   const auto k = static_cast<long double>(n);
   const long double batch_mean = static_cast<long double>(batch_sum) / k;
@@ -120,49 +114,91 @@ void Histogram::record_all(const int64_t* values, size_t n) {
   count_ += static_cast<int64_t>(n);
 }
 
-void Histogram::clear() { *this = Histogram{}; }
+void HistogramMoments::merge(const HistogramMoments& other) {
+  if (other.count_ == 0) return;
+  if (count_ == 0) {
+    *this = other;
+    return;
+  }
+  // Chan et al.: the combined mean and sum of squared deviations of two parts.
+  const auto na = static_cast<long double>(count_);
+  const auto nb = static_cast<long double>(other.count_);
+  const long double delta = other.mean_ - mean_;
+  mean_ += delta * nb / (na + nb);
+  m2_ += other.m2_ + delta * delta * na * nb / (na + nb);
+  sum_ += other.sum_;
+  min_ = std::min(min_, other.min_);
+  max_ = std::max(max_, other.max_);
+  count_ += other.count_;
+}
 
-long double Histogram::sum() const { return static_cast<long double>(sum_); }
-
-double Histogram::mean() const {
+double HistogramMoments::mean() const {
   if (count_ == 0) return 0;
   return static_cast<double>(static_cast<long double>(sum_) / static_cast<long double>(count_));
 }
 
-double Histogram::stddev() const {
+double HistogramMoments::stddev() const {
   if (count_ == 0) return 0;
   const long double variance = std::max(0.0L, m2_ / static_cast<long double>(count_));
   return static_cast<double>(std::sqrt(variance));
 }
 
-int64_t Histogram::representative(int32_t index, bool negative) const {
+int32_t Histogram::bucket_of(int64_t value) { return bucket_index(magnitude_of(value)); }
+
+int64_t Histogram::bucket_midpoint(int32_t index, bool negative) {
   const int64_t low = bucket_lowest(index);
   const int64_t mid = low + (bucket_highest(index) - low) / 2;
-  const int64_t value = negative ? -mid : mid;
-  return std::clamp(value, min_, max_);
+  return negative ? -mid : mid;
 }
 
+void Histogram::record(int64_t value, int64_t count) {
+  if (count <= 0) return;
+  (value < 0 ? negative_ : positive_).add(bucket_of(value), count);
+  moments_.add(value, count);
+}
+
+void Histogram::record_all(const int64_t* values, size_t n) {
+  if (n == 0) return;
+  for (size_t i = 0; i < n; ++i) {
+    const int64_t value = values[i];
+    (value < 0 ? negative_ : positive_).add(bucket_of(value), 1);
+  }
+  moments_.add_all(values, n);
+}
+
+void Histogram::clear() { *this = Histogram{}; }
+
 int64_t Histogram::percentile(double p) const {
-  if (count_ == 0) return 0;
-  if (!(p > 0)) return min_;  // also NaN
-  const int64_t rank = nearest_rank(p, count_);
-  if (rank <= 1) return min_;
-  if (rank >= count_) return max_;
+  const int64_t count = moments_.count();
+  if (count == 0) return 0;
+  if (!(p > 0)) return min();  // also NaN
+  const int64_t rank = nearest_rank(p, count);
+  if (rank <= 1) return min();
+  if (rank >= count) return max();
   int64_t seen = 0;
   for (size_t i = negative_.end(); i-- > static_cast<size_t>(negative_.first);) {
     seen += negative_.at(i);
-    if (seen >= rank) return representative(static_cast<int32_t>(i), true);
+    if (seen >= rank)
+      return std::clamp(bucket_midpoint(static_cast<int32_t>(i), true), min(), max());
   }
   for (size_t i = static_cast<size_t>(positive_.first); i < positive_.end(); ++i) {
     seen += positive_.at(i);
-    if (seen >= rank) return representative(static_cast<int32_t>(i), false);
+    if (seen >= rank)
+      return std::clamp(bucket_midpoint(static_cast<int32_t>(i), false), min(), max());
   }
-  return max_;
+  return max();
 }
 
 size_t Histogram::memory_bytes() const {
   return sizeof(Histogram) +
          (positive_.counts.capacity() + negative_.counts.capacity()) * sizeof(int64_t);
+}
+
+double sample_percentile(std::vector<double> values, double p) {
+  if (values.empty()) return std::numeric_limits<double>::quiet_NaN();
+  std::sort(values.begin(), values.end());
+  const int64_t rank = Histogram::nearest_rank(p, static_cast<int64_t>(values.size()));
+  return values[static_cast<size_t>(rank - 1)];
 }
 
 }  // namespace convoy

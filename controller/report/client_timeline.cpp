@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/histogram.hpp"
+
 namespace convoy::controller {
 
 size_t ClientTimeline::bin_of(int64_t ttft_ns) {
@@ -13,37 +15,29 @@ size_t ClientTimeline::bin_of(int64_t ttft_ns) {
 }
 
 size_t ClientTimeline::index_of(int64_t offset_ns) {
-  offset_ns = std::max<int64_t>(0, offset_ns);
-  auto index = static_cast<size_t>(offset_ns / width_ns_);
-  while (index >= kMaxPoints) {
-    coarsen();
-    index = static_cast<size_t>(offset_ns / width_ns_);
+  // Halving the resolution: the covering counts are folded into busy time first.
+  while (!buckets_.fits(offset_ns)) {
+    fold_cover();
+    buckets_.coarsen();
   }
-  if (buckets_.size() <= index) buckets_.resize(index + 1);
-  return index;
+  return buckets_.index_of(offset_ns);
 }
 
-// Halves the resolution. The covering counts are folded into busy time first: a merged bucket
-// of twice the width is covered whole by fewer requests than its halves.
-void ClientTimeline::coarsen() {
+void ClientTimeline::fold_cover() {
   int64_t covering = 0;
-  for (Bucket& b : buckets_) {
+  for (Bucket& b : buckets_.points()) {
     covering += b.cover_diff;
-    b.busy_ns += covering * width_ns_;
+    b.busy_ns += covering * buckets_.width();
     b.cover_diff = 0;
   }
-  std::vector<Bucket> merged((buckets_.size() + 1) / 2);
-  for (size_t i = 0; i < buckets_.size(); ++i) {
-    Bucket& to = merged[i / 2];
-    const Bucket& from = buckets_[i];
-    for (size_t k = 0; k < kBins; ++k) to.ttft[k] += from.ttft[k];
-    to.ttft_count += from.ttft_count;
-    to.ttft_min_ns = std::min(to.ttft_min_ns, from.ttft_min_ns);
-    to.ttft_max_ns = std::max(to.ttft_max_ns, from.ttft_max_ns);
-    to.busy_ns += from.busy_ns;
-  }
-  buckets_ = std::move(merged);
-  width_ns_ *= 2;
+}
+
+void ClientTimeline::Bucket::merge(const Bucket& from) {
+  for (size_t k = 0; k < kBins; ++k) ttft[k] += from.ttft[k];
+  ttft_count += from.ttft_count;
+  ttft_min_ns = std::min(ttft_min_ns, from.ttft_min_ns);
+  ttft_max_ns = std::max(ttft_max_ns, from.ttft_max_ns);
+  busy_ns += from.busy_ns;
 }
 
 void ClientTimeline::add_ttft(int64_t origin_ns, int64_t at_ns, int64_t ttft_ns) {
@@ -60,13 +54,14 @@ void ClientTimeline::add_in_flight(int64_t origin_ns, int64_t sent_ns, int64_t e
   if (to <= from) return;
   const size_t last = index_of(to);  // first: it may coarsen
   const size_t first = index_of(from);
-  const int64_t first_start = static_cast<int64_t>(first) * width_ns_;
-  const int64_t last_start = static_cast<int64_t>(last) * width_ns_;
+  const int64_t width_ns = buckets_.width();
+  const int64_t first_start = buckets_.start_of(first);
+  const int64_t last_start = buckets_.start_of(last);
   if (first == last) {
     buckets_[first].busy_ns += to - from;
     return;
   }
-  buckets_[first].busy_ns += first_start + width_ns_ - from;
+  buckets_[first].busy_ns += first_start + width_ns - from;
   buckets_[last].busy_ns += to - last_start;
   if (last > first + 1) {
     ++buckets_[first + 1].cover_diff;
@@ -75,8 +70,8 @@ void ClientTimeline::add_in_flight(int64_t origin_ns, int64_t sent_ns, int64_t e
 }
 
 double ClientTimeline::percentile_ms(const Bucket& b, double q) {
-  const auto rank = std::max<int64_t>(
-      1, static_cast<int64_t>(std::ceil(q * static_cast<double>(b.ttft_count) - 1e-9)));
+  // The Histogram family's nearest rank, so a p99 here means what it means in the summary.
+  const int64_t rank = Histogram::nearest_rank(q * 100, b.ttft_count);
   int64_t seen = 0;
   size_t bin = 0;
   for (; bin < kBins; ++bin) {
@@ -105,8 +100,9 @@ std::vector<ClientTimePoint> ClientTimeline::points() const {
       p.ttft_p50_ms = percentile_ms(b, 0.50);
       p.ttft_p99_ms = percentile_ms(b, 0.99);
     }
+    const int64_t width_ns = buckets_.width();
     p.in_flight =
-        static_cast<double>(b.busy_ns + covering * width_ns_) / static_cast<double>(width_ns_);
+        static_cast<double>(b.busy_ns + covering * width_ns) / static_cast<double>(width_ns);
     out.push_back(p);
   }
   return out;

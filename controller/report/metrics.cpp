@@ -1,7 +1,6 @@
 #include "controller/report/metrics.hpp"
 
 #include <algorithm>
-#include <cctype>
 #include <cmath>
 #include <iterator>
 #include <limits>
@@ -69,23 +68,6 @@ const MetricDef* find_def(std::string_view tag, const MetricDef* begin, const Me
 // The order metrics appear in the summary: AIPerf's first, then convoy's own.
 constexpr size_t kSummaryOrder[] = {0, 1, 2, 14, 15, 16, 3, 6, 4, 5, 11, 9, 10, 17, 12, 13, 8, 7};
 
-MetricStats stats_of(const Histogram& h, const MetricDef& def) {
-  MetricStats s;
-  s.tag = def.tag;
-  s.header = def.header;
-  s.unit = def.unit;
-  s.count = h.count();
-  s.avg = h.mean() / def.scale;
-  s.min = static_cast<double>(h.min()) / def.scale;
-  s.max = static_cast<double>(h.max()) / def.scale;
-  s.std = h.stddev() / def.scale;
-  s.sum = static_cast<double>(h.sum() / static_cast<long double>(def.scale));
-  for (size_t i = 0; i < kReportedPercentiles.size(); ++i) {
-    s.percentiles[i] = static_cast<double>(h.percentile(kReportedPercentiles[i])) / def.scale;
-  }
-  return s;
-}
-
 // AIPerf's token totals (ai-dynamo/aiperf: aiperf/metrics/types/input_sequence_length_metric.py
 // total_isl, output_token_count.py total_output_tokens, reasoning_token_count.py
 // total_reasoning_tokens; src/aiperf/metrics/types/total_token_throughput.py). As there,
@@ -132,13 +114,6 @@ std::vector<Bin> bins_of(const Histogram& h, double scale, int bin_count) {
     bins[static_cast<size_t>(i)].count += count;
   });
   return bins;
-}
-
-std::string truncate_utf8(const std::string& s, size_t max_bytes) {
-  if (s.size() <= max_bytes) return s;
-  size_t end = max_bytes;
-  while (end > 0 && (static_cast<unsigned char>(s[end]) & 0xC0) == 0x80) --end;
-  return s.substr(0, end) + "...";
 }
 
 // The value a slo tag constrains, in the slo's unit (ms; tokens/sec for per-user throughput).
@@ -345,39 +320,7 @@ void MetricsAggregator::add_header_era(const proto::Record& record, const Reques
       ++t.errors;
     }
   }
-  FamilySpan* f = family(record.conversation_index);
-  if (f == nullptr) return;
-  if (record.subagent < 0) {
-    if (record.sent_ns > 0 &&
-        (f->lead_first_send_ns == 0 || record.sent_ns < f->lead_first_send_ns)) {
-      f->lead_first_send_ns = record.sent_ns;
-    }
-  } else {
-    f->has_subagent = true;
-  }
-  f->last_end_ns = std::max(f->last_end_ns, record.end_ns);
-  if (record.subagent < 0 && record.final_turn && !f->has_subagent) {
-    // Most families have no sub-agent: keep the lead only a little longer, in case a sub-agent
-    // spawned after its last turn is still to come.
-    recent_leads_[record.conversation_index] = *f;
-    recent_order_.push_back(record.conversation_index);
-    families_.erase(record.conversation_index);
-    if (recent_order_.size() > kRecentLeads) {
-      recent_leads_.erase(recent_order_.front());
-      recent_order_.pop_front();
-    }
-  }
-}
-
-MetricsAggregator::FamilySpan* MetricsAggregator::family(uint64_t index) {
-  if (auto it = families_.find(index); it != families_.end()) return &it->second;
-  if (families_.size() >= kMaxFamilies) return nullptr;
-  FamilySpan span;
-  if (auto recent = recent_leads_.find(index); recent != recent_leads_.end()) {
-    span = recent->second;
-    recent_leads_.erase(recent);  // its stale recent_order_ entry erases nothing later
-  }
-  return &families_.emplace(index, span).first->second;
+  families_.add(record);
 }
 
 void MetricsAggregator::add_success(const proto::Record& record, const RequestMetrics& m) {
@@ -429,112 +372,9 @@ void MetricsAggregator::add_success(const proto::Record& record, const RequestMe
   }
 }
 
-namespace {
-
-bool word_char(char c) { return std::isalnum(static_cast<unsigned char>(c)) != 0 || c == '_'; }
-bool digit(char c) { return std::isdigit(static_cast<unsigned char>(c)) != 0; }
-bool hex_digit(char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; }
-
-// A uuid (8-4-4-4-12 hex digits) starting at i and not running on into a word.
-bool uuid_at(std::string_view s, size_t i) {
-  static constexpr size_t kLength = 36;
-  if (s.size() - i < kLength) return false;
-  for (size_t k = 0; k < kLength; ++k) {
-    const char c = s[i + k];
-    if (k == 8 || k == 13 || k == 18 || k == 23 ? c != '-' : !hex_digit(c)) return false;
-  }
-  return i + kLength == s.size() || !word_char(s[i + kLength]);
-}
-
-// Where a number may start: not inside a word ("h2", "gpt-4", "v1.2", "llama-3.1-8b" keep
-// their digits), so after a separator, or after a sign that itself follows a separator.
-bool number_boundary(std::string_view s, size_t i) {
-  if (i == 0) return true;
-  const char before = s[i - 1];
-  if (word_char(before)) return false;
-  if (before == '-' || before == '.') return i < 2 || !word_char(s[i - 2]);
-  return true;
-}
-
-}  // namespace
-
-std::string error_group_message(std::string_view message) {
-  // Byte counts, durations, positions ("at line 1 column 187"), ports, addresses and ids vary
-  // from one request to the next: each would split one failure mode into a group per request.
-  std::string out;
-  out.reserve(message.size());
-  size_t i = 0;
-  while (i < message.size()) {
-    const char c = message[i];
-    if (hex_digit(c) && number_boundary(message, i) && uuid_at(message, i)) {
-      out += "ID";
-      i += 36;
-      continue;
-    }
-    if (digit(c) && number_boundary(message, i)) {
-      // A sign right before it is part of it ("out of -1 bytes").
-      if (!out.empty() && (out.back() == '-' || out.back() == '+') &&
-          (i < 2 || !word_char(message[i - 2]))) {
-        out.pop_back();
-      }
-      size_t j = i;
-      if (c == '0' && j + 2 < message.size() && (message[j + 1] == 'x' || message[j + 1] == 'X') &&
-          hex_digit(message[j + 2])) {
-        j += 2;  // 0x7f3a: hex
-        while (j < message.size() && hex_digit(message[j])) ++j;
-      } else {
-        // Digits with inner dots or commas: 1.5, 127.0.0.1, 1,024.
-        while (j < message.size()) {
-          if (digit(message[j])) {
-            ++j;
-          } else if ((message[j] == '.' || message[j] == ',') && j + 1 < message.size() &&
-                     digit(message[j + 1])) {
-            j += 2;
-          } else {
-            break;
-          }
-        }
-      }
-      out += 'N';
-      i = j;
-      continue;
-    }
-    out += c;
-    ++i;
-  }
-  return out;
-}
-
 void MetricsAggregator::add_error(const proto::Record& record) {
   ++error_count_;
-  const proto::RecordError& e = record.error;
-  int64_t code = 0;
-  std::string type;
-  if (e.kind == proto::ErrorKind::kHttpStatus) {
-    code = record.http_status != 0 ? record.http_status : e.code;
-    type = e.type.empty() ? std::string(proto::to_string(e.kind)) : e.type;
-  } else {
-    type = std::string(proto::to_string(e.kind));
-  }
-  std::string message = truncate_utf8(e.message, kMaxErrorMessageBytes);
-  ErrorKey key{code, std::move(type), error_group_message(message)};
-  auto it = errors_.find(key);
-  if (it == errors_.end()) {
-    if (errors_.size() >= kMaxErrorGroups) {
-      key = ErrorKey{0, "other", "more distinct errors than the summary keeps"};
-      message = std::get<2>(key);
-    }
-    it = errors_.try_emplace(key).first;
-    it->second.code = std::get<0>(key);
-    it->second.type = std::get<1>(key);
-    it->second.message = std::get<2>(key);  // the normalised message names the group
-    it->second.example = message;           // the first raw one shows what it looked like
-  }
-  ErrorGroup& group = it->second;
-  ++group.count;
-  if (group.example_correlation_ids.size() < kErrorExamples) {
-    group.example_correlation_ids.push_back(record.x_correlation_id);
-  }
+  errors_.add(record);
   if (record.end_ns > 0 || record.sent_ns > 0) {
     ++series_bucket(record.end_ns > 0 ? record.end_ns : record.sent_ns).errors;
   }
@@ -551,31 +391,16 @@ bool MetricsAggregator::meets_slos(const RequestMetrics& m) const {
 }
 
 MetricsAggregator::Bucket& MetricsAggregator::series_bucket(int64_t at_ns) {
-  const int64_t origin = origin_ns_.value_or(at_ns);
-  const int64_t offset = std::max<int64_t>(0, at_ns - origin);
-  auto index = static_cast<size_t>(offset / bucket_width_ns_);
-  while (index >= kMaxSeriesPoints) {
-    coarsen_series();
-    index = static_cast<size_t>(offset / bucket_width_ns_);
-  }
-  if (series_.size() <= index) series_.resize(index + 1);
-  return series_[index];
+  return series_.at(at_ns - origin_ns_.value_or(at_ns));
 }
 
-// Halves the resolution: a run longer than kMaxSeriesPoints buckets keeps its whole span.
-void MetricsAggregator::coarsen_series() {
-  std::vector<Bucket> merged((series_.size() + 1) / 2);
-  for (size_t i = 0; i < series_.size(); ++i) {
-    Bucket& to = merged[i / 2];
-    const Bucket& from = series_[i];
-    to.requests += from.requests;
-    to.errors += from.errors;
-    to.output_tokens += from.output_tokens;
-    to.ttft_sum_ns += from.ttft_sum_ns;
-    to.ttft_count += from.ttft_count;
-  }
-  series_ = std::move(merged);
-  bucket_width_ns_ *= 2;
+MetricsAggregator::Bucket& MetricsAggregator::Bucket::operator+=(const Bucket& o) {
+  requests += o.requests;
+  errors += o.errors;
+  output_tokens += o.output_tokens;
+  ttft_sum_ns += o.ttft_sum_ns;
+  ttft_count += o.ttft_count;
+  return *this;
 }
 
 const Histogram* MetricsAggregator::histogram(std::string_view tag) const {
@@ -586,18 +411,13 @@ const Histogram* MetricsAggregator::histogram(std::string_view tag) const {
 
 // Family makespan: the lead's first send to the family's last end, families with sub-agents.
 void MetricsAggregator::add_family_makespan(MetricsSnapshot& s) const {
-  Histogram makespan;
-  for (const auto& [index, f] : families_) {
-    if (f.has_subagent && f.lead_first_send_ns > 0 && f.last_end_ns > f.lead_first_send_ns) {
-      makespan.record(f.last_end_ns - f.lead_first_send_ns);
-    }
-  }
-  if (!makespan.empty()) s.metrics.push_back(stats_of(makespan, kFamilyMakespan));
+  const Histogram makespan = families_.makespans();
+  if (!makespan.empty()) s.metrics.push_back(metric_stats(makespan, kFamilyMakespan));
 }
 
 // The over-time series, TTFT by turn and the distributions.
 void MetricsAggregator::fill_over_time(MetricsSnapshot& s) const {
-  s.series_bucket_s = static_cast<double>(bucket_width_ns_) / 1e9;
+  s.series_bucket_s = static_cast<double>(series_.width()) / 1e9;
   s.client_timeline_bucket_s = client_timeline_.bucket_s();
   s.client_timeline = client_timeline_.points();
   s.series.reserve(series_.size());
@@ -620,7 +440,7 @@ void MetricsAggregator::fill_over_time(MetricsSnapshot& s) const {
     TurnTtft t;
     t.turn_index = static_cast<uint32_t>(turn);
     t.and_later = turn + 1 == kMaxTurnGroups;
-    t.ttft = stats_of(ttft_by_turn_[turn], kDefs[kTtft]);
+    t.ttft = metric_stats(ttft_by_turn_[turn], kDefs[kTtft]);
     s.ttft_by_turn.push_back(std::move(t));
   }
 
@@ -642,8 +462,8 @@ void MetricsAggregator::fill_header_era(MetricsSnapshot& s) const {
     t.url = target_urls_[i];
     t.requests = a.requests;
     t.errors = a.errors;
-    if (!a.ttft.empty()) t.ttft = stats_of(a.ttft, kDefs[kTtft]);
-    if (!a.latency.empty()) t.request_latency = stats_of(a.latency, kDefs[kRequestLatency]);
+    if (!a.ttft.empty()) t.ttft = metric_stats(a.ttft, kDefs[kTtft]);
+    if (!a.latency.empty()) t.request_latency = metric_stats(a.latency, kDefs[kRequestLatency]);
     s.targets.push_back(std::move(t));
   }
   if (affinity_) s.affinity = affinity_->summary();
@@ -674,7 +494,7 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
   for (size_t i : kSummaryOrder) {
     // The lead / sub-agent split says something only when the run has sub-agents.
     if (i == kTtftLead && histograms_[kTtftSubagent].empty()) continue;
-    if (!histograms_[i].empty()) s.metrics.push_back(stats_of(histograms_[i], kDefs[i]));
+    if (!histograms_[i].empty()) s.metrics.push_back(metric_stats(histograms_[i], kDefs[i]));
   }
   add_family_makespan(s);
   s.metrics.push_back(single_value("output_token_throughput", s.output_token_throughput));
@@ -689,9 +509,7 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
   add_token_totals(s, !histograms_[kReasoningTokens].empty());
   s.metrics.push_back(single_value("benchmark_duration", s.duration_s));
 
-  for (const auto& [key, group] : errors_) s.errors.push_back(group);
-  std::stable_sort(s.errors.begin(), s.errors.end(),
-                   [](const ErrorGroup& a, const ErrorGroup& b) { return a.count > b.count; });
+  s.errors = errors_.groups();
 
   fill_over_time(s);
 
@@ -707,20 +525,10 @@ size_t MetricsAggregator::memory_bytes() const {
   size_t bytes = sizeof(*this);
   for (const auto& h : histograms_) bytes += h.memory_bytes();
   for (const auto& h : ttft_by_turn_) bytes += h.memory_bytes();
-  bytes += series_.capacity() * sizeof(Bucket);
-  for (const auto& [key, group] : errors_) {
-    bytes += sizeof(key) + sizeof(group) + 2 * (group.type.capacity() + group.message.capacity()) +
-             group.example.capacity();
-    for (const auto& id : group.example_correlation_ids) {
-      bytes += sizeof(std::string) + id.capacity();
-    }
-  }
+  bytes += series_.memory_bytes() + errors_.memory_bytes();
   bytes += slos_.capacity() * sizeof(Slo);
   for (const auto& t : targets_) bytes += t.ttft.memory_bytes() + t.latency.memory_bytes();
-  const size_t node = sizeof(uint64_t) + sizeof(FamilySpan) + 2 * sizeof(void*);
-  bytes += (families_.size() + recent_leads_.size()) * node +
-           (families_.bucket_count() + recent_leads_.bucket_count()) * sizeof(void*) +
-           recent_order_.size() * sizeof(uint64_t);
+  bytes += families_.memory_bytes();
   if (affinity_) bytes += affinity_->memory_bytes();
   bytes += client_timeline_.memory_bytes();
   if (timeslices_) bytes += timeslices_->memory_bytes();

@@ -5,20 +5,20 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <tuple>
-#include <unordered_map>
 #include <vector>
 
+#include "common/bounded_series.hpp"
 #include "common/histogram.hpp"
 #include "controller/config/config.hpp"
 #include "controller/report/affinity.hpp"
 #include "controller/report/client_timeline.hpp"
+#include "controller/report/error_groups.hpp"
+#include "controller/report/family_makespan.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
@@ -42,14 +42,6 @@ struct RequestMetrics {
   std::optional<double> prefix_cache_hit_pct;           // cached / isl * 100
 };
 RequestMetrics compute_request_metrics(const proto::Record& record);
-
-// The grouping key of an error message, so that one failure mode is one group: every number
-// that is not part of a word (byte counts, milliseconds, positions like serde's "at line 1
-// column 187", ports, addresses, hex) becomes "N" and every uuid "ID". "Operation timed out
-// after 5001 milliseconds with 1234 out of -1 bytes received" becomes "Operation timed out after
-// N milliseconds with N out of N bytes received"; "h2", "gpt-4" and "llama-3.1-8b" stay as they
-// are.
-std::string error_group_message(std::string_view message);
 
 // Metric tags `slo:` may name (values in ms, except output_token_throughput_per_user in
 // tokens/sec, which must be met or exceeded; the others must not be exceeded).
@@ -94,6 +86,27 @@ const MetricDef* metric_def(std::string_view tag);
 // The aggregate `tag` (metric_def's; std::logic_error if it has none) with the value `value`.
 MetricStats single_value(std::string_view tag, double value);
 
+// A distribution's statistics in display units (raw / def.scale), from a histogram of the
+// Histogram family (common/histogram.hpp's Histogram or common/sparse_histogram.hpp's), so the
+// whole run and its time slices are summarised alike.
+template <class H>
+MetricStats metric_stats(const H& h, const MetricDef& def) {
+  MetricStats s;
+  s.tag = def.tag;
+  s.header = def.header;
+  s.unit = def.unit;
+  s.count = h.count();
+  s.avg = h.mean() / def.scale;
+  s.min = static_cast<double>(h.min()) / def.scale;
+  s.max = static_cast<double>(h.max()) / def.scale;
+  s.std = h.stddev() / def.scale;
+  s.sum = static_cast<double>(h.sum() / static_cast<long double>(def.scale));
+  for (size_t i = 0; i < kReportedPercentiles.size(); ++i) {
+    s.percentiles[i] = static_cast<double>(h.percentile(kReportedPercentiles[i])) / def.scale;
+  }
+  return s;
+}
+
 // One time slice of output.slice_s (summary.json "timeslices", timeslices.csv): the measured
 // requests *sent* in [start_s, end_s) since the origin (AIPerf's rule: a record's slice is its
 // request start; a request never sent counts at its intended time). Built by
@@ -103,17 +116,6 @@ struct TimeSliceStats {
   double start_s = 0;
   double end_s = 0;
   std::vector<MetricStats> metrics;  // distributions present in it, then its aggregates
-};
-
-// An error group: (code, type, message). code is the HTTP status for http_status errors and 0
-// otherwise, where type is the error kind ("connect", "stream_disconnected", ...).
-struct ErrorGroup {
-  int64_t code = 0;
-  std::string type;
-  std::string message;  // normalised (error_group_message): the same for the whole group
-  std::string example;  // the group's first raw message
-  int64_t count = 0;
-  std::vector<std::string> example_correlation_ids;  // at most kErrorExamples
 };
 
 // One bucket of the over-time series, by completion time.
@@ -180,17 +182,17 @@ struct MetricsSnapshot {
 
   double series_bucket_s = 1;  // grows (doubling) when a run outlasts kMaxSeriesPoints
   std::vector<SeriesPoint> series;
-  // report.html's Server section (issue 17): client TTFT p50/p99 by first-token time and
-  // requests in flight, in buckets of client_timeline_bucket_s from the same origin.
+  // report.html's Server section puts the client's side beside the server's: client TTFT
+  // p50/p99 by first-token time and requests in flight, in buckets of client_timeline_bucket_s
+  // from the same origin.
   double client_timeline_bucket_s = 1;
   std::vector<ClientTimePoint> client_timeline;
   std::vector<TurnTtft> ttft_by_turn;
   // Plot bins for time_to_first_token, inter_token_latency, request_latency (when present).
   std::map<std::string, std::vector<Bin>> distributions;
 
-  // Dynamo's header era (issue 20).
-  // final_marker close_request's extra requests: in no metric, counted here only
-  // (summary.json run.close_requests).
+  // Session routing by header (Dynamo's): final_marker close_request's extra requests: in no
+  // metric, counted here only (summary.json run.close_requests).
   int64_t close_request_count = 0;
   // Early releases of sessions whose conversation ended early: in no metric either.
   int64_t early_release_count = 0;
@@ -198,7 +200,7 @@ struct MetricsSnapshot {
   std::vector<TargetStats> targets;  // per target.urls entry; empty without target.urls
   std::optional<AffinitySummary> affinity;  // with session_routing.verify
 
-  // output.slice_s (issue 18): the slices, and their width (slice_s, or a multiple of it once a
+  // output.slice_s: the slices, and their width (slice_s, or a multiple of it once a
   // run outlasts TimeSliceAggregator::kMaxSlices of them); empty / 0 without slice_s.
   std::vector<TimeSliceStats> timeslices;
   double timeslice_s = 0;
@@ -209,10 +211,10 @@ class TimeSliceAggregator;
 class MetricsAggregator {
  public:
   static constexpr size_t kMaxSeriesPoints = 86'400;
-  static constexpr size_t kMaxTurnGroups = 32;   // turn 31 and later share the last
-  static constexpr size_t kMaxErrorGroups = 64;  // more distinct errors share one group
-  static constexpr size_t kErrorExamples = 3;
-  static constexpr size_t kMaxErrorMessageBytes = 512;
+  static constexpr size_t kMaxTurnGroups = 32;  // turn 31 and later share the last
+  static constexpr size_t kMaxErrorGroups = ErrorGroups::kMaxGroups;  // then one "other" group
+  static constexpr size_t kErrorExamples = ErrorGroups::kExamples;
+  static constexpr size_t kMaxErrorMessageBytes = ErrorGroups::kMaxMessageBytes;
   static constexpr int kDistributionBins = 40;
 
   explicit MetricsAggregator(const Config& config);
@@ -274,41 +276,27 @@ class MetricsAggregator {
     std::string tag;
     double threshold = 0;
   };
+  // One point of the over-time series (SeriesPoint), by completion time.
   struct Bucket {
-    int64_t requests = 0;
+    int64_t requests = 0;  // successful
     int64_t errors = 0;
-    int64_t output_tokens = 0;
-    int64_t ttft_sum_ns = 0;
+    int64_t output_tokens = 0;  // of the successful ones
+    int64_t ttft_sum_ns = 0;    // over ttft_count requests, for the mean
     int64_t ttft_count = 0;
+    Bucket& operator+=(const Bucket& o);  // the series' merge when it coarsens: counters add
   };
-  using ErrorKey = std::tuple<int64_t, std::string, std::string>;
   struct TargetAgg {
     int64_t requests = 0;
     int64_t errors = 0;
     Histogram ttft;
     Histogram latency;
   };
-  // A family (the lead and its sub-agents share conversation_index): family_makespan is the
-  // first send of the lead to the last end of any of its requests, for families with at least
-  // one sub-agent. Memory: one entry per family in flight and per family with sub-agents
-  // (kMaxFamilies at most); a lead without sub-agents leaves at its final turn for a short
-  // FIFO (kRecentLeads), since sub-agents spawned after the lead's last turn come later.
-  struct FamilySpan {
-    int64_t lead_first_send_ns = 0;  // 0 = no lead request seen
-    int64_t last_end_ns = 0;
-    bool has_subagent = false;
-  };
-  static constexpr size_t kMaxFamilies = 1'000'000;
-  static constexpr size_t kRecentLeads = 4096;
-  FamilySpan* family(uint64_t index);
-
   void add_header_era(const proto::Record& record, const RequestMetrics& m);
 
   void add_success(const proto::Record& record, const RequestMetrics& m);
   void add_error(const proto::Record& record);
   bool meets_slos(const RequestMetrics& m) const;
   Bucket& series_bucket(int64_t at_ns);
-  void coarsen_series();
 
   std::vector<Slo> slos_;
   std::array<Histogram, kMetricCount> histograms_;
@@ -326,16 +314,14 @@ class MetricsAggregator {
   int64_t first_send_ns_ = 0;  // 0 = none yet
   int64_t last_end_ns_ = 0;
   std::optional<int64_t> origin_ns_;
-  int64_t bucket_width_ns_ = 1'000'000'000;
-  std::vector<Bucket> series_;
-  std::map<ErrorKey, ErrorGroup> errors_;
+  // By completion time since origin_ns_, one-second points to start with.
+  BoundedSeries<Bucket> series_{kMaxSeriesPoints, 1'000'000'000};
+  ErrorGroups errors_;
   std::vector<std::string> target_urls_;
   std::vector<TargetAgg> targets_;
-  std::unordered_map<uint64_t, FamilySpan> families_;
-  std::unordered_map<uint64_t, FamilySpan> recent_leads_;  // finished, no sub-agent yet
-  std::deque<uint64_t> recent_order_;                      // oldest first
+  FamilyMakespans families_;
   std::optional<AffinityTracker> affinity_;
-  ClientTimeline client_timeline_;  // issue 17: the Server section's client lines
+  ClientTimeline client_timeline_;  // the Server section's client lines
   int64_t close_request_count_ = 0;
   int64_t early_release_count_ = 0;
   int64_t sessions_started_ = 0;

@@ -179,34 +179,6 @@ double ServerMetricsView::timeline_end_s() const {
   return end;
 }
 
-// The same interpolation as the telemetry room's bucket_percentile (controller/telemetry/
-// series_store.cpp), which follows Prometheus' histogram_quantile(): linear inside the bucket,
-// 0 as the first bucket's lower bound, the highest finite bound when the rank falls in +Inf.
-std::optional<double> bucket_quantile(const std::vector<std::pair<double, double>>& buckets,
-                                      double q) {
-  if (buckets.empty()) return std::nullopt;
-  const double total = buckets.back().second;
-  if (!(total > 0)) return std::nullopt;
-  const double rank = q * total;
-  double lower_bound = 0;
-  double lower_count = 0;
-  for (size_t i = 0; i < buckets.size(); ++i) {
-    const auto [le, count] = buckets[i];
-    if (count >= rank) {
-      if (std::isinf(le)) {
-        return i == 0 ? std::nullopt : std::optional<double>(buckets[i - 1].first);
-      }
-      if (i == 0 && le <= 0) return le;
-      const double in_bucket = count - lower_count;
-      if (in_bucket <= 0) return le;
-      return lower_bound + (le - lower_bound) * (rank - lower_count) / in_bucket;
-    }
-    lower_bound = le;
-    lower_count = count;
-  }
-  return buckets.back().first;
-}
-
 std::vector<std::pair<double, double>> merge_buckets(const std::vector<const ServerSeries*>& hs) {
   std::map<double, double> merged;
   for (const ServerSeries* h : hs) {

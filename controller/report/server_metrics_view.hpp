@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/bucket_quantile.hpp"
+
 namespace convoy::controller {
 
 struct ServerTimePoint {
@@ -67,10 +69,8 @@ struct ServerMetricsView {
 
 ServerMetricsView parse_server_metrics(const std::string& json);
 
-// A histogram's percentile (q in [0, 1]) from its cumulative bucket counts (le ascending, the
-// last +Inf), as Prometheus' histogram_quantile() interpolates; nullopt with no observation.
-std::optional<double> bucket_quantile(const std::vector<std::pair<double, double>>& buckets,
-                                      double q);
+// A histogram's percentile from its cumulative buckets: convoy::bucket_quantile
+// (common/bucket_quantile.hpp), the telemetry room's own, found here by name lookup.
 // The cumulative buckets of several histograms of one family (label sets) added up at every
 // `le` any of them has (a histogram without that bound counts what it has at or below it).
 std::vector<std::pair<double, double>> merge_buckets(const std::vector<const ServerSeries*>& hs);

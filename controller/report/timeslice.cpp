@@ -10,7 +10,6 @@
 #include <string_view>
 
 #include "common/duration.hpp"
-#include "common/histogram.hpp"
 
 namespace convoy::controller {
 
@@ -38,126 +37,14 @@ const MetricDef& slice_def(size_t metric) {
   return *defs[metric];
 }
 
-int32_t key_of(int64_t value) {
-  if (value >= 0) return Histogram::bucket_index(value);
-  // -INT64_MIN overflows: bucket it as INT64_MIN + 1, as Histogram does.
-  const int64_t magnitude = value == INT64_MIN ? INT64_MAX : -value;
-  return -(Histogram::bucket_index(magnitude) + 1);
-}
-
-// The midpoint of a key's bucket, as Histogram::representative.
-int64_t midpoint_of(int32_t key) {
-  const bool negative = key < 0;
-  const int32_t index = negative ? -key - 1 : key;
-  const int64_t low = Histogram::bucket_lowest(index);
-  const int64_t mid = low + (Histogram::bucket_highest(index) - low) / 2;
-  return negative ? -mid : mid;
-}
-
 }  // namespace
 
-void SparseHistogram::record(int64_t value) {
-  const int32_t key = key_of(value);
-  auto it = std::lower_bound(buckets_.begin(), buckets_.end(), key,
-                             [](const auto& b, int32_t k) { return b.first < k; });
-  if (it != buckets_.end() && it->first == key) {
-    ++it->second;
-  } else {
-    buckets_.insert(it, {key, 1});
-  }
-  min_ = count_ == 0 ? value : std::min(min_, value);
-  max_ = count_ == 0 ? value : std::max(max_, value);
-  ++count_;
-  const auto v = static_cast<long double>(value);
-  sum_ += v;
-  const long double delta = v - mean_;
-  mean_ += delta / static_cast<long double>(count_);
-  m2_ += delta * (v - mean_);
-}
-
-void SparseHistogram::merge(const SparseHistogram& other) {
-  if (other.count_ == 0) return;
-  if (count_ == 0) {
-    *this = other;
-    return;
-  }
-  std::vector<std::pair<int32_t, int64_t>> merged;
-  merged.reserve(buckets_.size() + other.buckets_.size());
-  auto a = buckets_.begin();
-  auto b = other.buckets_.begin();
-  while (a != buckets_.end() || b != other.buckets_.end()) {
-    if (b == other.buckets_.end() || (a != buckets_.end() && a->first < b->first)) {
-      merged.push_back(*a++);
-    } else if (a == buckets_.end() || b->first < a->first) {
-      merged.push_back(*b++);
-    } else {
-      merged.emplace_back(a->first, a->second + b->second);
-      ++a;
-      ++b;
-    }
-  }
-  buckets_ = std::move(merged);
-  // Chan et al.: the combined mean and sum of squared deviations of two parts.
-  const auto na = static_cast<long double>(count_);
-  const auto nb = static_cast<long double>(other.count_);
-  const long double delta = other.mean_ - mean_;
-  mean_ += delta * nb / (na + nb);
-  m2_ += other.m2_ + delta * delta * na * nb / (na + nb);
-  sum_ += other.sum_;
-  min_ = std::min(min_, other.min_);
-  max_ = std::max(max_, other.max_);
-  count_ += other.count_;
-}
-
-int64_t SparseHistogram::percentile(double p) const {
-  if (count_ == 0) return 0;
-  const int64_t rank = Histogram::nearest_rank(p, count_);
-  if (rank <= 1) return min_;
-  if (rank >= count_) return max_;
-  int64_t seen = 0;
-  for (const auto& [key, n] : buckets_) {
-    seen += n;
-    if (seen >= rank) return std::clamp(midpoint_of(key), min_, max_);
-  }
-  return max_;
-}
-
-MetricStats SparseHistogram::stats(const char* tag, const char* header, const char* unit,
-                                   double scale) const {
-  MetricStats s;
-  s.tag = tag;
-  s.header = header;
-  s.unit = unit;
-  s.count = count_;
-  if (count_ == 0) return s;
-  s.avg = static_cast<double>(mean_) / scale;
-  s.min = static_cast<double>(min_) / scale;
-  s.max = static_cast<double>(max_) / scale;
-  s.sum = static_cast<double>(sum_ / static_cast<long double>(scale));
-  s.std = std::sqrt(static_cast<double>(m2_ / static_cast<long double>(count_))) / scale;
-  for (size_t i = 0; i < kReportedPercentiles.size(); ++i) {
-    s.percentiles[i] = static_cast<double>(percentile(kReportedPercentiles[i])) / scale;
-  }
-  return s;
-}
-
-size_t SparseHistogram::memory_bytes() const {
-  return sizeof(*this) + buckets_.capacity() * sizeof(buckets_[0]);
-}
-
 TimeSliceAggregator::TimeSliceAggregator(double slice_s, bool has_slo)
-    : width_ns_(std::max<int64_t>(1, seconds_to_ns(slice_s))), has_slo_(has_slo) {}
+    : has_slo_(has_slo), slices_(kMaxSlices, std::max<int64_t>(1, seconds_to_ns(slice_s))) {}
 
 void TimeSliceAggregator::add(int64_t since_origin_ns, const proto::Record& r,
                               const RequestMetrics& m, bool good) {
-  const int64_t offset = std::max<int64_t>(0, since_origin_ns);
-  auto index = static_cast<size_t>(offset / width_ns_);
-  while (index >= kMaxSlices) {
-    coarsen();
-    index = static_cast<size_t>(offset / width_ns_);
-  }
-  if (slices_.size() <= index) slices_.resize(index + 1);
-  Slice& s = slices_[index];
+  Slice& s = slices_.at(since_origin_ns);
   if (r.sent_ns > 0)
     s.first_send_ns = s.first_send_ns == 0 ? r.sent_ns : std::min(s.first_send_ns, r.sent_ns);
   s.last_end_ns = std::max(s.last_end_ns, r.end_ns);
@@ -198,14 +85,6 @@ void TimeSliceAggregator::Slice::merge(const Slice& o) {
   last_end_ns = std::max(last_end_ns, o.last_end_ns);
 }
 
-// Doubles the width: slice i of the new width holds old slices 2i and 2i+1, exactly.
-void TimeSliceAggregator::coarsen() {
-  std::vector<Slice> merged((slices_.size() + 1) / 2);
-  for (size_t i = 0; i < slices_.size(); ++i) merged[i / 2].merge(slices_[i]);
-  slices_ = std::move(merged);
-  width_ns_ *= 2;
-}
-
 TimeSliceStats TimeSliceAggregator::stats_of(size_t index) const {
   const Slice& s = slices_[index];
   TimeSliceStats t;
@@ -216,7 +95,7 @@ TimeSliceStats TimeSliceAggregator::stats_of(size_t index) const {
   for (size_t i = 0; i < kMetricCount; ++i) {
     if (s.histograms[i].empty()) continue;
     const MetricDef& d = slice_def(i);
-    t.metrics.push_back(s.histograms[i].stats(d.tag, d.header, d.unit, d.scale));
+    t.metrics.push_back(metric_stats(s.histograms[i], d));
   }
   // AIPerf's derived metrics over the slice's own records: its first send to its last end.
   const double duration_s = s.first_send_ns > 0 && s.last_end_ns > s.first_send_ns
@@ -240,8 +119,8 @@ std::vector<TimeSliceStats> TimeSliceAggregator::snapshot() const {
 }
 
 size_t TimeSliceAggregator::memory_bytes() const {
-  size_t bytes = sizeof(*this) + (slices_.capacity() - slices_.size()) * sizeof(Slice);
-  for (const Slice& s : slices_) {
+  size_t bytes = sizeof(*this) + slices_.memory_bytes() - slices_.size() * sizeof(Slice);
+  for (const Slice& s : slices_.points()) {
     bytes += sizeof(Slice) - sizeof(s.histograms);
     for (const auto& h : s.histograms) bytes += h.memory_bytes();
   }

@@ -1,4 +1,4 @@
-// output.slice_s (issue 18): the run's metrics cut into consecutive time slices, AIPerf's
+// output.slice_s: the run's metrics cut into consecutive time slices, AIPerf's
 // --slice-duration. summary.json gets "timeslices": [{index, start_s, end_s, <metric tags>}] and
 // the run folder timeslices.csv.
 //
@@ -21,34 +21,21 @@
 #include <utility>
 #include <vector>
 
+#include "common/bounded_series.hpp"
+#include "common/sparse_histogram.hpp"
 #include "controller/report/metrics.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy::controller {
 
-// The statistics of Histogram (same buckets, nearest-rank percentiles at the bucket midpoint,
-// exact count / sum / min / max, population std), storing only the buckets in use.
-class SparseHistogram {
+// A slice's histogram: the Histogram family's sparse member (Histogram's buckets and
+// statistics, only the buckets in use), with its statistics in display units.
+class SparseHistogram : public convoy::SparseHistogram {
  public:
-  void record(int64_t value);
-  void merge(const SparseHistogram& other);
-  int64_t count() const { return count_; }
-  bool empty() const { return count_ == 0; }
   // In display units: raw / scale (ns -> ms: 1e6).
-  MetricStats stats(const char* tag, const char* header, const char* unit, double scale) const;
-  size_t memory_bytes() const;
-
- private:
-  int64_t percentile(double p) const;
-  // Sorted by key: a value v >= 0 has key bucket_index(v), v < 0 has -(bucket_index(-v) + 1),
-  // so that keys ascend with values.
-  std::vector<std::pair<int32_t, int64_t>> buckets_;
-  int64_t count_ = 0;
-  int64_t min_ = 0;
-  int64_t max_ = 0;
-  long double sum_ = 0;
-  long double mean_ = 0;  // Welford (Chan et al. when merging)
-  long double m2_ = 0;
+  MetricStats stats(const char* tag, const char* header, const char* unit, double scale) const {
+    return metric_stats(*this, MetricDef{tag, header, unit, scale});
+  }
 };
 
 class TimeSliceAggregator {
@@ -63,7 +50,7 @@ class TimeSliceAggregator {
            bool good);
 
   std::vector<TimeSliceStats> snapshot() const;
-  double slice_s() const { return static_cast<double>(width_ns_) / 1e9; }
+  double slice_s() const { return static_cast<double>(slices_.width()) / 1e9; }
   size_t size() const { return slices_.size(); }
   size_t memory_bytes() const;
 
@@ -89,14 +76,12 @@ class TimeSliceAggregator {
     int64_t output_tokens = 0;
     int64_t first_send_ns = 0;  // 0 = none
     int64_t last_end_ns = 0;
-    void merge(const Slice& other);
+    void merge(const Slice& other);  // exact: the histograms' buckets and the counters add
   };
-  void coarsen();
   TimeSliceStats stats_of(size_t index) const;
 
-  int64_t width_ns_;
   bool has_slo_;
-  std::vector<Slice> slices_;
+  BoundedSeries<Slice, MergeMember> slices_;  // by request start since the origin, width ns
 };
 
 // timeslices.csv, tidy like AIPerf's timeslice CSV (src/aiperf/exporters/

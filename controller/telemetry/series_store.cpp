@@ -70,35 +70,6 @@ void identity(JsonWriter& w, const SeriesStore& store, const Series& s, const st
   }
 }
 
-double average(double x, double y) {
-  if (std::isnan(x)) return y;
-  if (std::isnan(y)) return x;
-  return (x + y) / 2;
-}
-
-WindowSummary summarize(const WindowStats& w, bool cumulative) {
-  const double nan = std::nan("");
-  WindowSummary out;
-  out.samples = w.samples;
-  const bool any = w.finite_samples > 0;
-  out.min = any ? w.min : nan;
-  out.avg = any ? w.sum / static_cast<double>(w.finite_samples) : nan;
-  out.max = any ? w.max : nan;
-  out.p50 = w.values.percentile(0.50);
-  out.p99 = w.values.percentile(0.99);
-  out.last = w.samples > 0 && w.last ? *w.last : nan;
-  out.delta = nan;
-  out.rate_per_s = nan;
-  out.resets = w.resets;
-  if (cumulative && w.samples > 0) {
-    out.delta = w.increase;
-    const int64_t from = w.base ? w.base_ns : w.first_ns;
-    const double span_s = static_cast<double>(w.last_ns - from) / 1e9;
-    out.rate_per_s = span_s > 0 ? w.increase / span_s : nan;
-  }
-  return out;
-}
-
 void gauge_stats(JsonWriter& w, const WindowSummary& s) {
   w.Key("samples");
   w.Int64(s.samples);
@@ -175,7 +146,7 @@ void write_series(JsonWriter& w, const SeriesStore& store, const Series& s) {
   };
   w.StartObject();
   identity(w, store, s, s.name, type);
-  stats(summarize(s.window, counter));
+  stats(s.window.summary(counter));
   if (s.known) write_timeline(w, &s.timeline, false);
   write_stages(w, store, [&](size_t i) { stats(store.stage_summary(s, i)); });
   w.EndObject();
@@ -332,66 +303,6 @@ void write_metrics(JsonWriter& w, const SeriesStore& store) {
 
 }  // namespace
 
-void ValueSample::add(double v) {
-  if (seen_++ % stride_ != 0) return;
-  if (kept_.size() == kCapacity) {
-    // Keep every other value: the kept ones stay evenly spread over the whole run.
-    for (size_t i = 0; i < kCapacity / 2; ++i) kept_[i] = kept_[2 * i];
-    kept_.resize(kCapacity / 2);
-    stride_ *= 2;
-    if ((seen_ - 1) % stride_ != 0) return;
-  }
-  kept_.push_back(v);
-}
-
-double ValueSample::percentile(double q) const {
-  if (kept_.empty()) return std::nan("");
-  std::vector<double> sorted = kept_;
-  std::sort(sorted.begin(), sorted.end());
-  const double rank = std::ceil(q * static_cast<double>(sorted.size()));
-  const size_t i = rank < 1 ? 0 : std::min(sorted.size() - 1, static_cast<size_t>(rank) - 1);
-  return sorted[i];
-}
-
-void Timeline::add(double t_s, double a, double b) {
-  sum_t_ += t_s;
-  ++n_;
-  if (!std::isnan(a)) {
-    sum_a_ += a;
-    ++n_a_;
-  }
-  if (!std::isnan(b)) {
-    sum_b_ += b;
-    ++n_b_;
-  }
-  if (n_ < stride_) return;
-  points_.push_back(pending());
-  sum_t_ = sum_a_ = sum_b_ = 0;
-  n_ = n_a_ = n_b_ = 0;
-  if (points_.size() < kCapacity) return;
-  // Full: every two neighbours become one, and each later point averages twice the scrapes.
-  for (size_t i = 0; i < kCapacity / 2; ++i) {
-    const Point& x = points_[2 * i];
-    const Point& y = points_[2 * i + 1];
-    points_[i] = {(x.t_s + y.t_s) / 2, average(x.a, y.a), average(x.b, y.b)};
-  }
-  points_.resize(kCapacity / 2);
-  stride_ *= 2;
-}
-
-Timeline::Point Timeline::pending() const {
-  const double nan = std::nan("");
-  const auto n = static_cast<double>(n_);
-  return {sum_t_ / n, n_a_ > 0 ? sum_a_ / static_cast<double>(n_a_) : nan,
-          n_b_ > 0 ? sum_b_ / static_cast<double>(n_b_) : nan};
-}
-
-std::vector<Timeline::Point> Timeline::points() const {
-  std::vector<Timeline::Point> out = points_;
-  if (n_ > 0) out.push_back(pending());
-  return out;
-}
-
 bool Series::cumulative() const {
   switch (type) {
     case MetricType::kCounter:
@@ -403,28 +314,6 @@ bool Series::cumulative() const {
     default:
       return false;
   }
-}
-
-double bucket_percentile(const std::vector<std::pair<double, double>>& cumulative, double q) {
-  if (cumulative.empty()) return std::nan("");
-  const double total = cumulative.back().second;
-  if (!(total > 0)) return std::nan("");
-  const double rank = q * total;
-  double lower_bound = 0;
-  double lower_count = 0;
-  for (size_t i = 0; i < cumulative.size(); ++i) {
-    const auto [le, count] = cumulative[i];
-    if (count >= rank) {
-      if (std::isinf(le)) return i == 0 ? std::nan("") : cumulative[i - 1].first;
-      if (i == 0 && le <= 0) return le;
-      const double in_bucket = count - lower_count;
-      if (in_bucket <= 0) return le;
-      return lower_bound + (le - lower_bound) * (rank - lower_count) / in_bucket;
-    }
-    lower_bound = le;
-    lower_count = count;
-  }
-  return cumulative.back().first;
 }
 
 SeriesStore::SeriesStore(std::vector<EndpointStats> endpoints, int64_t max_series)
@@ -505,31 +394,6 @@ const Timeline* SeriesStore::histogram_timeline(const Series& s) const {
 
 namespace {
 
-void accumulate(WindowStats& w, double v, int64_t t_ns, bool cumulative) {
-  if (w.samples++ == 0) w.first_ns = t_ns;
-  if (!std::isnan(v)) {
-    ++w.finite_samples;
-    w.min = std::min(w.min, v);
-    w.max = std::max(w.max, v);
-    w.sum += v;
-  }
-  if (cumulative) {
-    // A counter that went down was reset (the server restarted): it counted from 0 since.
-    if (w.last && !std::isnan(*w.last) && !std::isnan(v)) {
-      if (v >= *w.last) {
-        w.increase += v - *w.last;
-      } else {
-        w.increase += v;
-        ++w.resets;
-      }
-    }
-  } else {
-    w.values.add(v);
-  }
-  w.last = v;
-  w.last_ns = t_ns;
-}
-
 // A window that starts after the series' last value: that value is its baseline.
 WindowStats window_after(const Series& s) {
   WindowStats w;
@@ -539,9 +403,6 @@ WindowStats window_after(const Series& s) {
   w.last_ns = s.last_ns;
   return w;
 }
-
-// The growth of a cumulative value from `before` to `v` (from 0 after a reset).
-double growth(double before, double v) { return v >= before ? v - before : v; }
 
 // Sample `s` is of series `series` (its labels as written, the series' sorted: exporters that
 // write them sorted, as the Prometheus clients do, match; others take the keyed lookup).
@@ -558,19 +419,19 @@ bool own_timeline(const Series& s) {
 
 void SeriesStore::add_value(Series& s, double v, int64_t t_ns, int stage) {
   const bool cumulative = s.cumulative();
-  accumulate(s.window, v, t_ns, cumulative);
+  s.window.add(v, t_ns, cumulative);
   if (s.open_stage != stage) {
     // Samples of one series come in time order (one scrape per endpoint at a time): the
     // stage it was in is over for it.
     if (s.open_stage >= 0) {
       const auto closed = static_cast<size_t>(s.open_stage);
-      if (s.closed.size() <= closed) s.closed.resize(closed + 1, summarize({}, cumulative));
-      s.closed[closed] = summarize(s.open, cumulative);
+      if (s.closed.size() <= closed) s.closed.resize(closed + 1, WindowStats{}.summary(cumulative));
+      s.closed[closed] = s.open.summary(cumulative);
     }
     if (stage >= 0) s.open = window_after(s);
     s.open_stage = stage;
   }
-  if (stage >= 0) accumulate(s.open, v, t_ns, cumulative);
+  if (stage >= 0) s.open.add(v, t_ns, cumulative);
   if (own_timeline(s) && window_start_ns_ && t_ns >= *window_start_ns_) {
     add_timeline_point(s, v, t_ns);
   }
@@ -592,7 +453,7 @@ void SeriesStore::add_timeline_point(Series& s, double v, int64_t t_ns) {
   // A counter's rate per second since its previous scrape (none before its first).
   if (!s.last || s.last_ns >= t_ns) return;
   const double dt_s = static_cast<double>(t_ns - s.last_ns) / 1e9;
-  s.timeline.add(t_s, growth(*s.last, v) / dt_s);
+  s.timeline.add(t_s, counter_growth(*s.last, v) / dt_s);
 }
 
 void SeriesStore::histogram_point(HistogramTimeline& h, int64_t t_ns) {
@@ -605,7 +466,7 @@ void SeriesStore::histogram_point(HistogramTimeline& h, int64_t t_ns) {
     const double now = bucket.last.value_or(std::nan(""));
     const double before = h.previous[i];
     if (std::isnan(now) || std::isnan(before)) complete = false;
-    interval.emplace_back(h.buckets[i].first, growth(before, now));
+    interval.emplace_back(h.buckets[i].first, counter_growth(before, now));
     h.previous[i] = now;
   }
   if (!complete || !window_start_ns_ || t_ns < *window_start_ns_) return;
@@ -692,9 +553,9 @@ void SeriesStore::mark_settle(int64_t t_ns) {
 
 WindowSummary SeriesStore::stage_summary(const Series& s, size_t i) const {
   const bool cumulative = s.cumulative();
-  if (static_cast<int>(i) == s.open_stage) return summarize(s.open, cumulative);
+  if (static_cast<int>(i) == s.open_stage) return s.open.summary(cumulative);
   if (i < s.closed.size()) return s.closed[i];
-  return summarize({}, cumulative);
+  return WindowStats{}.summary(cumulative);
 }
 
 std::string SeriesStore::summary_json(double interval_s) const {

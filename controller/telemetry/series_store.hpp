@@ -12,78 +12,12 @@
 #include <unordered_map>
 #include <vector>
 
+#include "common/bucket_quantile.hpp"
 #include "controller/telemetry/cpu_slices.hpp"
 #include "controller/telemetry/prom_parser.hpp"
+#include "controller/telemetry/window_stats.hpp"
 
 namespace convoy::telemetry {
-
-// A gauge's values, for its percentiles: every value while there are at most kCapacity, then
-// every 2nd, 4th, ... value (evenly spread over time), so memory stays fixed.
-class ValueSample {
- public:
-  static constexpr size_t kCapacity = 256;
-  void add(double v);
-  // Nearest-rank percentile (q in [0, 1]) of the kept values; NaN when empty.
-  double percentile(double q) const;
-  size_t size() const { return kept_.size(); }
-
- private:
-  std::vector<double> kept_;
-  int64_t stride_ = 1;
-  int64_t seen_ = 0;
-};
-
-// A headline series' values over time in fixed memory: at most kCapacity points. When full,
-// neighbouring points are averaged in pairs (the resolution halves) and each later point is the
-// average of twice as many scrapes, so the points stay evenly spread over the whole run.
-class Timeline {
- public:
-  static constexpr size_t kCapacity = 600;
-  struct Point {
-    double t_s = 0;  // seconds since the window's start
-    double a = 0;    // the value (a gauge's, a counter's rate); a histogram's p50
-    double b = 0;    // a histogram's p99 (unused otherwise); NaN: no observation
-  };
-  void add(double t_s, double a, double b = 0);
-  // The points, the partly filled last one included (at most kCapacity).
-  std::vector<Point> points() const;
-  int64_t stride() const { return stride_; }
-
- private:
-  Point pending() const;  // the average of the point being filled (n_ > 0)
-
-  std::vector<Point> points_;
-  int64_t stride_ = 1;  // scrapes per point
-  // The point being filled: sums and how many finite values each holds.
-  double sum_t_ = 0, sum_a_ = 0, sum_b_ = 0;
-  int64_t n_ = 0, n_a_ = 0, n_b_ = 0;
-};
-
-// One series' statistics over one window (the measured window, or one stage's).
-struct WindowStats {
-  std::optional<double> base;  // the value before the window's first sample (nullopt: none)
-  int64_t base_ns = 0;
-  std::optional<double> last;  // the previous value a counter's increase is measured from
-  int64_t last_ns = 0;
-  int64_t samples = 0;  // in the window
-  double min = std::numeric_limits<double>::infinity();
-  double max = -std::numeric_limits<double>::infinity();
-  double sum = 0;              // of the window's values (for the gauge average)
-  int64_t finite_samples = 0;  // values that were not NaN
-  int64_t first_ns = 0;        // first sample in the window
-  double increase = 0;         // counters: growth over the window, resets included
-  int64_t resets = 0;          // counters: times the value went down
-  ValueSample values;          // gauges only
-};
-
-// What summary.json says of a window: a gauge's or a counter's statistics (NaN: none). A
-// closed stage keeps only this (fixed size), not its WindowStats.
-struct WindowSummary {
-  int64_t samples = 0;
-  double min = 0, avg = 0, p50 = 0, p99 = 0, max = 0, last = 0;  // gauges
-  double delta = 0, rate_per_s = 0;                              // counters (and buckets)
-  int64_t resets = 0;
-};
 
 struct KnownMetric;
 
@@ -210,10 +144,11 @@ class SeriesStore {
   std::string key_;                                          // scratch
 };
 
-// A histogram's percentile from cumulative bucket counts (upper bound `le`, increasing, the last
-// +Inf), as Prometheus' histogram_quantile(): linear within the bucket, 0 as the first bucket's
-// lower bound when its bound is positive, the highest finite bound when the rank falls in +Inf.
-// NaN when there are no observations.
-double bucket_percentile(const std::vector<std::pair<double, double>>& cumulative, double q);
+// A histogram's percentile from cumulative bucket counts (common/bucket_quantile.hpp, as
+// Prometheus' histogram_quantile()), NaN where there is no observation: the JSON writer's null.
+inline double bucket_percentile(const std::vector<std::pair<double, double>>& cumulative,
+                                double q) {
+  return bucket_quantile(cumulative, q).value_or(std::numeric_limits<double>::quiet_NaN());
+}
 
 }  // namespace convoy::telemetry

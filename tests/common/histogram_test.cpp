@@ -262,3 +262,15 @@ TEST_CASE("histogram record_all equals one record() per value") {
   batched.for_each_bucket([&](int64_t lo, int64_t hi, int64_t n) { b.emplace_back(lo, hi, n); });
   CHECK(a == b);
 }
+
+TEST_CASE("sample percentile: the exact nearest-rank value of a sample of doubles") {
+  using convoy::sample_percentile;
+  CHECK(std::isnan(sample_percentile({}, 50)));
+  const std::vector<double> v = {0.5, 0.1, 0.4, 0.2, 0.3};
+  CHECK(sample_percentile(v, 0) == 0.1);
+  CHECK(sample_percentile(v, 20) == 0.1);
+  CHECK(sample_percentile(v, 50) == 0.3);
+  CHECK(sample_percentile(v, 99) == 0.5);
+  CHECK(sample_percentile(v, 100) == 0.5);
+  CHECK(sample_percentile({7.25}, 50) == 7.25);
+}

@@ -1,4 +1,4 @@
-// The client's lines of report.html's Server section (issue 17 item 6): TTFT p50/p99 per bucket
+// The client's lines of report.html's Server section: TTFT p50/p99 per bucket
 // by first-token time and requests in flight averaged over each bucket, in bounded memory.
 #include "controller/report/client_timeline.hpp"
 
