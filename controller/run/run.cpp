@@ -62,12 +62,6 @@ double measure_target(const LoadConfig& load) {
   return static_cast<double>(load.concurrency);
 }
 
-int64_t steady_now_ns() {
-  return std::chrono::duration_cast<std::chrono::nanoseconds>(
-             std::chrono::steady_clock::now().time_since_epoch())
-      .count();
-}
-
 bool running(RunPhase p) { return p == RunPhase::kWarmup || p == RunPhase::kMeasure; }
 
 }  // namespace
