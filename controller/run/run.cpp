@@ -433,7 +433,11 @@ int Run::execute() {
   out_dir_ = make_output_dir(config_, options_.output_dir);
   metrics_.emplace(config_);
   if (config_.output.records) records_.emplace(out_dir_ / "records.jsonl");
-  if (config_.output.aiperf_export) aiperf_records_.emplace(out_dir_ / kAiperfRecordsFile);
+  if (config_.output.aiperf_export) {
+    // Its epoch times: the run's clock, mapped to the wall clock once, here.
+    aiperf_records_.emplace(out_dir_ / kAiperfRecordsFile,
+                            wall_minus_steady_ns(std::chrono::system_clock::now(), now()));
+  }
   if (!start_telemetry()) return kExitIncomplete;
   if (!options_.controller_only) local_.start_workers(config_, sockets_->control_endpoint());
   facts_.start_wall = std::chrono::system_clock::now();
