@@ -399,7 +399,8 @@ int64_t wall_minus_steady_ns(std::chrono::system_clock::time_point wall, int64_t
 
 AiperfRecordsWriter::AiperfRecordsWriter(const std::filesystem::path& path,
                                          int64_t wall_minus_steady_ns)
-    : file_(path), wall_minus_steady_ns_(wall_minus_steady_ns) {}
+    : file_(path, "records", RecordsWriter::kFlushBytes),
+      wall_minus_steady_ns_(wall_minus_steady_ns) {}
 
 void AiperfRecordsWriter::write(const proto::Record& record, std::string_view worker_id) {
   if (proto::session_release_only(record)) return;

@@ -21,6 +21,7 @@
 #include <string_view>
 
 #include "controller/config/config.hpp"
+#include "controller/report/jsonl_writer.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/output_file.hpp"
 #include "controller/report/records_writer.hpp"
@@ -77,7 +78,7 @@ class AiperfRecordsWriter {
   int64_t lines() const { return file_.lines(); }
 
  private:
-  RecordsWriter file_;
+  JsonlWriter file_;
   int64_t wall_minus_steady_ns_;
 };
 

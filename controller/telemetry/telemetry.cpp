@@ -128,7 +128,7 @@ Telemetry::Telemetry(const TelemetryConfig& config, std::vector<TelemetryEndpoin
                      std::function<int64_t()> clock, const std::filesystem::path& jsonl_path)
     : config_(config),
       clock_(std::move(clock)),
-      jsonl_(jsonl_path, "scrapes"),
+      jsonl_(jsonl_path, "scrapes", 0),
       store_(
           [&] {
             std::vector<EndpointStats> stats;

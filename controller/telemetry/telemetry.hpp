@@ -21,8 +21,8 @@
 #include <curl/curl.h>
 
 #include "controller/config/config.hpp"
+#include "controller/report/jsonl_writer.hpp"
 #include "controller/report/output_file.hpp"
-#include "controller/telemetry/jsonl_file.hpp"
 #include "controller/telemetry/series_store.hpp"
 
 namespace convoy::telemetry {
@@ -101,7 +101,7 @@ class Telemetry {
   TelemetryConfig config_;
   std::function<int64_t()> clock_;
   std::vector<std::unique_ptr<Target>> targets_;
-  JsonlFile jsonl_;
+  controller::JsonlWriter jsonl_;  // server_metrics.jsonl, unbuffered: a line per scrape
   // The window events the run loop queued (start_window, mark_stage, mark_settle), in order.
   struct WindowEvent {
     enum Kind { kStartWindow, kStage, kSettle } kind;
