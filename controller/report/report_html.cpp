@@ -145,7 +145,7 @@ void header_section(std::ostringstream& out, const rapidjson::Value& run,
   if (has_curve(extras)) out << "<a href=\"#curve\">Throughput-latency</a>";
   out << "<a href=\"#distributions\">Distributions</a>"
          "<a href=\"#over-time\">Over time</a>";
-  if (!extras.server_metrics_json.empty()) out << "<a href=\"#server\">Server</a>";
+  if (extras.server) out << "<a href=\"#server\">Server</a>";
   out << "<a href=\"#ttft-by-turn\">TTFT by turn</a>"
          "<a href=\"#errors\">Errors</a><a href=\"#insights\">Insights</a>"
          "<a href=\"#workers\">Workers</a></nav></header>";

@@ -172,7 +172,7 @@ InsightInputs insight_inputs(const ReportInputs& in) {
   ii.later_turn_cached_tokens = in.facts.later_turn_cached_tokens;
   ii.later_turn_requests_reporting_cached = in.facts.later_turn_requests_reporting_cached;
   add_header_era_inputs(in.config, in.snapshot, &ii);  // issue 20: affinity, targets, rejections
-  add_server_inputs(in.snapshot, in.facts.server_metrics_json, &ii);  // issue 17: telemetry
+  add_server_inputs(in.snapshot, in.facts.server, &ii);
   return ii;
 }
 
@@ -186,7 +186,7 @@ SummaryExtras summary_extras(const ReportInputs& in, const std::vector<Insight>&
   extras.stages = in.facts.stages;
   extras.search = in.facts.search ? &*in.facts.search : nullptr;
   extras.measure_start_ns = in.facts.measure_start_ns;
-  extras.server_metrics_json = in.facts.server_metrics_json;  // issue 17 (telemetry room)
+  extras.server = in.facts.server;  // built once by the telemetry room
   // Issue 18: the top-level provenance (the same in AIPerf's export).
   extras.benchmark_id = make_benchmark_id();
   extras.start_time = iso_time_ms(in.facts.start_wall);
@@ -264,9 +264,9 @@ int write_run_report(const ReportInputs& in) {
     out << "\n";
     print_search_result(out, *in.facts.search);
   }
-  if (!in.facts.server_metrics_json.empty()) {
+  if (in.facts.server) {
     out << "\n";
-    print_server_table(out, in.facts.server_metrics_json);  // issue 17: server telemetry
+    print_server_table(out, in.facts.server->view);
   }
   if (!in.snapshot.errors.empty()) {
     out << "\n";

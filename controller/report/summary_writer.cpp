@@ -336,9 +336,7 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   write_extra(w, "output_errors", extras.output_errors_json, false);
   if (!extras.stages.empty()) write_stages(w, extras.stages, extras.measure_start_ns);
   if (extras.search) write_search(w, *extras.search, extras.stages);
-  if (!extras.server_metrics_json.empty()) {
-    write_extra(w, "server_metrics", extras.server_metrics_json, true);
-  }
+  if (extras.server) write_extra(w, "server_metrics", extras.server->summary_json, true);
   if (!snapshot.timeslices.empty()) write_timeslices(w, snapshot.timeslices);
   w.EndObject();
   std::string out(buffer.GetString(), buffer.GetSize());

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,6 +14,7 @@
 #include "controller/report/records_writer.hpp"
 #include "controller/report/results_table.hpp"
 #include "controller/report/run_facts.hpp"
+#include "controller/report/server_metrics_view.hpp"
 
 namespace convoy::controller {
 
@@ -42,9 +44,9 @@ struct SummaryExtras {
   std::span<const StageFacts> stages;
   const SearchFacts* search = nullptr;
   int64_t measure_start_ns = 0;  // stages' start_s / end_s count from here (the series' origin)
-  // Server telemetry (issue 17): summary.json "server_metrics", a JSON object written by the
-  // telemetry room (RunFacts::server_metrics_json); empty: no such section.
-  std::string server_metrics_json;
+  // Server telemetry: summary.json "server_metrics" (its summary_json, written as is) and
+  // report.html's Server section (its view); RunFacts::server, shared; nullptr: no such section.
+  std::shared_ptr<const ServerTelemetry> server;
 };
 
 // schema_version, convoy_version, benchmark_id, start_time, end_time, was_cancelled; then one

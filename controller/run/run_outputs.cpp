@@ -73,7 +73,7 @@ int Run::finish() {
     // One last scrape (within telemetry.timeout_s) while the mock still runs; none after Ctrl-C,
     // which must end the run promptly whatever an endpoint does.
     telemetry_->stop(!interrupted_);
-    facts_.server_metrics_json = telemetry_->summary_json();
+    facts_.server = telemetry_->results();
   }
   local_.stop_mock(3000);
   facts_.end_wall = std::chrono::system_clock::now();

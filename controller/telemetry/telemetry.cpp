@@ -252,6 +252,10 @@ std::string Telemetry::summary_json() {
   return store_.summary_json(config_.interval_s);
 }
 
+std::shared_ptr<const controller::ServerTelemetry> Telemetry::results() {
+  return controller::make_server_telemetry(summary_json());
+}
+
 std::optional<controller::OutputError> Telemetry::output_failure() const {
   return jsonl_.failure();
 }

@@ -23,6 +23,7 @@
 #include "controller/config/config.hpp"
 #include "controller/report/jsonl_writer.hpp"
 #include "controller/report/output_file.hpp"
+#include "controller/report/server_metrics_view.hpp"
 #include "controller/telemetry/series_store.hpp"
 
 namespace convoy::telemetry {
@@ -79,6 +80,9 @@ class Telemetry {
 
   // summary.json's "server_metrics" object (JSON text).
   std::string summary_json();
+  // The results the run hands the report (after stop()): summary_json() and its typed view,
+  // built once here.
+  std::shared_ptr<const controller::ServerTelemetry> results();
   // server_metrics.jsonl could not be written completely (after stop()).
   std::optional<controller::OutputError> output_failure() const;
   // For tests and the report: a copy of the per-endpoint counts so far.
