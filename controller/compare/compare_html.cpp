@@ -108,7 +108,7 @@ void distributions_section(std::ostringstream& out, const Comparison& cmp) {
     for (size_t i = 0; i < cmp.columns.size(); ++i) {
       const Column& c = cmp.columns[i];
       chart::Line line{c.name, colour(i), {}};
-      for (const PercentileKey& p : kPercentileKeys) {
+      for (const PercentileKey& p : kDistributionPercentiles) {
         if (auto v = c.value(tag, p.key)) line.points.emplace_back(p.percentile, *v);
       }
       if (auto it = c.metrics.find(tag); it != c.metrics.end()) unit = it->second.unit;

@@ -126,10 +126,11 @@ void write_distributions(JsonWriter& w, const Comparison& cmp) {
       put_string(w, "name", c.name);
       auto it = c.metrics.find(tag);
       put_string(w, "unit", it == c.metrics.end() ? "" : it->second.unit);
-      put_number(w, "min", c.value(tag, "min"));
-      for (const PercentileKey& p : kPercentileKeys) put_number(w, p.key, c.value(tag, p.key));
-      put_number(w, "max", c.value(tag, "max"));
-      put_number(w, "count", c.value(tag, "count"));
+      put_number(w, "min", c.value(tag, summary_key::kMin));
+      for (const PercentileKey& p : kDistributionPercentiles)
+        put_number(w, p.key, c.value(tag, p.key));
+      put_number(w, "max", c.value(tag, summary_key::kMax));
+      put_number(w, "count", c.value(tag, summary_key::kCount));
       w.EndObject();
     }
     w.EndArray();

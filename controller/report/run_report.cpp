@@ -20,6 +20,7 @@
 #include "controller/report/results_table.hpp"
 #include "controller/report/server_insights.hpp"
 #include "controller/report/server_section.hpp"
+#include "controller/report/summary_keys.hpp"
 #include "controller/report/summary_writer.hpp"
 #include "controller/report/timeslice.hpp"
 
@@ -72,8 +73,8 @@ std::string run_json(const ReportInputs& in) {
   rapidjson::StringBuffer sb;
   Writer w(sb);
   w.StartObject();
-  put(w, "name", in.config.name);
-  put(w, "convoy_version", std::string(build_info::version()));
+  put(w, summary_key::kName, in.config.name);
+  put(w, summary_key::kConvoyVersion, std::string(build_info::version()));
   put(w, "git_commit", std::string(build_info::git_commit()));
   put(w, "protocol_version", static_cast<int64_t>(proto::kProtocolVersion));
   put(w, "target_url", in.url);
@@ -86,7 +87,7 @@ std::string run_json(const ReportInputs& in) {
   put(w, "incomplete_reason", in.incomplete_reason);
   put(w, "output_dir", in.out_dir.string());
   // The resolved configuration; it names the API key's variable, never the key.
-  put(w, "config_yaml", to_yaml(in.config));
+  put(w, summary_key::kConfigYaml, to_yaml(in.config));
   put_strings(w, "lost_workers", in.facts.lost_workers, 1000);
   put(w, "lost_conversation_count", static_cast<int64_t>(in.facts.lost_conversations.size()));
   put_strings(w, "lost_conversations", in.facts.lost_conversations, 1000);
