@@ -1,4 +1,4 @@
-// output.aiperf_export (issue 18): the run also written in AIPerf's own layout, so that tools
+// output.aiperf_export: the run also written in AIPerf's own layout, so that tools
 // built for AIPerf read a convoy run unchanged:
 //   profile_export_aiperf.json  AIPerf's JSON export, schema 1.5 (kAiperfSchemaVersion)
 //   profile_export_aiperf.csv   its two-section CSV (record metrics, then "Metric,Value")

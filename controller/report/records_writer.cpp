@@ -183,7 +183,8 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
   w.Int64(r.http_status);
   put_error(w, r.error);
   put_session_control(w, r.session_control, scratch);
-  // Dynamo's header era (issue 20): the family position, the frontend, the serving worker.
+  // Sub-agent families and several frontends: the family position, the frontend (its index in
+  // target.urls), the serving worker.
   w.Key("subagent");  // -1: the lead (or a conversation without sub-agents)
   w.Int(r.subagent);
   w.Key("url_index");

@@ -25,10 +25,10 @@ namespace convoy::controller {
 // sent; null when none). Always valid UTF-8: ill-formed bytes a server sent are replaced with
 // U+FFFD.
 //
-// Load profiles (issue 16): `stage` names the stage the request was intended in; the line gets
-// "stage": NAME after "phase" (no key when empty: a single-level run, or warmup). A request
-// intended in the settle window after a stage is in no stage's metrics: pass that stage's name
-// with `settle` true and the line gets "settle": NAME instead of "stage", so that selecting
+// Load profiles (load.stages, sweep, search): `stage` names the stage the request was intended in;
+// the line gets "stage": NAME after "phase" (no key when empty: a single-level run, or warmup). A
+// request intended in the settle window after a stage is in no stage's metrics: pass that stage's
+// name with `settle` true and the line gets "settle": NAME instead of "stage", so that selecting
 // .stage == NAME gives exactly the requests behind that stage's numbers.
 std::string record_json_line(const proto::Record& record, std::string_view worker_id,
                              std::string_view host, std::string_view stage = {},

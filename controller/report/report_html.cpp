@@ -196,7 +196,7 @@ void summary_section(std::ostringstream& out, const MetricsSnapshot& s) {
   out << "</tbody></table></section>";
 }
 
-// ---- load profiles (issue 16) ----------------------------------------------------------------
+// ---- load profiles: the stage table and the throughput-latency curve ---------------------------
 
 double stat_of(const MetricsSnapshot& s, std::string_view tag, double q) {
   const MetricStats* m = s.find(tag);
@@ -596,7 +596,7 @@ std::string report_html(const MetricsSnapshot& snapshot, const SummaryExtras& ex
   curve_section(out, extras);
   distributions_section(out, snapshot);
   over_time_section(out, snapshot, extras);
-  out << server_section_html(snapshot, extras);  // issue 17: "" without server telemetry
+  out << server_section_html(snapshot, extras);  // "" without server telemetry
   ttft_by_turn_section(out, snapshot);
   errors_section(out, snapshot);
   insights_section(out, insights);

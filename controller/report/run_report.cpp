@@ -172,7 +172,7 @@ InsightInputs insight_inputs(const ReportInputs& in) {
   ii.later_turn_prompt_tokens = in.facts.later_turn_prompt_tokens;
   ii.later_turn_cached_tokens = in.facts.later_turn_cached_tokens;
   ii.later_turn_requests_reporting_cached = in.facts.later_turn_requests_reporting_cached;
-  add_header_era_inputs(in.config, in.snapshot, &ii);  // issue 20: affinity, targets, rejections
+  add_header_era_inputs(in.config, in.snapshot, &ii);  // affinity, frontends, rejections
   add_server_inputs(in.snapshot, in.facts.server, &ii);
   return ii;
 }
@@ -188,7 +188,7 @@ SummaryExtras summary_extras(const ReportInputs& in, const std::vector<Insight>&
   extras.search = in.facts.search ? &*in.facts.search : nullptr;
   extras.measure_start_ns = in.facts.measure_start_ns;
   extras.server = in.facts.server;  // built once by the telemetry room
-  // Issue 18: the top-level provenance (the same in AIPerf's export).
+  // The top-level provenance, as AIPerf's export has it (the same there).
   extras.benchmark_id = make_benchmark_id();
   extras.start_time = iso_time_ms(in.facts.start_wall);
   extras.end_time = iso_time_ms(in.facts.end_wall);
@@ -198,11 +198,11 @@ SummaryExtras summary_extras(const ReportInputs& in, const std::vector<Insight>&
   return extras;
 }
 
-// Issue 18: timeslices.csv (output.slice_s) and AIPerf's profile_export_aiperf.json / .csv
+// timeslices.csv (output.slice_s) and AIPerf's profile_export_aiperf.json / .csv
 // (output.aiperf_export; its profile_export.jsonl is streamed by the run). Each a file of the
 // run's outputs, so a failure to write one is exit 3 naming it.
-void add_issue18_files(const ReportInputs& in, const SummaryExtras& extras,
-                       std::vector<OutputFile>& files) {
+void add_slice_and_aiperf_files(const ReportInputs& in, const SummaryExtras& extras,
+                                std::vector<OutputFile>& files) {
   if (in.config.output.slice_s) {
     files.push_back(
         {"timeslices.csv", [&](const auto&) { return timeslices_csv(in.snapshot.timeslices); }});
@@ -239,7 +239,7 @@ int write_run_report(const ReportInputs& in) {
   std::vector<OutputFile> files;
   files.push_back(
       {"summary.csv", [&](const auto&) { return summary_csv(in.snapshot, in.facts.stages); }});
-  add_issue18_files(in, extras, files);  // timeslices.csv, AIPerf's export
+  add_slice_and_aiperf_files(in, extras, files);  // timeslices.csv, AIPerf's export
   if (in.config.output.html) {
     files.push_back({"report.html", [&](const std::vector<OutputError>& errors) {
                        return report_html(in.snapshot, extras_for(errors));

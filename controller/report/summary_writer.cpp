@@ -99,7 +99,7 @@ void write_extra(JsonWriter& w, const char* key, const std::string& json, bool w
   doc.Accept(w);
 }
 
-// ---- load profiles (issue 16) ----------------------------------------------------------------
+// ---- load profiles: stages, sweeps and the capacity search -----------------------------------
 
 void put_number(JsonWriter& w, const char* key, double v) {
   w.Key(key);
@@ -258,7 +258,7 @@ void write_search(JsonWriter& w, const SearchFacts& search, std::span<const Stag
   w.EndObject();
 }
 
-// ---- issue 18: provenance and time slices ----------------------------------------------------
+// ---- AIPerf's provenance fields and time slices ----------------------------------------------
 
 void put_time_or_null(JsonWriter& w, const char* key, const std::string& iso) {
   w.Key(key);
@@ -331,7 +331,8 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   write_extra(w, key::kInsights, extras.insights_json, false);
   write_extra(w, key::kRun,
               run_json_with_close_requests(extras.run_json, snapshot.close_request_count), true);
-  // Dynamo's header era (issue 20): per-frontend results and affinity verified from the client.
+  // Several frontends (target.urls) and session_routing.verify: per-frontend results and the
+  // session affinity verified from the client.
   if (!snapshot.targets.empty()) write_extra(w, key::kTargets, targets_json(snapshot), false);
   if (snapshot.affinity) write_extra(w, key::kAffinity, affinity_json(*snapshot.affinity), true);
   write_extra(w, key::kWorkers, extras.workers_json, false);
