@@ -223,8 +223,8 @@ std::string console_table(const Comparison& cmp) {
   for (const Column& c : cmp.columns) header.push_back(c.name);
   table.push_back(header);
   for (const Row& r : headline_rows(cmp.columns)) {
-    std::vector<std::string> line = {r.tag + (r.stat == "avg" ? "" : " " + r.stat), r.unit,
-                                     to_string(r.better)};
+    std::vector<std::string> line = {r.tag + (r.stat == summary_key::kAvg ? "" : " " + r.stat),
+                                     r.unit, to_string(r.better)};
     for (size_t i = 0; i < r.values.size(); ++i) line.push_back(cell(r, i));
     table.push_back(line);
   }
