@@ -82,7 +82,7 @@ void table_section(std::ostringstream& out, const Comparison& cmp) {
   out << "</tr></thead><tbody>";
   for (const Row& r : headline_rows(cmp.columns)) {
     out << "<tr class=\"metric-row\"><td class=\"text\"><code>" << escape(r.tag) << "</code>"
-        << (r.stat == "avg" ? "" : " " + escape(r.stat)) << "</td><td class=\"text\">"
+        << (r.stat == summary_key::kAvg ? "" : " " + escape(r.stat)) << "</td><td class=\"text\">"
         << escape(r.unit) << "</td><td class=\"text\">" << to_string(r.better) << "</td>";
     for (size_t i = 0; i < r.values.size(); ++i) {
       out << "<td>" << (r.values[i] ? number(*r.values[i]) : "-");
@@ -108,7 +108,7 @@ void distributions_section(std::ostringstream& out, const Comparison& cmp) {
     for (size_t i = 0; i < cmp.columns.size(); ++i) {
       const Column& c = cmp.columns[i];
       chart::Line line{c.name, colour(i), {}};
-      for (const PercentileKey& p : kPercentileKeys) {
+      for (const PercentileKey& p : kDistributionPercentiles) {
         if (auto v = c.value(tag, p.key)) line.points.emplace_back(p.percentile, *v);
       }
       if (auto it = c.metrics.find(tag); it != c.metrics.end()) unit = it->second.unit;

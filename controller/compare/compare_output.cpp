@@ -126,10 +126,11 @@ void write_distributions(JsonWriter& w, const Comparison& cmp) {
       put_string(w, "name", c.name);
       auto it = c.metrics.find(tag);
       put_string(w, "unit", it == c.metrics.end() ? "" : it->second.unit);
-      put_number(w, "min", c.value(tag, "min"));
-      for (const PercentileKey& p : kPercentileKeys) put_number(w, p.key, c.value(tag, p.key));
-      put_number(w, "max", c.value(tag, "max"));
-      put_number(w, "count", c.value(tag, "count"));
+      put_number(w, "min", c.value(tag, summary_key::kMin));
+      for (const PercentileKey& p : kDistributionPercentiles)
+        put_number(w, p.key, c.value(tag, p.key));
+      put_number(w, "max", c.value(tag, summary_key::kMax));
+      put_number(w, "count", c.value(tag, summary_key::kCount));
       w.EndObject();
     }
     w.EndArray();
@@ -222,8 +223,8 @@ std::string console_table(const Comparison& cmp) {
   for (const Column& c : cmp.columns) header.push_back(c.name);
   table.push_back(header);
   for (const Row& r : headline_rows(cmp.columns)) {
-    std::vector<std::string> line = {r.tag + (r.stat == "avg" ? "" : " " + r.stat), r.unit,
-                                     to_string(r.better)};
+    std::vector<std::string> line = {r.tag + (r.stat == summary_key::kAvg ? "" : " " + r.stat),
+                                     r.unit, to_string(r.better)};
     for (size_t i = 0; i < r.values.size(); ++i) line.push_back(cell(r, i));
     table.push_back(line);
   }

@@ -2,10 +2,13 @@
 // (self-contained, SVG charts from the report room's svg_chart). Pure text from a Comparison.
 #pragma once
 
+#include <array>
 #include <string>
 #include <utility>
 
 #include "controller/compare/run_loader.hpp"
+#include "controller/report/metrics.hpp"
+#include "controller/report/summary_keys.hpp"
 
 namespace convoy::controller::compare {
 
@@ -25,13 +28,18 @@ struct PercentileKey {
   const char* key;
   double percentile;
 };
-inline constexpr PercentileKey kPercentileKeys[] = {{"p1", 1},   {"p5", 5},   {"p10", 10},
-                                                    {"p25", 25}, {"p50", 50}, {"p75", 75},
-                                                    {"p90", 90}, {"p95", 95}, {"p99", 99}};
+// summary.json's percentile keys (metrics.hpp: kPercentileKeys, kReportedPercentiles).
+inline constexpr auto kDistributionPercentiles = [] {
+  std::array<PercentileKey, kReportedPercentiles.size()> keys{};
+  for (size_t i = 0; i < keys.size(); ++i) {
+    keys[i] = {controller::kPercentileKeys[i], kReportedPercentiles[i]};
+  }
+  return keys;
+}();
 // The latency distributions compared: tag and title.
 inline constexpr std::pair<const char*, const char*> kDistributionTags[] = {
-    {"time_to_first_token", "Time to first token"},
-    {"inter_token_latency", "Inter-token latency"},
-    {"request_latency", "Request latency"}};
+    {summary_tag::kTimeToFirstToken, "Time to first token"},
+    {summary_tag::kInterTokenLatency, "Inter-token latency"},
+    {summary_tag::kRequestLatency, "Request latency"}};
 
 }  // namespace convoy::controller::compare

@@ -4,7 +4,12 @@
 #include <cstdio>
 #include <set>
 
+#include "controller/report/summary_keys.hpp"
+
 namespace convoy::controller::compare {
+
+namespace key = summary_key;
+namespace tag = summary_tag;
 
 std::optional<double> MetricValues::get(const std::string& stat) const {
   auto it = stats.find(stat);
@@ -32,29 +37,29 @@ const char* to_string(Better b) {
 
 const std::vector<HeadlineDef>& headline_defs() {
   // Aggregates (throughputs, counts, duration) are read through `avg` only: summary.json
-  // carries {unit, avg} for them (and carried every statistic key before issue 18).
+  // carries {unit, avg} for them (and carried every statistic key before schema 1.0).
   static const std::vector<HeadlineDef> defs = {
-      {"request_throughput", "avg", Better::kHigher},
-      {"output_token_throughput", "avg", Better::kHigher},
-      {"total_token_throughput", "avg", Better::kHigher},
-      {"goodput", "avg", Better::kHigher},
-      {"request_count", "avg", Better::kNeither},
-      {"error_request_count", "avg", Better::kLower},
-      {"error_rate", "avg", Better::kLower},
-      {"time_to_first_token", "p50", Better::kLower},
-      {"time_to_first_token", "p99", Better::kLower},
-      {"time_to_first_output_token", "p50", Better::kLower},
-      {"time_to_second_token", "p50", Better::kLower},
-      {"inter_token_latency", "p50", Better::kLower},
-      {"inter_token_latency", "p99", Better::kLower},
-      {"request_latency", "p50", Better::kLower},
-      {"request_latency", "p99", Better::kLower},
-      {"output_token_throughput_per_user", "p50", Better::kHigher},
-      {"schedule_lag", "p99", Better::kLower},
-      {"prefix_cache_hit_rate", "avg", Better::kHigher},
-      {"input_sequence_length", "avg", Better::kNeither},
-      {"output_sequence_length", "avg", Better::kNeither},
-      {"benchmark_duration", "avg", Better::kNeither},
+      {tag::kRequestThroughput, key::kAvg, Better::kHigher},
+      {tag::kOutputTokenThroughput, key::kAvg, Better::kHigher},
+      {tag::kTotalTokenThroughput, key::kAvg, Better::kHigher},
+      {tag::kGoodput, key::kAvg, Better::kHigher},
+      {tag::kRequestCount, key::kAvg, Better::kNeither},
+      {tag::kErrorRequestCount, key::kAvg, Better::kLower},
+      {kErrorRateTag, key::kAvg, Better::kLower},
+      {tag::kTimeToFirstToken, key::kP50, Better::kLower},
+      {tag::kTimeToFirstToken, key::kP99, Better::kLower},
+      {tag::kTimeToFirstOutputToken, key::kP50, Better::kLower},
+      {tag::kTimeToSecondToken, key::kP50, Better::kLower},
+      {tag::kInterTokenLatency, key::kP50, Better::kLower},
+      {tag::kInterTokenLatency, key::kP99, Better::kLower},
+      {tag::kRequestLatency, key::kP50, Better::kLower},
+      {tag::kRequestLatency, key::kP99, Better::kLower},
+      {tag::kOutputTokenThroughputPerUser, key::kP50, Better::kHigher},
+      {tag::kScheduleLag, key::kP99, Better::kLower},
+      {tag::kPrefixCacheHitRate, key::kAvg, Better::kHigher},
+      {tag::kInputSequenceLength, key::kAvg, Better::kNeither},
+      {tag::kOutputSequenceLength, key::kAvg, Better::kNeither},
+      {tag::kBenchmarkDuration, key::kAvg, Better::kNeither},
   };
   return defs;
 }
@@ -127,8 +132,8 @@ std::vector<ConfigDiff> config_differences(const std::vector<Column>& columns) {
 namespace {
 
 CurvePoint curve_point(const Column& c, const std::string& x_tag) {
-  return {c.name, c.value(x_tag, "avg").value_or(0), c.value("time_to_first_token", "p50"),
-          c.value("time_to_first_token", "p99")};
+  return {c.name, c.value(x_tag, key::kAvg).value_or(0), c.value(tag::kTimeToFirstToken, key::kP50),
+          c.value(tag::kTimeToFirstToken, key::kP99)};
 }
 
 // Points in the order of the load offered: the stage value where there is one, else as run.
@@ -149,15 +154,19 @@ CurveSeries stage_series(const std::string& name, const std::vector<Column>& sta
 }  // namespace
 
 Curve throughput_latency_curve(const std::vector<Column>& columns, bool stages_mode) {
-  Curve curve{"output_token_throughput", "tokens/sec", {}};
+  // The x axis: a throughput tag, with its unit as summary.json writes it.
+  auto axis = [](const char* x_tag) {
+    return Curve{x_tag, std::string(summary_tag::find_summary_metric(x_tag)->unit), {}};
+  };
+  Curve curve = axis(tag::kOutputTokenThroughput);
   auto any_output = [](const std::vector<Column>& cs) {
     return std::any_of(cs.begin(), cs.end(), [](const Column& c) {
-      return c.value("output_token_throughput", "avg").value_or(0) > 0;
+      return c.value(tag::kOutputTokenThroughput, key::kAvg).value_or(0) > 0;
     });
   };
   bool output = any_output(columns);
   for (const Column& c : columns) output = output || any_output(c.stages);
-  if (!output) curve = {"request_throughput", "requests/sec", {}};
+  if (!output) curve = axis(tag::kRequestThroughput);
   if (stages_mode) {
     const std::string run = columns.empty() ? "" : columns.front().folder;
     curve.series.push_back(stage_series(run, columns, curve.x_tag));

@@ -53,6 +53,10 @@ struct Column {
   std::optional<double> value(const std::string& tag, const std::string& stat) const;
 };
 
+// The derived metric compare adds to each column: the failed share of measured requests, in %
+// (summary.json has no such tag; run_loader.cpp derives it from the request counts).
+inline constexpr char kErrorRateTag[] = "error_rate";
+
 enum class Better { kLower, kHigher, kNeither };
 const char* to_string(Better b);  // "lower", "higher", "-"
 

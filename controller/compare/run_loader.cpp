@@ -12,10 +12,13 @@
 
 #include "common/histogram.hpp"
 #include "common/redact.hpp"
+#include "controller/report/summary_keys.hpp"
 
 namespace convoy::controller::compare {
 
 namespace fs = std::filesystem;
+namespace key = summary_key;
+namespace tag = summary_tag;
 
 namespace {
 
@@ -43,7 +46,7 @@ const rapidjson::Value* member(const rapidjson::Value& obj, const char* key) {
 std::map<std::string, MetricValues> read_metrics(const rapidjson::Value& obj) {
   std::map<std::string, MetricValues> metrics;
   for (const auto& m : obj.GetObject()) {
-    const rapidjson::Value* unit = member(m.value, "unit");
+    const rapidjson::Value* unit = member(m.value, key::kUnit);
     if (!unit || !unit->IsString()) continue;
     MetricValues values{unit->GetString(), {}};
     for (const auto& s : m.value.GetObject()) {
@@ -54,12 +57,12 @@ std::map<std::string, MetricValues> read_metrics(const rapidjson::Value& obj) {
     metrics[m.name.GetString()] = std::move(values);
   }
   // Derived: the failed share of measured requests, in %.
-  auto ok = metrics.find("request_count");
-  auto failed = metrics.find("error_request_count");
+  auto ok = metrics.find(tag::kRequestCount);
+  auto failed = metrics.find(tag::kErrorRequestCount);
   if (ok != metrics.end() && failed != metrics.end()) {
-    const double n = ok->second.get("avg").value_or(0);
-    const double e = failed->second.get("avg").value_or(0);
-    if (n + e > 0) metrics["error_rate"] = {"%", {{"avg", e / (n + e) * 100.0}}};
+    const double n = ok->second.get(key::kAvg).value_or(0);
+    const double e = failed->second.get(key::kAvg).value_or(0);
+    if (n + e > 0) metrics[kErrorRateTag] = {"%", {{key::kAvg, e / (n + e) * 100.0}}};
   }
   return metrics;
 }
@@ -67,13 +70,13 @@ std::map<std::string, MetricValues> read_metrics(const rapidjson::Value& obj) {
 // The summary's first/later-turn TTFT split, as two turn groups.
 void summary_turns(Column& c) {
   c.ttft_by_turn.clear();
-  const std::pair<const char*, const char*> groups[] = {{"0", "time_to_first_token_first_turn"},
-                                                        {"1+", "time_to_first_token_later_turns"}};
-  for (const auto& [label, tag] : groups) {
-    if (!c.value(tag, "p50")) continue;
-    c.ttft_by_turn.push_back({label, c.value(tag, "p50").value_or(NAN),
-                              c.value(tag, "p90").value_or(NAN),
-                              static_cast<int64_t>(c.value(tag, "count").value_or(0))});
+  const std::pair<const char*, const char*> groups[] = {{"0", tag::kTimeToFirstTokenFirstTurn},
+                                                        {"1+", tag::kTimeToFirstTokenLaterTurns}};
+  for (const auto& [label, turns] : groups) {
+    if (!c.value(turns, key::kP50)) continue;
+    c.ttft_by_turn.push_back({label, c.value(turns, key::kP50).value_or(NAN),
+                              c.value(turns, key::kP90).value_or(NAN),
+                              static_cast<int64_t>(c.value(turns, key::kCount).value_or(0))});
   }
   c.ttft_by_turn_source = c.ttft_by_turn.empty() ? "" : "summary.json";
 }
@@ -93,14 +96,14 @@ void flatten_json(const rapidjson::Value& v, const std::string& prefix,
 Column stage_column(const std::string& folder, const rapidjson::Value& st, size_t index) {
   Column c;
   c.folder = folder;
-  const rapidjson::Value* name = member(st, "name");
+  const rapidjson::Value* name = member(st, key::kName);
   c.stage = name && name->IsString() ? name->GetString() : "stage " + std::to_string(index);
   c.name = c.stage;
-  if (const rapidjson::Value* v = member(st, "value"); v && v->IsNumber()) {
+  if (const rapidjson::Value* v = member(st, key::kValue); v && v->IsNumber()) {
     c.stage_value = v->GetDouble();
   }
   c.metrics = read_metrics(st);
-  if (const rapidjson::Value* cfg = member(st, "config"); cfg && cfg->IsObject()) {
+  if (const rapidjson::Value* cfg = member(st, key::kConfig); cfg && cfg->IsObject()) {
     flatten_json(*cfg, "", c.config);
   }
   summary_turns(c);
@@ -169,9 +172,9 @@ Column column_from_summary(const std::string& folder, const std::string& summary
   doc.Parse<rapidjson::kParseFullPrecisionFlag>(summary_text.c_str(), summary_text.size());
   if (doc.HasParseError())
     throw CompareError(folder + " is not a convoy run: " + json_problem(summary_text, doc));
-  const rapidjson::Value* run = member(doc, "run");
-  const rapidjson::Value* version = member(doc, "convoy_version");
-  if (!version && run) version = member(*run, "convoy_version");
+  const rapidjson::Value* run = member(doc, key::kRun);
+  const rapidjson::Value* version = member(doc, key::kConvoyVersion);
+  if (!version && run) version = member(*run, key::kConvoyVersion);
   if (!doc.IsObject() || !version || !version->IsString()) {
     throw CompareError(folder + " is not a convoy run: its summary.json has no convoy_version");
   }
@@ -183,7 +186,7 @@ Column column_from_summary(const std::string& folder, const std::string& summary
   }
   if (c.name.empty()) c.name = folder;
   c.metrics = read_metrics(doc);
-  if (const rapidjson::Value* yaml = run ? member(*run, "config_yaml") : nullptr;
+  if (const rapidjson::Value* yaml = run ? member(*run, key::kConfigYaml) : nullptr;
       yaml && yaml->IsString()) {
     try {
       c.config = flatten_yaml(yaml->GetString());
@@ -192,7 +195,7 @@ Column column_from_summary(const std::string& folder, const std::string& summary
     }
   }
   summary_turns(c);
-  if (const rapidjson::Value* stages = member(doc, "stages"); stages && stages->IsArray()) {
+  if (const rapidjson::Value* stages = member(doc, key::kStages); stages && stages->IsArray()) {
     size_t i = 0;
     for (const auto& st : stages->GetArray()) {
       if (st.IsObject()) c.stages.push_back(stage_column(folder, st, i));

@@ -375,14 +375,6 @@ void write_error(JsonLine& w, const proto::Record& r) {
   w.EndObject();
 }
 
-int64_t wall_minus_steady_now() {
-  const auto wall = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::system_clock::now().time_since_epoch());
-  const auto steady = std::chrono::duration_cast<std::chrono::nanoseconds>(
-      std::chrono::steady_clock::now().time_since_epoch());
-  return wall.count() - steady.count();
-}
-
 }  // namespace
 
 std::string aiperf_record_line(const proto::Record& r, std::string_view worker_id,
@@ -404,8 +396,16 @@ std::string aiperf_record_line(const proto::Record& r, const RequestMetrics& m,
   return line;
 }
 
-AiperfRecordsWriter::AiperfRecordsWriter(const std::filesystem::path& path)
-    : file_(path), wall_minus_steady_ns_(wall_minus_steady_now()) {}
+int64_t wall_minus_steady_ns(std::chrono::system_clock::time_point wall, int64_t steady_ns) {
+  const auto wall_ns =
+      std::chrono::duration_cast<std::chrono::nanoseconds>(wall.time_since_epoch()).count();
+  return static_cast<int64_t>(wall_ns) - steady_ns;
+}
+
+AiperfRecordsWriter::AiperfRecordsWriter(const std::filesystem::path& path,
+                                         int64_t wall_minus_steady_ns)
+    : file_(path, "records", RecordsWriter::kFlushBytes),
+      wall_minus_steady_ns_(wall_minus_steady_ns) {}
 
 void AiperfRecordsWriter::write(const proto::Record& record, std::string_view worker_id) {
   write(record, compute_request_metrics(record), worker_id);

@@ -1,4 +1,4 @@
-// output.aiperf_export (issue 18): the run also written in AIPerf's own layout, so that tools
+// output.aiperf_export: the run also written in AIPerf's own layout, so that tools
 // built for AIPerf read a convoy run unchanged:
 //   profile_export_aiperf.json  AIPerf's JSON export, schema 1.5 (kAiperfSchemaVersion)
 //   profile_export_aiperf.csv   its two-section CSV (record metrics, then "Metric,Value")
@@ -13,6 +13,7 @@
 // (convoy's own, such as schedule_lag, stay in summary.json).
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -20,6 +21,7 @@
 #include <string_view>
 
 #include "controller/config/config.hpp"
+#include "controller/report/jsonl_writer.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/output_file.hpp"
 #include "controller/report/records_writer.hpp"
@@ -60,12 +62,18 @@ std::string aiperf_record_line(const proto::Record& record, std::string_view wor
 std::string aiperf_record_line(const proto::Record& record, const RequestMetrics& metrics,
                                std::string_view worker_id, int64_t wall_minus_steady_ns);
 
+// The offset from the run's steady clock to the epoch: `wall` and `steady_ns` read at one moment
+// by the caller, the steady one from the run's injected clock (the clock records are moved
+// onto), so that a test's hand-advanced clock gives known epoch times. Pure.
+int64_t wall_minus_steady_ns(std::chrono::system_clock::time_point wall, int64_t steady_ns);
+
 // Streams profile_export.jsonl, as RecordsWriter streams records.jsonl (same buffering and
 // failure handling: a failed write is an output error, exit 3). close_request records are not
-// requests in AIPerf's sense and are left out.
+// requests in AIPerf's sense and are left out. `wall_minus_steady_ns` as aiperf_record_line
+// takes it (wall_minus_steady_ns() above); the writer reads no clock itself.
 class AiperfRecordsWriter {
  public:
-  explicit AiperfRecordsWriter(const std::filesystem::path& path);
+  AiperfRecordsWriter(const std::filesystem::path& path, int64_t wall_minus_steady_ns);
   void write(const proto::Record& record, std::string_view worker_id);
   void write(const proto::Record& record, const RequestMetrics& metrics,
              std::string_view worker_id);
@@ -75,7 +83,7 @@ class AiperfRecordsWriter {
   int64_t lines() const { return file_.lines(); }
 
  private:
-  RecordsWriter file_;
+  JsonlWriter file_;
   int64_t wall_minus_steady_ns_;
 };
 

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "controller/report/affinity.hpp"
+#include "controller/report/server_metrics_view.hpp"
 #include "proto/messages.hpp"
 
 namespace convoy {
@@ -69,9 +71,9 @@ struct InsightInputs {
   std::vector<std::string> session_headers_in_target;
   size_t longest_target_session_header_bytes = 0;  // the longest value among those, trimmed
 
-  // Server telemetry (issue 17 item 7); add_server_inputs (server_insights.hpp) fills these.
-  std::string server_metrics_json;           // summary.json "server_metrics"; "" = no telemetry
-  std::optional<double> client_ttft_p50_ms;  // the run's time_to_first_token p50
+  // Server telemetry; add_server_inputs (server_insights.hpp) fills these.
+  std::shared_ptr<const ServerTelemetry> server;  // nullptr = no telemetry
+  std::optional<double> client_ttft_p50_ms;       // the run's time_to_first_token p50
   // The client's TTFT p50 per time bucket (by first-token time): (bucket middle in seconds
   // since the measure start, ms), buckets with a TTFT only.
   std::vector<std::pair<double, double>> client_ttft_p50_over_time;

@@ -6,19 +6,11 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cmath>
-#include <cstring>
 #include <optional>
-#include <stdexcept>
 #include <utility>
 
-#include "common/log.hpp"
 #include "common/utf8.hpp"
 #include "controller/report/json_line_writer.hpp"
 #include "controller/report/metrics.hpp"
@@ -183,7 +175,8 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
   w.Int64(r.http_status);
   put_error(w, r.error);
   put_session_control(w, r.session_control, scratch);
-  // Dynamo's header era (issue 20): the family position, the frontend, the serving worker.
+  // Sub-agent families and several frontends: the family position, the frontend (its index in
+  // target.urls), the serving worker.
   w.Key("subagent");  // -1: the lead (or a conversation without sub-agents)
   w.Int(r.subagent);
   w.Key("url_index");
@@ -237,32 +230,7 @@ std::string record_json_line(const proto::Record& r, std::string_view worker_id,
 }
 
 RecordsWriter::RecordsWriter(const std::filesystem::path& path)
-    : path_(path), fd_(::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) {
-  if (!fd_) {
-    throw std::runtime_error("cannot create " + path.filename().string() + " (" + path.string() +
-                             "): " + std::strerror(errno));
-  }
-}
-
-RecordsWriter::~RecordsWriter() { close(); }
-
-RecordsWriter& RecordsWriter::operator=(RecordsWriter&& other) noexcept {
-  if (this != &other) {
-    close();
-    path_ = std::move(other.path_);
-    fd_ = std::move(other.fd_);
-    buffer_ = std::move(other.buffer_);
-    scratch_ = std::move(other.scratch_);
-    lines_ = other.lines_;
-    buffered_lines_ = other.buffered_lines_;
-    written_ = other.written_;
-    file_bytes_ = other.file_bytes_;
-    error_ = std::move(other.error_);
-    removed_ = other.removed_;
-    unconfirmed_ = other.unconfirmed_;
-  }
-  return *this;
-}
+    : file_(path, "records", kFlushBytes) {}
 
 void RecordsWriter::write(const proto::Record& record, std::string_view worker_id,
                           std::string_view host, std::string_view stage, bool settle) {
@@ -272,95 +240,9 @@ void RecordsWriter::write(const proto::Record& record, std::string_view worker_i
 void RecordsWriter::write(const proto::Record& record, const RequestMetrics& metrics,
                           std::string_view worker_id, std::string_view host, std::string_view stage,
                           bool settle) {
-  if (!fd_) return;
-  ++lines_;
-  if (failed()) return;  // counted as lost
-  append_record_json(buffer_, scratch_, record, metrics, worker_id, host, stage, settle);
-  buffer_.Put('\n');
-  ++buffered_lines_;
-  if (buffer_.GetSize() >= kFlushBytes) flush();
-}
-
-void RecordsWriter::write_line(std::string_view line) {
-  if (!fd_) return;
-  ++lines_;
-  if (failed()) return;  // counted as lost
-  std::copy(line.begin(), line.end(), buffer_.Push(line.size()));
-  buffer_.Put('\n');
-  ++buffered_lines_;
-  if (buffer_.GetSize() >= kFlushBytes) flush();
-}
-
-void RecordsWriter::flush() {
-  if (!fd_ || failed() || buffer_.GetSize() == 0) return;
-  const std::string_view pending(buffer_.GetString(), buffer_.GetSize());
-  int err = 0;
-  const size_t done = write_all(fd_.get(), pending, &err);
-  if (done != pending.size()) {
-    fail(os_error("write", err), done);
-    log_error("cannot write ", path_.filename().string(), " (", path_.string(), "): ", error_,
-              ": records from here on are lost; the run goes on and will exit 3");
-    return;
-  }
-  written_ += buffered_lines_;
-  file_bytes_ += static_cast<int64_t>(done);
-  buffered_lines_ = 0;
-  buffer_.Clear();
-}
-
-void RecordsWriter::fail(std::string error, size_t bytes_ok) {
-  if (failed()) return;
-  error_ = std::move(error);
-  // Whole lines that made it stay; a partial last line is cut off so every line parses.
-  const std::string_view done(buffer_.GetString(), bytes_ok);
-  const size_t last_newline = done.rfind('\n');
-  const size_t whole = last_newline == std::string_view::npos ? 0 : last_newline + 1;
-  written_ += static_cast<int64_t>(std::count(done.begin(), done.begin() + whole, '\n'));
-  file_bytes_ += static_cast<int64_t>(whole);
-  if (fd_ && whole != bytes_ok) (void)::ftruncate(fd_.get(), file_bytes_);
-  buffered_lines_ = 0;
-  buffer_.Clear();
-}
-
-void RecordsWriter::close() {
-  if (!fd_) return;
-  flush();
-  struct stat written_file {};
-  const bool have_identity = ::fstat(fd_.get(), &written_file) == 0;
-  if (!failed() && ::fsync(fd_.get()) != 0) {
-    unconfirmed_ = true;
-    fail(os_error("fsync", errno), 0);
-  }
-  if (const int err = fd_.close_checked(); err != 0 && !failed()) {
-    unconfirmed_ = true;
-    fail(os_error("close", err), 0);
-  }
-  if (failed() || !have_identity) return;
-  // Writes to a file whose folder was removed succeed; only the name shows it is gone.
-  struct stat now {};
-  if (::stat(path_.c_str(), &now) != 0) {
-    removed_ = true;
-    fail(os_error("the file was removed during the run", errno), 0);
-  } else if (now.st_dev != written_file.st_dev || now.st_ino != written_file.st_ino) {
-    removed_ = true;
-    fail("the file was replaced by another during the run", 0);
-  }
-}
-
-std::optional<OutputError> RecordsWriter::failure() const {
-  if (!failed()) return std::nullopt;
-  OutputError e{path_.filename().string(), path_.string(), error_, ""};
-  const std::string total = std::to_string(lines_);
-  if (removed_) {
-    e.missing = "all " + total + " records lost (" + std::to_string(written_) +
-                " were written to a file that is gone)";
-  } else if (unconfirmed_) {
-    e.missing = total + " records written but not confirmed on disk";
-  } else {
-    e.missing = std::to_string(lost()) + " of " + total + " records lost (" +
-                std::to_string(written_) + " written)";
-  }
-  return e;
+  file_.append_line([&](rapidjson::StringBuffer& out) {
+    append_record_json(out, scratch_, record, metrics, worker_id, host, stage, settle);
+  });
 }
 
 }  // namespace convoy::controller

@@ -9,6 +9,7 @@
 
 #include <rapidjson/stringbuffer.h>
 
+#include "controller/report/jsonl_writer.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/output_file.hpp"
 #include "proto/messages.hpp"
@@ -25,28 +26,24 @@ namespace convoy::controller {
 // sent; null when none). Always valid UTF-8: ill-formed bytes a server sent are replaced with
 // U+FFFD.
 //
-// Load profiles (issue 16): `stage` names the stage the request was intended in; the line gets
-// "stage": NAME after "phase" (no key when empty: a single-level run, or warmup). A request
-// intended in the settle window after a stage is in no stage's metrics: pass that stage's name
-// with `settle` true and the line gets "settle": NAME instead of "stage", so that selecting
+// Load profiles (load.stages, sweep, search): `stage` names the stage the request was intended in;
+// the line gets "stage": NAME after "phase" (no key when empty: a single-level run, or warmup). A
+// request intended in the settle window after a stage is in no stage's metrics: pass that stage's
+// name with `settle` true and the line gets "settle": NAME instead of "stage", so that selecting
 // .stage == NAME gives exactly the requests behind that stage's numbers.
 std::string record_json_line(const proto::Record& record, std::string_view worker_id,
                              std::string_view host, std::string_view stage = {},
                              bool settle = false);
 
-// Streams records.jsonl. A failure to write (disk full, I/O error, the file removed during the
-// run) is kept as a value: later records are dropped and counted, the run goes on, and the run
-// report turns failure() into exit 3. The file never ends in a partial line: after a failed
-// write it is cut back to the last whole record.
+// Streams records.jsonl through a JsonlWriter (jsonl_writer.hpp: its failure contract: a failed
+// write is kept as a value, later records are dropped and counted, the run goes on and exits 3,
+// the file never ends in a partial line).
 class RecordsWriter {
  public:
   static constexpr size_t kFlushBytes = size_t{256} * 1024;
 
   // Creates or truncates `path`; throws std::runtime_error naming it and the OS error.
   explicit RecordsWriter(const std::filesystem::path& path);
-  ~RecordsWriter();
-  RecordsWriter(RecordsWriter&&) noexcept = default;
-  RecordsWriter& operator=(RecordsWriter&& other) noexcept;  // closes this one first
 
   // Buffers one line; writes the buffer out once it holds kFlushBytes. Server-supplied text
   // that is not valid UTF-8 is written with U+FFFD in place of the bad bytes.
@@ -58,38 +55,26 @@ class RecordsWriter {
              std::string_view host, std::string_view stage, bool settle);
   // Buffers one line the caller formatted (another layout of the same records: AIPerf's
   // profile_export.jsonl, aiperf_export.hpp); `line` is valid UTF-8 and holds no newline.
-  void write_line(std::string_view line);
+  void write_line(std::string_view line) { file_.write_line(line); }
   // Writes the buffer out; the run loop calls this periodically (e.g. every second).
-  void flush();
+  void flush() { file_.flush(); }
   // Flushes, fsyncs and closes, then checks that `path` still names the file written (a folder
   // removed mid-run fails here); later writes are dropped. Called by the destructor.
-  void close();
+  void close() { file_.close(); }
 
-  int64_t lines() const { return lines_; }      // records given to write()
-  int64_t written() const { return written_; }  // records whose whole line is in the file
-  int64_t lost() const { return lines_ - written_; }
-  bool failed() const { return !error_.empty(); }
+  int64_t lines() const { return file_.lines(); }      // records given to write()
+  int64_t written() const { return file_.written(); }  // records whose whole line is in the file
+  int64_t lost() const { return file_.lost(); }
+  bool failed() const { return file_.failed(); }
   // The first failure: the step and the OS error ("write: No space left on device"); "" if none.
-  const std::string& error() const { return error_; }
+  const std::string& error() const { return file_.error(); }
   // The failure as an output error (file, path, error, what is lost); nullopt when none.
-  std::optional<OutputError> failure() const;
-  const std::filesystem::path& path() const { return path_; }
+  std::optional<OutputError> failure() const { return file_.failure(); }
+  const std::filesystem::path& path() const { return file_.path(); }
 
  private:
-  // Keeps the first failure; `bytes_ok` bytes of the buffer reached the file.
-  void fail(std::string error, size_t bytes_ok);
-
-  std::filesystem::path path_;
-  FileDescriptor fd_;
-  rapidjson::StringBuffer buffer_;   // lines not yet written out
+  JsonlWriter file_;
   rapidjson::StringBuffer scratch_;  // session_control re-serialised, reused across lines
-  int64_t lines_ = 0;
-  int64_t buffered_lines_ = 0;  // lines in buffer_
-  int64_t written_ = 0;
-  int64_t file_bytes_ = 0;  // bytes of whole lines in the file
-  std::string error_;
-  bool removed_ = false;      // the file itself is gone: nothing written survives
-  bool unconfirmed_ = false;  // fsync or close failed: what was written may not be on disk
 };
 
 }  // namespace convoy::controller

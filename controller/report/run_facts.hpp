@@ -6,12 +6,14 @@
 #include <chrono>
 #include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "controller/config/config.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/output_file.hpp"
+#include "controller/report/server_metrics_view.hpp"
 #include "controller/report/session_ledger.hpp"
 #include "proto/messages.hpp"
 
@@ -109,9 +111,9 @@ struct RunFacts {
   // load.abort_on tripped: why (e.g. "error rate 0.97 over the last 10 s (412 requests) >=
   // 0.5"); the verdict fails with it and the run exits 1.
   std::optional<std::string> aborted_reason;
-  // Server telemetry (issue 17): summary.json's "server_metrics" object, as JSON text, written
-  // by the telemetry room; empty = no telemetry.
-  std::string server_metrics_json;
+  // Server telemetry: the telemetry room's results (summary.json's "server_metrics" and its
+  // typed view), built once when it stopped; nullptr = no telemetry.
+  std::shared_ptr<const ServerTelemetry> server;
   // summary.json run.session_routing: the mode (auto's detection) and the sessions' ledger.
   SessionLedger sessions;
 

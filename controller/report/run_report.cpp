@@ -20,6 +20,7 @@
 #include "controller/report/results_table.hpp"
 #include "controller/report/server_insights.hpp"
 #include "controller/report/server_section.hpp"
+#include "controller/report/summary_keys.hpp"
 #include "controller/report/summary_writer.hpp"
 #include "controller/report/timeslice.hpp"
 
@@ -72,8 +73,8 @@ std::string run_json(const ReportInputs& in) {
   rapidjson::StringBuffer sb;
   Writer w(sb);
   w.StartObject();
-  put(w, "name", in.config.name);
-  put(w, "convoy_version", std::string(build_info::version()));
+  put(w, summary_key::kName, in.config.name);
+  put(w, summary_key::kConvoyVersion, std::string(build_info::version()));
   put(w, "git_commit", std::string(build_info::git_commit()));
   put(w, "protocol_version", static_cast<int64_t>(proto::kProtocolVersion));
   put(w, "target_url", in.url);
@@ -86,7 +87,7 @@ std::string run_json(const ReportInputs& in) {
   put(w, "incomplete_reason", in.incomplete_reason);
   put(w, "output_dir", in.out_dir.string());
   // The resolved configuration; it names the API key's variable, never the key.
-  put(w, "config_yaml", to_yaml(in.config));
+  put(w, summary_key::kConfigYaml, to_yaml(in.config));
   put_strings(w, "lost_workers", in.facts.lost_workers, 1000);
   put(w, "lost_conversation_count", static_cast<int64_t>(in.facts.lost_conversations.size()));
   put_strings(w, "lost_conversations", in.facts.lost_conversations, 1000);
@@ -171,8 +172,8 @@ InsightInputs insight_inputs(const ReportInputs& in) {
   ii.later_turn_prompt_tokens = in.facts.later_turn_prompt_tokens;
   ii.later_turn_cached_tokens = in.facts.later_turn_cached_tokens;
   ii.later_turn_requests_reporting_cached = in.facts.later_turn_requests_reporting_cached;
-  add_header_era_inputs(in.config, in.snapshot, &ii);  // issue 20: affinity, targets, rejections
-  add_server_inputs(in.snapshot, in.facts.server_metrics_json, &ii);  // issue 17: telemetry
+  add_header_era_inputs(in.config, in.snapshot, &ii);  // affinity, frontends, rejections
+  add_server_inputs(in.snapshot, in.facts.server, &ii);
   return ii;
 }
 
@@ -186,8 +187,8 @@ SummaryExtras summary_extras(const ReportInputs& in, const std::vector<Insight>&
   extras.stages = in.facts.stages;
   extras.search = in.facts.search ? &*in.facts.search : nullptr;
   extras.measure_start_ns = in.facts.measure_start_ns;
-  extras.server_metrics_json = in.facts.server_metrics_json;  // issue 17 (telemetry room)
-  // Issue 18: the top-level provenance (the same in AIPerf's export).
+  extras.server = in.facts.server;  // built once by the telemetry room
+  // The top-level provenance, as AIPerf's export has it (the same there).
   extras.benchmark_id = make_benchmark_id();
   extras.start_time = iso_time_ms(in.facts.start_wall);
   extras.end_time = iso_time_ms(in.facts.end_wall);
@@ -197,11 +198,11 @@ SummaryExtras summary_extras(const ReportInputs& in, const std::vector<Insight>&
   return extras;
 }
 
-// Issue 18: timeslices.csv (output.slice_s) and AIPerf's profile_export_aiperf.json / .csv
+// timeslices.csv (output.slice_s) and AIPerf's profile_export_aiperf.json / .csv
 // (output.aiperf_export; its profile_export.jsonl is streamed by the run). Each a file of the
 // run's outputs, so a failure to write one is exit 3 naming it.
-void add_issue18_files(const ReportInputs& in, const SummaryExtras& extras,
-                       std::vector<OutputFile>& files) {
+void add_slice_and_aiperf_files(const ReportInputs& in, const SummaryExtras& extras,
+                                std::vector<OutputFile>& files) {
   if (in.config.output.slice_s) {
     files.push_back(
         {"timeslices.csv", [&](const auto&) { return timeslices_csv(in.snapshot.timeslices); }});
@@ -238,7 +239,7 @@ int write_run_report(const ReportInputs& in) {
   std::vector<OutputFile> files;
   files.push_back(
       {"summary.csv", [&](const auto&) { return summary_csv(in.snapshot, in.facts.stages); }});
-  add_issue18_files(in, extras, files);  // timeslices.csv, AIPerf's export
+  add_slice_and_aiperf_files(in, extras, files);  // timeslices.csv, AIPerf's export
   if (in.config.output.html) {
     files.push_back({"report.html", [&](const std::vector<OutputError>& errors) {
                        return report_html(in.snapshot, extras_for(errors));
@@ -264,9 +265,9 @@ int write_run_report(const ReportInputs& in) {
     out << "\n";
     print_search_result(out, *in.facts.search);
   }
-  if (!in.facts.server_metrics_json.empty()) {
+  if (in.facts.server) {
     out << "\n";
-    print_server_table(out, in.facts.server_metrics_json);  // issue 17: server telemetry
+    print_server_table(out, in.facts.server->view);
   }
   if (!in.snapshot.errors.empty()) {
     out << "\n";

@@ -288,9 +288,9 @@ void failed_endpoint_insight(const ServerEndpointView& e, std::vector<Insight>* 
 
 }  // namespace
 
-void add_server_inputs(const MetricsSnapshot& snapshot, const std::string& server_metrics_json,
-                       InsightInputs* in) {
-  in->server_metrics_json = server_metrics_json;
+void add_server_inputs(const MetricsSnapshot& snapshot,
+                       std::shared_ptr<const ServerTelemetry> server, InsightInputs* in) {
+  in->server = std::move(server);
   if (const MetricStats* ttft = snapshot.find("time_to_first_token"); ttft && ttft->count > 0) {
     in->client_ttft_p50_ms = ttft->p(50);
   }
@@ -302,9 +302,8 @@ void add_server_inputs(const MetricsSnapshot& snapshot, const std::string& serve
 }
 
 void server_insights(const InsightInputs& in, std::vector<Insight>* out) {
-  if (in.server_metrics_json.empty()) return;
-  const ServerMetricsView view = parse_server_metrics(in.server_metrics_json);
-  if (!view.present) return;
+  if (!in.server || !in.server->view.present) return;
+  const ServerMetricsView& view = in.server->view;
   for (const ServerEndpointView& e : view.endpoints) {
     failed_endpoint_insight(e, out);
     queueing_insight(in, view, e.name, out);

@@ -1,6 +1,6 @@
-// Insights that connect the client's figures with the server's own (issue 17 item 7), each
-// with its evidence, from summary.json's "server_metrics" (InsightInputs::server_metrics_json,
-// read with server_metrics_view.hpp) and the client's TTFT:
+// Insights that connect the client's figures with the server's own, each with its evidence,
+// from the server telemetry's typed view (InsightInputs::server, server_metrics_view.hpp) and
+// the client's TTFT:
 //   server_queueing         the client's TTFT rose while the server's waiting count rose;
 //   kv_cache_pressure       KV cache usage above 95% with preemptions increasing;
 //   client_side_overhead    the server's TTFT histogram p50 against the client's TTFT p50: the
@@ -9,6 +9,7 @@
 // Pure: a function of InsightInputs; detect_insights calls server_insights.
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -30,9 +31,10 @@ inline constexpr double kMinOverheadFraction = 0.10;  // of the client's TTFT p5
 inline constexpr double kLargeOverheadFraction = 0.5;
 inline constexpr double kLargeOverheadMs = 50;
 
-// Fills InsightInputs' server members from the telemetry JSON and the run's metrics.
-void add_server_inputs(const MetricsSnapshot& snapshot, const std::string& server_metrics_json,
-                       InsightInputs* in);
+// Fills InsightInputs' server members from the telemetry results (nullptr: none) and the run's
+// metrics.
+void add_server_inputs(const MetricsSnapshot& snapshot,
+                       std::shared_ptr<const ServerTelemetry> server, InsightInputs* in);
 
 void server_insights(const InsightInputs& in, std::vector<Insight>* out);
 

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <utility>
 
 namespace convoy::controller {
 
@@ -200,6 +201,14 @@ DisplayUnit display_unit(const std::string& unit) {
   if (unit == "s" || unit == "seconds") return {1000, "ms"};
   if (unit == "fraction" || unit == "ratio") return {100, "%"};
   return {1, unit};
+}
+
+std::shared_ptr<const ServerTelemetry> make_server_telemetry(std::string summary_json) {
+  if (summary_json.empty()) return nullptr;
+  auto results = std::make_shared<ServerTelemetry>();
+  results->view = parse_server_metrics(summary_json);
+  results->summary_json = std::move(summary_json);
+  return results;
 }
 
 }  // namespace convoy::controller

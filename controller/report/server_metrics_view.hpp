@@ -1,12 +1,14 @@
-// summary.json's "server_metrics" (written by the telemetry room, docs/telemetry.md) read back
-// as plain values for the report: report.html's Server section, the console's server table and
-// the insights that connect the client's figures with the server's (issue 17 items 6 and 7).
-// The report never includes telemetry headers: this parses the JSON text. Only the entries
-// with a `role` or `headline: true` are kept (the others are counted per endpoint).
+// Server telemetry as the report reads it: summary.json's "server_metrics" (written by the
+// telemetry room, docs/telemetry.md) as plain values for report.html's Server section, the
+// console's server table and the insights that connect the client's figures with the server's.
+// The telemetry room builds it once when it stops (ServerTelemetry below); the report never
+// includes telemetry headers and never parses the text again. Only the entries with a `role` or
+// `headline: true` are kept (the others are counted per endpoint).
 #pragma once
 
 #include <cstdint>
 #include <initializer_list>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -68,6 +70,17 @@ struct ServerMetricsView {
 };
 
 ServerMetricsView parse_server_metrics(const std::string& json);
+
+// What the telemetry room hands the run, and the run the report, when telemetry stops: built
+// once, shared read-only by every output that reads it.
+struct ServerTelemetry {
+  // summary.json's "server_metrics" object, as the telemetry room serialised it: every series
+  // kept, written there as is (the view below keeps only what the report reads).
+  std::string summary_json;
+  ServerMetricsView view;  // the same values, typed (parse_server_metrics of summary_json)
+};
+// The results of `summary_json` (the text parsed once); nullptr when it is "" (no telemetry).
+std::shared_ptr<const ServerTelemetry> make_server_telemetry(std::string summary_json);
 
 // A histogram's percentile from its cumulative buckets: convoy::bucket_quantile
 // (common/bucket_quantile.hpp), the telemetry room's own, found here by name lookup.

@@ -243,9 +243,8 @@ void endpoints_table(std::ostringstream& out, const ServerMetricsView& view) {
 }  // namespace
 
 double server_axis_end_s(const MetricsSnapshot& s, const SummaryExtras& extras) {
-  if (extras.server_metrics_json.empty()) return 0;
-  const ServerMetricsView view = parse_server_metrics(extras.server_metrics_json);
-  if (!view.present) return 0;
+  if (!extras.server || !extras.server->view.present) return 0;
+  const ServerMetricsView& view = extras.server->view;
   double end = view.timeline_end_s();
   end = std::max(end, static_cast<double>(s.series.size()) * s.series_bucket_s);
   end = std::max(end, static_cast<double>(s.client_timeline.size()) * s.client_timeline_bucket_s);
@@ -256,9 +255,8 @@ double server_axis_end_s(const MetricsSnapshot& s, const SummaryExtras& extras) 
 }
 
 std::string server_section_html(const MetricsSnapshot& s, const SummaryExtras& extras) {
-  if (extras.server_metrics_json.empty()) return {};
-  const ServerMetricsView view = parse_server_metrics(extras.server_metrics_json);
-  if (!view.present) return {};
+  if (!extras.server || !extras.server->view.present) return {};
+  const ServerMetricsView& view = extras.server->view;
   std::ostringstream out;
   out << "<section id=\"server\"><h2>Server</h2><p class=\"muted\">Scraped every "
       << number(view.interval_s)
@@ -310,9 +308,7 @@ std::string grouped(const std::optional<double>& v, double scale = 1) {
 
 }  // namespace
 
-void print_server_table(std::ostream& out, const std::string& server_metrics_json) {
-  if (server_metrics_json.empty()) return;
-  const ServerMetricsView view = parse_server_metrics(server_metrics_json);
+void print_server_table(std::ostream& out, const ServerMetricsView& view) {
   if (!view.present) return;
   constexpr size_t kLabel = 44;
   constexpr size_t kNumber = 11;

@@ -1,14 +1,15 @@
-// Server telemetry in the report (issue 17 item 6): report.html's "Server" section, per
+// Server telemetry in the report: report.html's "Server" section, per
 // endpoint, with its headline series over time on the same time axis as the client's (client
 // TTFT p50/p99 and requests in flight beside the server's queue depth, TTFT, KV cache usage and
 // GPU utilisation) and a table of its headline figures; and the console's short server table.
-// Both read summary.json's "server_metrics" text (server_metrics_view.hpp).
+// Both read the telemetry results' typed view (server_metrics_view.hpp).
 #pragma once
 
 #include <ostream>
 #include <string>
 
 #include "controller/report/metrics.hpp"
+#include "controller/report/server_metrics_view.hpp"
 #include "controller/report/summary_writer.hpp"
 
 namespace convoy::controller {
@@ -24,6 +25,7 @@ double server_axis_end_s(const MetricsSnapshot& snapshot, const SummaryExtras& e
 // Per endpoint: its scrapes and errors, then up to kMaxServerTableRows headline rows (metric,
 // unit, avg, p99, max, rate/s, total); nothing when there is no telemetry.
 inline constexpr size_t kMaxServerTableRows = 10;
-void print_server_table(std::ostream& out, const std::string& server_metrics_json);
+// `view` not present (no telemetry): nothing.
+void print_server_table(std::ostream& out, const ServerMetricsView& view);
 
 }  // namespace convoy::controller

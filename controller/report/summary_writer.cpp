@@ -21,12 +21,14 @@
 #include "common/utf8.hpp"
 #include "controller/report/error_summary_json.hpp"
 #include "controller/report/header_era_json.hpp"
+#include "controller/report/summary_keys.hpp"
 #include "controller/report/verdict.hpp"
 
 namespace convoy::controller {
 
 namespace {
 
+namespace key = summary_key;
 using JsonWriter = rapidjson::PrettyWriter<rapidjson::StringBuffer>;
 
 // Names of the percentile keys, in kReportedPercentiles order.
@@ -47,9 +49,9 @@ void write_number(JsonWriter& w, double v) {
 void put_aggregate(JsonWriter& w, std::string_view tag, std::string_view unit, double value) {
   w.Key(tag.data(), static_cast<rapidjson::SizeType>(tag.size()));
   w.StartObject();
-  w.Key("unit");
+  w.Key(key::kUnit);
   w.String(unit.data(), static_cast<rapidjson::SizeType>(unit.size()));
-  w.Key("avg");
+  w.Key(key::kAvg);
   write_number(w, value);
   w.EndObject();
 }
@@ -61,23 +63,23 @@ void write_metric(JsonWriter& w, const MetricStats& m) {
   }
   w.Key(m.tag.c_str());
   w.StartObject();
-  w.Key("unit");
+  w.Key(key::kUnit);
   w.String(m.unit.c_str());
-  w.Key("avg");
+  w.Key(key::kAvg);
   write_number(w, m.avg);
-  w.Key("min");
+  w.Key(key::kMin);
   write_number(w, m.min);
-  w.Key("max");
+  w.Key(key::kMax);
   write_number(w, m.max);
   for (size_t i = 0; i < kReportedPercentiles.size(); ++i) {
     w.Key(kPercentileKeys[i]);
     write_number(w, m.percentiles[i]);
   }
-  w.Key("std");
+  w.Key(key::kStd);
   write_number(w, m.std);
-  w.Key("count");
+  w.Key(key::kCount);
   w.Int64(m.count);
-  w.Key("sum");
+  w.Key(key::kSum);
   write_number(w, m.sum);
   w.EndObject();
 }
@@ -97,7 +99,7 @@ void write_extra(JsonWriter& w, const char* key, const std::string& json, bool w
   doc.Accept(w);
 }
 
-// ---- load profiles (issue 16) ----------------------------------------------------------------
+// ---- load profiles: stages, sweeps and the capacity search -----------------------------------
 
 void put_number(JsonWriter& w, const char* key, double v) {
   w.Key(key);
@@ -131,7 +133,7 @@ void put_level(JsonWriter& w, const char* key, const LoadLevel& level) {
 }
 
 void write_stage_config(JsonWriter& w, const StageConfig& c) {
-  w.Key("config");
+  w.Key(key::kConfig);
   w.StartObject();
   put_string(w, "mode", to_string(c.mode));
   put_level(w, "concurrency", c.concurrency);  // mode rate: the cap on conversations in flight
@@ -154,7 +156,7 @@ void write_stage_config(JsonWriter& w, const StageConfig& c) {
 }
 
 void write_stage_verdict(JsonWriter& w, const Verdict& v) {
-  w.Key("verdict");
+  w.Key(key::kVerdict);
   w.StartObject();
   put_string(w, "status", to_string(v.status));
   put_strings(w, "reasons", v.reasons);
@@ -171,18 +173,19 @@ double seconds_since(int64_t t_ns, int64_t origin_ns) {
 }
 
 void write_stages(JsonWriter& w, std::span<const StageFacts> stages, int64_t origin_ns) {
-  w.Key("stages");
+  w.Key(key::kStages);
   w.StartArray();
   for (const StageFacts& st : stages) {
     w.StartObject();
-    put_string(w, "name", st.config.name);
-    w.Key("index");
+    put_string(w, key::kName, st.config.name);
+    w.Key(key::kIndex);
     w.Int(st.config.index);
-    put_number(w, "value", st.config.value);
-    put_number(w, "reached_value", st.reached_value);
-    put_number(w, "start_s", seconds_since(st.start_ns, origin_ns));
-    put_number(w, "end_s", seconds_since(st.end_ns, origin_ns));
-    put_number(w, "settle_end_s", seconds_since(std::max(st.settle_end_ns, st.end_ns), origin_ns));
+    put_number(w, key::kValue, st.config.value);
+    put_number(w, key::kReachedValue, st.reached_value);
+    put_number(w, key::kStartS, seconds_since(st.start_ns, origin_ns));
+    put_number(w, key::kEndS, seconds_since(st.end_ns, origin_ns));
+    put_number(w, key::kSettleEndS,
+               seconds_since(std::max(st.settle_end_ns, st.end_ns), origin_ns));
     write_stage_config(w, st.config);
     for (const MetricStats& m : st.metrics.metrics) write_metric(w, m);
     write_error_summary_json(w, st.metrics.errors, true);
@@ -216,7 +219,7 @@ void write_slo(JsonWriter& w, const SloSpec& slo) {
 
 void write_search(JsonWriter& w, const SearchFacts& search, std::span<const StageFacts> stages) {
   const SearchConfig& c = search.config;
-  w.Key("search");
+  w.Key(key::kSearch);
   w.StartObject();
   put_string(w, "vary", to_string(c.vary));
   put_number(w, "low", c.low);
@@ -255,7 +258,7 @@ void write_search(JsonWriter& w, const SearchFacts& search, std::span<const Stag
   w.EndObject();
 }
 
-// ---- issue 18: provenance and time slices ----------------------------------------------------
+// ---- AIPerf's provenance fields and time slices ----------------------------------------------
 
 void put_time_or_null(JsonWriter& w, const char* key, const std::string& iso) {
   w.Key(key);
@@ -270,24 +273,24 @@ void put_time_or_null(JsonWriter& w, const char* key, const std::string& iso) {
 // JsonExportData: schema_version, aiperf_version, benchmark_id, was_cancelled, start_time,
 // end_time), with convoy_version for aiperf_version.
 void write_provenance(JsonWriter& w, const SummaryExtras& e) {
-  put_string(w, "schema_version", kSummarySchemaVersion);
-  put_string(w, "convoy_version", build_info::version());
-  put_string(w, "benchmark_id", e.benchmark_id);
-  put_time_or_null(w, "start_time", e.start_time);
-  put_time_or_null(w, "end_time", e.end_time);
-  w.Key("was_cancelled");
+  put_string(w, key::kSchemaVersion, kSummarySchemaVersion);
+  put_string(w, key::kConvoyVersion, build_info::version());
+  put_string(w, key::kBenchmarkId, e.benchmark_id);
+  put_time_or_null(w, key::kStartTime, e.start_time);
+  put_time_or_null(w, key::kEndTime, e.end_time);
+  w.Key(key::kWasCancelled);
   w.Bool(e.was_cancelled);
 }
 
 void write_timeslices(JsonWriter& w, const std::vector<TimeSliceStats>& slices) {
-  w.Key("timeslices");
+  w.Key(key::kTimeslices);
   w.StartArray();
   for (const TimeSliceStats& t : slices) {
     w.StartObject();
-    w.Key("index");
+    w.Key(key::kIndex);
     w.Int64(t.index);
-    put_number(w, "start_s", t.start_s);
-    put_number(w, "end_s", t.end_s);
+    put_number(w, key::kStartS, t.start_s);
+    put_number(w, key::kEndS, t.end_s);
     for (const MetricStats& m : t.metrics) write_metric(w, m);
     w.EndObject();
   }
@@ -325,20 +328,19 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   write_provenance(w, extras);
   for (const MetricStats& m : snapshot.metrics) write_metric(w, m);
   write_error_summary_json(w, snapshot.errors, true);
-  write_extra(w, "insights", extras.insights_json, false);
-  write_extra(w, "run", run_json_with_close_requests(extras.run_json, snapshot.close_request_count),
-              true);
-  // Dynamo's header era (issue 20): per-frontend results and affinity verified from the client.
-  if (!snapshot.targets.empty()) write_extra(w, "targets", targets_json(snapshot), false);
-  if (snapshot.affinity) write_extra(w, "affinity", affinity_json(*snapshot.affinity), true);
-  write_extra(w, "workers", extras.workers_json, false);
-  write_extra(w, "verdict", extras.verdict_json, true);
-  write_extra(w, "output_errors", extras.output_errors_json, false);
+  write_extra(w, key::kInsights, extras.insights_json, false);
+  write_extra(w, key::kRun,
+              run_json_with_close_requests(extras.run_json, snapshot.close_request_count), true);
+  // Several frontends (target.urls) and session_routing.verify: per-frontend results and the
+  // session affinity verified from the client.
+  if (!snapshot.targets.empty()) write_extra(w, key::kTargets, targets_json(snapshot), false);
+  if (snapshot.affinity) write_extra(w, key::kAffinity, affinity_json(*snapshot.affinity), true);
+  write_extra(w, key::kWorkers, extras.workers_json, false);
+  write_extra(w, key::kVerdict, extras.verdict_json, true);
+  write_extra(w, key::kOutputErrors, extras.output_errors_json, false);
   if (!extras.stages.empty()) write_stages(w, extras.stages, extras.measure_start_ns);
   if (extras.search) write_search(w, *extras.search, extras.stages);
-  if (!extras.server_metrics_json.empty()) {
-    write_extra(w, "server_metrics", extras.server_metrics_json, true);
-  }
+  if (extras.server) write_extra(w, key::kServerMetrics, extras.server->summary_json, true);
   if (!snapshot.timeslices.empty()) write_timeslices(w, snapshot.timeslices);
   w.EndObject();
   std::string out(buffer.GetString(), buffer.GetSize());

@@ -4,6 +4,7 @@
 
 #include <chrono>
 #include <filesystem>
+#include <memory>
 #include <span>
 #include <string>
 #include <string_view>
@@ -13,17 +14,19 @@
 #include "controller/report/records_writer.hpp"
 #include "controller/report/results_table.hpp"
 #include "controller/report/run_facts.hpp"
+#include "controller/report/server_metrics_view.hpp"
 
 namespace convoy::controller {
 
 // summary.json's own schema version (its top-level "schema_version"): bumped when the layout
 // changes. "1.0": aggregates carry {unit, avg} only, the top-level provenance fields, timeslices
-// (issue 18). The aiperf_export file profile_export_aiperf.json carries AIPerf's version instead.
+// (as AIPerf's export has them). The aiperf_export file profile_export_aiperf.json carries AIPerf's
+// version instead.
 inline constexpr const char* kSummarySchemaVersion = "1.0";
 
 // Sections the caller builds, as JSON text; each must parse (object or array as named).
 struct SummaryExtras {
-  // Top level (issue 18), written first, as AIPerf's profile_export_aiperf.json has them:
+  // Top level, written first, as AIPerf's profile_export_aiperf.json has them:
   // schema_version, convoy_version (this build), benchmark_id (a uuid4 per run), start_time /
   // end_time (ISO 8601 UTC with milliseconds; "" is written null), was_cancelled (Ctrl-C).
   std::string benchmark_id;
@@ -35,16 +38,16 @@ struct SummaryExtras {
   std::string insights_json = "[]";
   std::string verdict_json = "{}";
   std::string output_errors_json = "[]";  // output_errors_json(): files that could not be written
-  // Load profiles (issue 16): summary.json "stages" and "search", report.html's stage table,
-  // stage marks and throughput-latency curve. Views of the RunFacts the report was given, not
-  // owned; empty / null (a single-level run): no such section.
+  // Load profiles (load.stages, sweep, search): summary.json "stages" and "search", report.html's
+  // stage table, stage marks and throughput-latency curve. Views of the RunFacts the report was
+  // given, not owned; empty / null (a single-level run): no such section.
   ProfileKind profile = ProfileKind::kSingle;
   std::span<const StageFacts> stages;
   const SearchFacts* search = nullptr;
   int64_t measure_start_ns = 0;  // stages' start_s / end_s count from here (the series' origin)
-  // Server telemetry (issue 17): summary.json "server_metrics", a JSON object written by the
-  // telemetry room (RunFacts::server_metrics_json); empty: no such section.
-  std::string server_metrics_json;
+  // Server telemetry: summary.json "server_metrics" (its summary_json, written as is) and
+  // report.html's Server section (its view); RunFacts::server, shared; nullptr: no such section.
+  std::shared_ptr<const ServerTelemetry> server;
 };
 
 // schema_version, convoy_version, benchmark_id, start_time, end_time, was_cancelled; then one

@@ -58,7 +58,9 @@ class RecordsFileOutput : public RecordOutput {
 // AIPerf's profile_export.jsonl (output.aiperf_export).
 class AiperfRecordsOutput : public RecordOutput {
  public:
-  explicit AiperfRecordsOutput(const std::filesystem::path& path) : writer_(path) {}
+  // `wall_minus_steady_ns`: the run's clock mapped to the wall clock (wall_minus_steady_ns()).
+  AiperfRecordsOutput(const std::filesystem::path& path, int64_t wall_minus_steady_ns)
+      : writer_(path, wall_minus_steady_ns) {}
   void on_record(const RecordEvent& e) override { writer_.write(e.record, e.metrics, e.worker_id); }
   void flush() override { writer_.flush(); }
   void close() override { writer_.close(); }

@@ -512,7 +512,10 @@ void Run::build_pipeline() {
     pipeline_.add(std::make_unique<RecordsFileOutput>(id_.out_dir / "records.jsonl"));
   }
   if (config_.output.aiperf_export) {
-    pipeline_.add(std::make_unique<AiperfRecordsOutput>(id_.out_dir / kAiperfRecordsFile));
+    // Its epoch times: the run's clock, mapped to the wall clock once, here.
+    pipeline_.add(std::make_unique<AiperfRecordsOutput>(
+        id_.out_dir / kAiperfRecordsFile,
+        wall_minus_steady_ns(std::chrono::system_clock::now(), now())));
   }
   if (live_) pipeline_.add(std::make_unique<LiveOutput>(*live_));
   pipeline_.add(std::make_unique<ProgressOutput>(progress_));
@@ -529,7 +532,7 @@ int Run::finish() {
     // One last scrape (within telemetry.timeout_s) while the mock still runs; none after Ctrl-C,
     // which must end the run promptly whatever an endpoint does.
     telemetry_->stop(!ending_.interrupted);
-    facts_.server_metrics_json = telemetry_->summary_json();
+    facts_.server = telemetry_->results();
   }
   plane_.local().stop_mock(3000);
   facts_.end_wall = std::chrono::system_clock::now();

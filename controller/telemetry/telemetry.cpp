@@ -120,7 +120,7 @@ Telemetry::Telemetry(const TelemetryConfig& config, std::vector<TelemetryEndpoin
                      std::function<int64_t()> clock, const std::filesystem::path& jsonl_path)
     : config_(config),
       clock_(std::move(clock)),
-      jsonl_(jsonl_path, "scrapes"),
+      jsonl_(jsonl_path, "scrapes", 0),
       store_(
           [&] {
             std::vector<EndpointStats> stats;
@@ -239,6 +239,10 @@ std::string Telemetry::summary_json() {
   std::lock_guard lock(mutex_);
   apply_window_events();
   return store_.summary_json(config_.interval_s);
+}
+
+std::shared_ptr<const controller::ServerTelemetry> Telemetry::results() {
+  return controller::make_server_telemetry(summary_json());
 }
 
 std::optional<controller::OutputError> Telemetry::output_failure() const {

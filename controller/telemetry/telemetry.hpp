@@ -22,8 +22,9 @@
 
 #include "common/curl_handle.hpp"
 #include "controller/config/config.hpp"
+#include "controller/report/jsonl_writer.hpp"
 #include "controller/report/output_file.hpp"
-#include "controller/telemetry/jsonl_file.hpp"
+#include "controller/report/server_metrics_view.hpp"
 #include "controller/telemetry/series_store.hpp"
 
 namespace convoy::telemetry {
@@ -80,6 +81,9 @@ class Telemetry {
 
   // summary.json's "server_metrics" object (JSON text).
   std::string summary_json();
+  // The results the run hands the report (after stop()): summary_json() and its typed view,
+  // built once here.
+  std::shared_ptr<const controller::ServerTelemetry> results();
   // server_metrics.jsonl could not be written completely (after stop()).
   std::optional<controller::OutputError> output_failure() const;
   // For tests and the report: a copy of the per-endpoint counts so far.
@@ -102,7 +106,7 @@ class Telemetry {
   TelemetryConfig config_;
   std::function<int64_t()> clock_;
   std::vector<std::unique_ptr<Target>> targets_;
-  JsonlFile jsonl_;
+  controller::JsonlWriter jsonl_;  // server_metrics.jsonl, unbuffered: a line per scrape
   // The window events the run loop queued (start_window, mark_stage, mark_settle), in order.
   struct WindowEvent {
     enum Kind { kStartWindow, kStage, kSettle } kind;

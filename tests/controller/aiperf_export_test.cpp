@@ -194,7 +194,8 @@ TEST_CASE("profile_export.jsonl is streamed and leaves out close requests") {
   TempDir dir("convoy-aiperf-");
   const fs::path path = dir.path() / "profile_export.jsonl";
   {
-    AiperfRecordsWriter writer(path);
+    const int64_t offset = 1'000'000'000'000'000'000;  // the epoch ns at the run clock's 0
+    AiperfRecordsWriter writer(path, offset);
     writer.write(export_ok_record(kMs, 1), "w1");
     Record close = export_ok_record(2 * kMs, 1);
     close.close_request = true;
@@ -208,4 +209,13 @@ TEST_CASE("profile_export.jsonl is streamed and leaves out close requests") {
   REQUIRE(lines.size() == 2);
   CHECK(lines[0]["error"].IsNull());
   CHECK(lines[1]["error"].IsObject());
+  // The epoch times come from the offset given, not from a clock the writer read.
+  CHECK(lines[0]["metadata"]["request_start_ns"].GetInt64() ==
+        1'000'000'000'000'000'000 + 2 * kMs);  // sent 1 ms after intended
+}
+
+TEST_CASE("wall_minus_steady_ns maps the run clock onto the epoch") {
+  const std::chrono::system_clock::time_point wall{std::chrono::seconds(1'700'000'000)};
+  CHECK(convoy::controller::wall_minus_steady_ns(wall, 0) == 1'700'000'000'000'000'000);
+  CHECK(convoy::controller::wall_minus_steady_ns(wall, 5'000) == 1'700'000'000'000'000'000 - 5'000);
 }

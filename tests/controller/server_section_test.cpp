@@ -93,7 +93,7 @@ std::string three_endpoints() {
 
 SummaryExtras extras_with(std::string json) {
   SummaryExtras e;
-  e.server_metrics_json = std::move(json);
+  e.server = make_server_telemetry(std::move(json));
   return e;
 }
 
@@ -160,7 +160,7 @@ TEST_CASE("report.html's Server section for an endpoint without headline series"
 
 TEST_CASE("the console's server table lists each endpoint's headline figures") {
   std::ostringstream out;
-  print_server_table(out, three_endpoints());
+  print_server_table(out, parse_server_metrics(three_endpoints()));
   const std::string text = out.str();
   CAPTURE(text);
   CHECK(text.rfind("convoy | server metrics\n", 0) == 0);
@@ -175,7 +175,7 @@ TEST_CASE("the console's server table lists each endpoint's headline figures") {
   CHECK(text.find("GPU utilisation {gpu=1}") != std::string::npos);
   CHECK(text.find("process_cpu_seconds_total") == std::string::npos);
   std::ostringstream none;
-  print_server_table(none, "");
+  print_server_table(none, ServerMetricsView{});
   CHECK(none.str().empty());
 }
 
@@ -187,7 +187,8 @@ TEST_CASE("the console's server table stops at kMaxServerTableRows rows per endp
     metrics.push_back(gauge_entry(g));
   }
   std::ostringstream out;
-  print_server_table(out, server_metrics({endpoint_entry("dcgm", 3, 0)}, metrics));
+  print_server_table(out,
+                     parse_server_metrics(server_metrics({endpoint_entry("dcgm", 3, 0)}, metrics)));
   CHECK(count_of(out.str(), "GPU utilisation {gpu=") == kMaxServerTableRows);
   CHECK(out.str().find("(4 more headline series in summary.json server_metrics)") !=
         std::string::npos);
@@ -214,4 +215,16 @@ TEST_CASE("report.html's Server section renders in headless Chromium") {
   CHECK(server.find("<script") == std::string::npos);
   CHECK(log.find("Content Security Policy") == std::string::npos);
   CHECK(log.find("Uncaught") == std::string::npos);
+}
+
+TEST_CASE("make_server_telemetry keeps the section's text and types it once") {
+  CHECK(make_server_telemetry("") == nullptr);  // no telemetry
+  const auto results = make_server_telemetry(three_endpoints());
+  REQUIRE(results);
+  CHECK(results->summary_json == three_endpoints());
+  CHECK(results->view.present);
+  CHECK(results->view.endpoints.size() == 3);
+  const auto broken = make_server_telemetry("not json");
+  REQUIRE(broken);  // summary.json refuses it; the report shows nothing of it
+  CHECK_FALSE(broken->view.present);
 }

@@ -90,6 +90,12 @@ TEST_CASE("telemetry: scrapes on its own clock, writes server_metrics.jsonl and 
     const int scrapes = server.requests();
     const auto& ep = summary["endpoints"][0];
     CHECK(ep["scrapes"].GetInt64() == scrapes);
+    // What the run hands the report: the same text and its view, typed once.
+    const auto results = t.results();
+    REQUIRE(results);
+    CHECK(results->summary_json == t.summary_json());
+    REQUIRE(results->view.endpoints.size() == 1);
+    CHECK(results->view.endpoints[0].scrapes == scrapes);
     CHECK(ep["errors"].GetInt64() == 0);
     CHECK(ep["malformed_lines"].GetInt64() == scrapes);
     bool found = false;
