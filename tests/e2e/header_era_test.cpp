@@ -1,4 +1,4 @@
-// Dynamo's header era end to end (issue 20 items 1 and 3) against a real convoy-mock: the exact
+// Dynamo's session headers end to end against a real convoy-mock: the exact
 // session headers of every request for each session_routing.final_marker, read from the mock's
 // request log; and session_routing.verify counting the conversations that moved between mock
 // workers: none with an affinity TTL, nearly all without one.
