@@ -1,5 +1,5 @@
-// ConversationRunner with sub-agent families (issue 20 item 2), header-era markers (item 1),
-// verify (item 3) and one url per family (item 4), against the FakeTransport.
+// ConversationRunner with sub-agent families, the session headers' final markers,
+// session_routing.verify and one url per family, against the FakeTransport.
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
@@ -154,7 +154,7 @@ TEST_CASE("runner: a family stops as one: cancel_all and stop_starting reach eve
   REQUIRE(h.run_until_started(1));
   REQUIRE(h.http.complete(h.http.started()[0].id, FakeTransport::ok()));
   REQUIRE(h.run_until_started(3));  // a and b run, the lead waits
-  // Every member's legacy session was opened: each gets its release (issue 30 item 5), which
+  // Every member's legacy session was opened: each gets its release, which
   // the fake answers here; the family ends once they are back.
   auto answer_releases = [&] {
     return h.run_until([&] {

@@ -1,4 +1,4 @@
-// Sessions the server still holds (issue 30 item 5): a conversation that ends early in bind or
+// Sessions the server still holds: a conversation that ends early in bind or
 // legacy mode (cancelled, failed, cut by the run's end), or in header mode with final_marker
 // close_request, gets the release its final turn would have sent; each ConversationEnd says how
 // many sessions were opened and how many were left open. ConversationRunner on a FakeTransport.

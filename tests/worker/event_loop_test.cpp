@@ -113,7 +113,7 @@ TEST_CASE("event loop: cancelled timers do not fire and ids are never reused") {
 }
 
 TEST_CASE("event loop: a burst of due timers yields to ready fds between iterations") {
-  // Issue 37: a family's 100,000 sub-agents, a due timer each, kept the worker from its sockets
+  // Unbounded, a family's 100,000 sub-agents, a due timer each, kept the worker from its sockets
   // (and heartbeats) for seconds. At most kMaxTimersPerIteration fire per iteration.
   EventLoop loop;
   Pipe pipe;

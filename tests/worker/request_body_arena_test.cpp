@@ -1,5 +1,6 @@
-// RequestBodyArena (issue 19): bodies built in the reused arena and written through its kept
-// writer are the bytes a fresh document and serialize_request() give, request after request.
+// RequestBodyArena (the worker's per-request cost): bodies built in the reused arena and written
+// through its kept writer are the bytes a fresh document and serialize_request() give, request
+// after request.
 #include <doctest/doctest.h>
 
 #include <string>
