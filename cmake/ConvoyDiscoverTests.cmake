@@ -1,8 +1,16 @@
 # Run after each test executable links (cmake -P, from convoy_add_test): lists its doctest test
-# cases and writes a CTest file adding each as its own test with its labels.
+# cases and writes two CTest files with their labels, which the directory's include script
+# (convoy_add_test) chooses between when ctest starts:
+#   CTEST_FILE       what `ctest` runs: the cases whose only label is `unit` run together, one
+#                    test per source file (named after it, e.g. controller/report/metrics_test.cpp),
+#                    every other case is its own test. A process per test case was most of the
+#                    unit tier's time (about 80 ms each, against a few ms of testing).
+#   CTEST_CASES_FILE every test case its own test, named after it: what CONVOY_TEST_PER_CASE=1
+#                    ctest sees, so that `CONVOY_TEST_PER_CASE=1 ctest -R 'case name'` runs one case.
 #
-# Inputs (-D): TEST_EXECUTABLE, TEST_WORKING_DIR, CTEST_FILE, TEST_TIMEOUT, TEST_LABEL (the
-# executable's kind: unit or e2e), TEST_LABEL_RULES: a list of LABEL=FILTER, FILTER a doctest
+# Inputs (-D): TEST_EXECUTABLE, TEST_WORKING_DIR, CTEST_FILE, CTEST_CASES_FILE, TEST_TIMEOUT,
+# TEST_SOURCES (the sources, relative to the project and joined by '|'), TEST_LABEL (the
+# executable's kind: unit, e2e, ...), TEST_LABEL_RULES: a list of LABEL=FILTER, FILTER a doctest
 # wildcard (`*` and `?`) on the source file ("file:*run_protocol_test.cpp") or on the test
 # case's name ("name:*a worker killed*"). A test matched by a rule gets that rule's label; a
 # `protocol` or `e2e` rule replaces the kind, and `slow` replaces `unit` (so `ctest -L unit` is
@@ -71,7 +79,7 @@ foreach(rule IN LISTS TEST_LABEL_RULES)
   endforeach()
 endforeach()
 
-set(script "")
+# The labels of test case i.
 set(index 0)
 foreach(name IN LISTS all_cases)
   set(labels "${kind_${index}}")
@@ -82,14 +90,85 @@ foreach(name IN LISTS all_cases)
       list(APPEND labels slow)
     endif()
   endif()
-  string(REPLACE "," "\\," filter_name "${name}")
-  bracket(test_name "${name}")
-  bracket(test_arg "--test-case=${filter_name}")
-  bracket(dir "${TEST_WORKING_DIR}")
-  string(APPEND script
-    "add_test(${test_name} \"${TEST_EXECUTABLE}\" ${test_arg})\n"
-    "set_tests_properties(${test_name} PROPERTIES WORKING_DIRECTORY ${dir}"
-    " TIMEOUT ${TEST_TIMEOUT} LABELS \"${labels}\")\n")
+  set(labels_${index} "${labels}")
   math(EXPR index "${index} + 1")
 endforeach()
-file(WRITE "${CTEST_FILE}" "${script}")
+
+# doctest's filters split on ',', so a name in a filter escapes it with a backslash.
+function(case_filter out name)
+  string(REPLACE "," "\\," escaped "${name}")
+  set(${out} "${escaped}" PARENT_SCOPE)
+endfunction()
+
+# add_test_text(VAR NAME LABELS ARG...): the two lines that add one test.
+function(add_test_text out name labels)
+  bracket(test_name "${name}")
+  set(args "")
+  foreach(arg IN LISTS ARGN)
+    bracket(quoted "${arg}")
+    string(APPEND args " ${quoted}")
+  endforeach()
+  bracket(dir "${TEST_WORKING_DIR}")
+  string(CONCAT text
+    "add_test(${test_name} \"${TEST_EXECUTABLE}\"${args})\n"
+    "set_tests_properties(${test_name} PROPERTIES WORKING_DIRECTORY ${dir}"
+    " TIMEOUT ${TEST_TIMEOUT} LABELS \"${labels}\")\n")
+  set(${out} "${text}" PARENT_SCOPE)
+endfunction()
+
+# Every case its own test.
+set(cases_script "")
+set(index 0)
+foreach(name IN LISTS all_cases)
+  case_filter(filter "${name}")
+  add_test_text(text "${name}" "${labels_${index}}" "--test-case=${filter}")
+  string(APPEND cases_script "${text}")
+  math(EXPR index "${index} + 1")
+endforeach()
+file(WRITE "${CTEST_CASES_FILE}" "${cases_script}")
+
+# The unit cases of each source file in one process (the other cases of the file excluded by
+# name); a case no source file lists (one in a header) and every other case stays its own test.
+set(grouped_script "")
+string(REPLACE "|" ";" sources "${TEST_SOURCES}")
+set(grouped "")
+foreach(source IN LISTS sources)
+  list_cases(file_cases "--source-file=*${source}")
+  set(unit_count 0)
+  set(excluded "")
+  foreach(name IN LISTS file_cases)
+    list(FIND all_cases "${name}" at)
+    if(at LESS 0)
+      continue()
+    endif()
+    if(labels_${at} STREQUAL "unit")
+      list(APPEND grouped ${at})
+      math(EXPR unit_count "${unit_count} + 1")
+    else()
+      case_filter(filter "${name}")
+      list(APPEND excluded "${filter}")
+    endif()
+  endforeach()
+  if(unit_count EQUAL 0)
+    continue()
+  endif()
+  string(REGEX REPLACE "^tests/" "" test_name "${source}")
+  set(args "--source-file=*${source}")
+  if(excluded)
+    string(REPLACE ";" "," excluded "${excluded}")
+    list(APPEND args "--test-case-exclude=${excluded}")
+  endif()
+  add_test_text(text "${test_name}" unit ${args})
+  string(APPEND grouped_script "${text}")
+endforeach()
+set(index 0)
+foreach(name IN LISTS all_cases)
+  list(FIND grouped ${index} at)
+  if(at LESS 0)
+    case_filter(filter "${name}")
+    add_test_text(text "${name}" "${labels_${index}}" "--test-case=${filter}")
+    string(APPEND grouped_script "${text}")
+  endif()
+  math(EXPR index "${index} + 1")
+endforeach()
+file(WRITE "${CTEST_FILE}" "${grouped_script}")

@@ -1,4 +1,4 @@
-// Session-control contracts of Dynamo's generations (issue 3, item 5), as pure functions.
+// Session-control contracts of Dynamo's generations, as pure functions.
 //
 // Each contract decides whether nvext.session_control is accepted and what it asks for; the
 // engine then applies the directive to its pin table. Rejections reproduce the bodies of

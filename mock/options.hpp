@@ -8,7 +8,7 @@
 
 namespace convoy::mock {
 
-// Which generation of Dynamo's session-routing contract the frontend speaks (issue 3, item 5).
+// Which generation of Dynamo's session-routing contract the frontend speaks.
 enum class Contract { kNone, kLegacy, kBind, kHeader };
 enum class RouterMode { kKv, kRoundRobin, kRandom };
 // Header contract: how a binding enters routing (Dynamo's --router-session-affinity-mode).

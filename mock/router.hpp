@@ -1,4 +1,5 @@
-// Worker selection (issue 3, item 4). Pure: the caller passes loads and the random source.
+// Worker selection among the mock's simulated workers. Pure: the caller passes loads and the
+// random source.
 #pragma once
 
 #include <cstdint>

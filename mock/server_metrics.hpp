@@ -1,4 +1,4 @@
-// The mock's /metrics as real servers name them, so convoy's server telemetry (issue 17) sees
+// The mock's /metrics as real servers name them, so convoy's server telemetry (telemetry.*) sees
 // what it would see in front of vLLM behind a Dynamo frontend:
 //
 // - vLLM, v1 engine: vllm-project/vllm vllm/v1/metrics/loggers.py PrometheusStatLogger (commit

@@ -1,5 +1,6 @@
-// The session headers of Dynamo's header era (issue 20, item 7), read as Dynamo's frontend
-// reads them. Pure: the caller passes a header lookup.
+// The session headers of Dynamo's agent-aware frontends (X-Dynamo-Session-ID and the
+// agent-native families), read as Dynamo's frontend reads them. Pure: the caller passes a header
+// lookup.
 //
 // Source: ai-dynamo/dynamo lib/llm/src/protocols/agents.rs (agent_context_header_values,
 // session_affinity_header_value, borrowed_header_value), PRs #10875 (header-based session

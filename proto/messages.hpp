@@ -50,7 +50,7 @@ enum class MsgType : uint8_t {
 enum class Phase : uint8_t { kWarmup = 0, kMeasure = 1 };
 
 // --- the run's settings, one type per concept ----------------------------------------------
-// The YAML spellings are the names below (DESIGN.md §2); the config maps its strings through the
+// The YAML spellings are the names below (docs/config.md); the config maps its strings through the
 // parse_* functions, the worker only ever sees the enums. Each parse_* is exact (case matters)
 // and returns nullopt for anything else.
 
@@ -214,7 +214,7 @@ struct Turn {
                      recorded_reply)
 };
 
-// A sub-agent conversation of a family (DESIGN.md §6): it starts when its parent's turn
+// A sub-agent conversation of a family (dataset.subagents): it starts when its parent's turn
 // `spawn_after_turn` (1-based: after that many of the parent's turns ended) ends, and the
 // parent's next turn waits until every child spawned there has finished. Families run on one
 // worker; each sub-agent has its own correlation id and session lifecycle.
@@ -261,7 +261,8 @@ struct Assign {
   // conversations can still say which batch it lost (see UndecodableAssign).
   uint64_t batch = 0;
   std::vector<Conversation> conversations;
-  // Concurrency-mode refill (issue 19): `window` conversations are held by the worker, not
+  // Concurrency-mode refill (so a freed slot starts the next conversation without a round trip
+  // to the controller): `window` conversations are held by the worker, not
   // started; each starts in a concurrency slot this worker frees (ConversationEnd::refilled_by)
   // or when named in a later Assign's `start` (a slot the controller got back).
   bool window = false;

@@ -1,6 +1,6 @@
 // AIPerf-compatible flags for Dynamo conversation-aware routing, as aliases of
-// session_routing.* (DESIGN.md §1). A pure translation into --set style overrides; the CLI
-// registers the flags with the help strings below and exits 2 on an error.
+// session_routing.* (so an AIPerf command line runs unchanged). A pure translation into --set style
+// overrides; the CLI registers the flags with the help strings below and exits 2 on an error.
 #pragma once
 
 #include <optional>
@@ -38,7 +38,7 @@ struct AliasResult {
   std::optional<std::string> error;  // set: bad usage; nothing else is meaningful
 };
 
-// use_conv_aware_routing alone -> mode auto (learned from the target, DESIGN.md §7);
+// use_conv_aware_routing alone -> mode auto (learned from the target's replies);
 // use_legacy_session_control, alone or with it -> mode legacy. timeout_seconds_text, when
 // given, must be a whole number > 0 (digits only).
 AliasResult translate_aliases(bool use_conv_aware_routing, bool use_legacy_session_control,

@@ -38,7 +38,7 @@ std::string first_bad_char(std::string_view text, bool space_too) {
 // Why output.metrics_listen refuses an IPv6 address: prometheus-cpp serves /metrics with
 // civetweb, and Debian's libcivetweb is built without USE_IPV6 (mg_check_feature(8) is 0,
 // `civetweb -I` lists no IPv6; its port parser rejects "[::1]:PORT"), so the run could only fail
-// at start. tests/controller/live_ipv6_test.cpp fails once the linked civetweb can serve IPv6.
+// at start. tests/controller/live/live_ipv6_test.cpp fails once the linked civetweb can serve IPv6.
 std::string ipv6_listen_refusal(const std::string& host, const std::string& port) {
   const std::string ipv4 = host == "[::1]"  ? "127.0.0.1:" + port
                            : host == "[::]" ? "*:" + port

@@ -1,6 +1,6 @@
-// Checks of strings and files a configuration names (issue 37 item 7), kept out of config.cpp:
-// each returns "" when the value is fine, else the reason, for Section::check to report at the
-// key with FILE:LINE.
+// Checks of strings and files a configuration names (so a bad path fails at load, not mid-run),
+// kept out of config.cpp: each returns "" when the value is fine, else the reason, for
+// Section::check to report at the key with FILE:LINE.
 #pragma once
 
 #include <optional>

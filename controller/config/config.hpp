@@ -1,4 +1,4 @@
-// The run configuration: DESIGN.md §2. Keys are the contract; defaults live here and only here,
+// The run configuration (docs/config.md). Keys are the contract; defaults live here and only here,
 // except those of the sections workers receive as they are (target.*, session_routing.*: their
 // structs are the wire types in proto/messages.hpp).
 #pragma once
@@ -75,7 +75,7 @@ struct DatasetConfig {
   bool tokenizer_is_server() const { return tokenizer && *tokenizer == "server"; }
 };
 
-// --- load profiles (DESIGN.md §6; parsed in config.cpp, expanded in load_profile.cpp) --------
+// --- load profiles (docs/config.md; parsed in config.cpp, expanded in load_profile.cpp) -------
 
 enum class RampShape { kLinear, kExponential };
 
@@ -212,8 +212,8 @@ struct TelemetryEndpoint {
   std::string name;
   std::string url;
   std::map<std::string, std::string> headers;
-  // true: unreachable at start fails the run (exit 3) before any traffic; false (issue 17's
-  // default): a warning and a counted error.
+  // true: unreachable at start fails the run (exit 3) before any traffic; false (the
+  // default, so a dead sidecar never stops a benchmark): a warning and a counted error.
   bool required = false;
 };
 struct TelemetryConfig {

@@ -1,7 +1,7 @@
 // The range of every number a configuration may hold (docs/config.md's table lists the same).
 // A value outside its range is refused at load with FILE:LINE: key and exit 2, before any traffic:
 // a number that parses but cannot be run (concurrency 10^9, a rate of 10^-300, a duration that
-// overflows int64 nanoseconds) must never reach the run (issue 37 item 2). The bounds are wide:
+// overflows int64 nanoseconds) must never reach the run. The bounds are wide:
 // each is far beyond any benchmark seen, and small enough that its cost (a slot, a buffer, a
 // sum of nanoseconds) stays defined and affordable.
 #pragma once

@@ -1,7 +1,7 @@
-// Load profiles (DESIGN.md §6): a stage's level over time, a capacity-search step as a stage,
-// and the SLO statistics a search may name. Pure functions of their inputs (STYLE.md rule 3).
-// load_config() resolves load.stages and load.sweep into LoadConfig::stages; a search's steps
-// are made one by one while the run goes, by search_step().
+// Load profiles (docs/config.md, "Load profiles"): a stage's level over time, a capacity-search
+// step as a stage, and the SLO statistics a search may name. Pure functions of their inputs
+// (STYLE.md rule 3). load_config() resolves load.stages and load.sweep into LoadConfig::stages; a
+// search's steps are made one by one while the run goes, by search_step().
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-// The controller's dataset layer: Config -> conversations (DESIGN.md §2 dataset, §5; the file
+// The controller's dataset layer: Config -> conversations (the dataset.* keys; the file
 // formats and the token estimate are in docs/datasets.md).
 //
 // Memory does not grow with the dataset's text: synthetic conversations are generated when they

@@ -15,7 +15,7 @@ namespace {
 
 // spawn_after_turn is at most this (a parent's turn count bounds it further).
 constexpr int64_t kMaxSpawnAfterTurn = 1 << 20;
-// Sub-agent rows in one family (issue 37): a family runs on one worker, which starts the
+// Sub-agent rows in one family, bounded: a family runs on one worker, which starts the
 // children of a turn together; 100,000 of them kept a worker from its heartbeats for over 3 s.
 // The same bound as dataset.subagents.count.
 constexpr auto kMaxFamilySubagents = static_cast<uint64_t>(limits::kMaxSubagents);

@@ -59,7 +59,7 @@ constexpr double kNsPerS = 1e9;
 
 // civetweb serves one connection per thread, and a thread waits up to request_timeout_ms for a
 // request's headers. With prometheus-cpp's defaults (2 threads, 30 s) 250 idle connections
-// (slowloris) starved /metrics for an hour (issue 37 item 7). Here an idle or dribbling client
+// (slowloris) starved /metrics for an hour. Here an idle or dribbling client
 // holds a thread at most kRequestTimeoutMs, and at most kHttpThreads + kConnectionQueue
 // connections are held at once (the rest wait in the kernel's backlog): a real scrape behind
 // 250 idle connections is answered in about 250 / 64 x 0.5 s = 2 s. The run's own threads are

@@ -104,7 +104,7 @@ std::vector<Insight> detect_insights(const InsightInputs& in);
 void add_header_era_inputs(const Config& config, const MetricsSnapshot& snapshot,
                            InsightInputs* in);
 
-// The header era's insights (header_era_insights.cpp); detect_insights calls it.
+// The session-routing insights (session_routing_insights.cpp); detect_insights calls it.
 void header_era_insights(const InsightInputs& in, std::vector<Insight>* out);
 
 // Headers Dynamo's frontend reads as a session id, lowercase (ai-dynamo/dynamo

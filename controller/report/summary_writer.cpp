@@ -20,7 +20,7 @@
 #include "common/build_info.hpp"
 #include "common/utf8.hpp"
 #include "controller/report/error_summary_json.hpp"
-#include "controller/report/header_era_json.hpp"
+#include "controller/report/session_routing_json.hpp"
 #include "controller/report/summary_keys.hpp"
 #include "controller/report/verdict.hpp"
 

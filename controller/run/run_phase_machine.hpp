@@ -2,7 +2,7 @@
 // and the time, the machine answers with the phase it is now in and the actions the Run must
 // take. No I/O and no clock reads here; every deadline is a function of the `now_ns` it is
 // given, so the whole machine is tested with a hand-advanced clock
-// (tests/controller/run_phase_machine_test.cpp).
+// (tests/controller/run/run_phase_machine_test.cpp).
 #pragma once
 
 #include <cstdint>

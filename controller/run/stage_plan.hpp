@@ -1,7 +1,7 @@
 // A load profile's stages as they run, as a pure machine: the Run gives it the time
 // and what the current stage has started, and it answers when a stage ends, when its settle
 // ends and the next begins, and when the profile is done. No clock reads, no I/O: tested with
-// a hand-advanced clock (tests/controller/stage_plan_test.cpp).
+// a hand-advanced clock (tests/controller/run/stage_plan_test.cpp).
 //
 // A stage is a window [start, end) on the controller's clock. A request belongs to the stage
 // in which it was intended to be sent (route()), whatever stage started its conversation:

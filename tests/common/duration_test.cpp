@@ -1,4 +1,4 @@
-// common/duration.hpp (issue 37 item 2): the one conversion to nanoseconds saturates instead of
+// common/duration.hpp: the one conversion to nanoseconds saturates instead of
 // wrapping (llround of 1e300 s was LLONG_MIN: a duration that ended at once, a rate of 1e-300
 // that flooded), and a positive timeout never becomes libcurl's 0 = "no timeout".
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Session affinity by header against a real Dynamo 1.6.1 frontend (issue 30 item 2): with
+// Session affinity by header against a real Dynamo 1.6.1 frontend: with
 // --router-session-affinity-ttl-secs no conversation moves and served_by is the real
 // nvext.worker_id of a mocker worker; without it moves are counted and the affinity_moves
 // insight names the missing TTL first.

@@ -1,4 +1,4 @@
-// convoy's claims about Dynamo checked against the real frontends (issue 30 item 2): what each
+// convoy's claims about Dynamo checked against the real frontends: what each
 // generation answers to the body session-control modes and the insight convoy draws from that
 // answer; Dynamo's answer to a session id over 256 bytes; the /metrics families the telemetry
 // table calls headline, under their real names; ISL, OSL and cached tokens read from usage equal

@@ -1,4 +1,4 @@
-// convoy-mock conforms to the real thing (issue 30 item 3): the same requests go to a real Dynamo
+// convoy-mock conforms to the real thing: the same requests go to a real Dynamo
 // frontend (scripts/dynamo up) and to convoy-mock started with the matching contract, and the
 // answers are compared: status codes and error bodies byte for byte, and for replies the fields
 // convoy reads (object, content, finish_reason, usage with cached tokens, nvext.worker_id, the

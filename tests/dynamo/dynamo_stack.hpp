@@ -1,4 +1,4 @@
-// A real Dynamo on loopback for a test (issue 30): `scripts/dynamo up` on a free port with its
+// A real Dynamo on loopback for a test: `scripts/dynamo up` on a free port with its
 // own state folder, the frontend's URL and /metrics, each mocker worker's pid, /metrics and the
 // id nvext.worker_id reports; `scripts/dynamo down` at scope exit (and, should the test process
 // die first, by itself: --owner-pid).

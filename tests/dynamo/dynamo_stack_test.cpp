@@ -1,4 +1,4 @@
-// scripts/dynamo itself (issue 30 item 1): a real frontend with N mocker workers comes up on
+// scripts/dynamo itself: a real frontend with N mocker workers comes up on
 // loopback, lists the model, reports N distinct worker ids, serves /metrics, and goes down.
 #include <doctest/doctest.h>
 

@@ -1,4 +1,4 @@
-// Exact tokens against the real Dynamo 1.6.1 frontend with Qwen3's tokenizer (issue 31 item 5):
+// Exact tokens against the real Dynamo 1.6.1 frontend with Qwen3's tokenizer:
 // the frontend's usage.prompt_tokens for a synthetic first turn of N tokens is N plus the chat
 // template overhead convoy learns, exactly; with count_chat_template, exactly N (and later
 // turns add exactly their N and the recorded reply). tokenizer: server fails cleanly: Dynamo's

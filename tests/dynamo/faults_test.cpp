@@ -1,4 +1,4 @@
-// Faults against a real Dynamo 1.6.1 (issue 30 item 2, faults): the frontend killed mid-run, and
+// Faults against a real Dynamo 1.6.1: the frontend killed mid-run, and
 // one mocker worker killed mid-run. Each run ends on its own with every request it sent counted
 // once (records.jsonl = successes + errors), and verify blames the moves that follow a worker's
 // death on the worker that went away.

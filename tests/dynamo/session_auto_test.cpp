@@ -1,4 +1,4 @@
-// session_routing.mode auto against the real frontends (issue 30 item 4): the AIPerf flag
+// session_routing.mode auto against the real frontends: the AIPerf flag
 // --use-dynamo-conv-aware-routing, which used to mean body `bind` and got 100% HTTP 400 from
 // every released Dynamo, now learns the contract from one probe. 1.6.1 (header era) answers the
 // probe with "unknown field `session_control`" and the run goes in header mode; 1.2.1 (legacy

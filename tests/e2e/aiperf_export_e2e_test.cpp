@@ -1,4 +1,4 @@
-// End to end (issue 18): a run against the bundled mock with output.slice_s and
+// End to end: a run against the bundled mock with output.slice_s and
 // output.aiperf_export writes summary.json's provenance and time slices, timeslices.csv and
 // AIPerf's three export files, and they agree with each other.
 #include <doctest/doctest.h>

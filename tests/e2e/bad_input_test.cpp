@@ -24,8 +24,9 @@ TEST_CASE("convoy refuses invalid UTF-8, recursive aliases, numbers out of range
       {"target:\n  url: mock\n  model: \"m\xc3\"\n", ":3: target.model: value is not valid UTF-8"},
       {"workers:\n  local: 100000\n", ":2: workers.local: at most 256"},
       {"target:\n  max_response_bytes: 0\n", ":2: target.max_response_bytes:"},
-      // Issue 37: a recursive alias was SIGSEGV (exit 139); a second document was ignored; these
-      // numbers and URLs were accepted and then hung, flooded or failed at start (exit 3).
+      // Before the load-time checks a recursive alias was SIGSEGV (exit 139); a second document was
+      // ignored; these numbers and URLs were accepted and then hung, flooded or failed at start
+      // (exit 3).
       {"x: &r [*r]\n", ":1: x[0]: recursive alias"},
       {"name: a\n---\nname: b\n", ":2: a second YAML document"},
       {"load:\n  sweep: {concurrency: [1000000000], duration_s: 1}\n",

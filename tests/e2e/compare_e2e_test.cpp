@@ -1,4 +1,4 @@
-// `convoy compare` end to end (issue 18 item 3): real short runs against the bundled mock, then
+// `convoy compare` end to end: real short runs against the bundled mock, then
 // the real binary compares them; compare.json's values are checked against each run's
 // summary.json, and the refusals exit 2 naming the folder.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// dataset.tokenizer end to end (issue 31 items 1 and 6): convoy run against convoy-mock with a
+// dataset.tokenizer end to end: convoy run against convoy-mock with a
 // real tokenizer.json; tokenizer: server against a mock without /tokenize; a bad tokenizer file
 // refused by convoy validate and convoy run with exit 2 and nothing sent.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Issue 37 item 2, independently of any range: no input can make a run ignore Ctrl-C or skip
+// Independently of the configuration's ranges: no input can make a run ignore Ctrl-C or skip
 // writing its files. A telemetry endpoint that accepts and then dribbles its reply forever kept
 // the scrape thread busy for telemetry.timeout_s (at the start's first scrape and at the final
 // one), and a run in a long stage must end as promptly as any other.

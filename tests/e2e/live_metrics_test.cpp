@@ -1,4 +1,4 @@
-// End to end: output.metrics_listen (issue 18 item 1). A running `convoy run` serves /metrics
+// End to end: output.metrics_listen. A running `convoy run` serves /metrics
 // that promtool accepts; a real Prometheus server scrapes it and its HTTP API returns convoy's
 // series; a busy port stops the run before anything starts (exit 3).
 #include <doctest/doctest.h>

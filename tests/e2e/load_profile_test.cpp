@@ -1,4 +1,4 @@
-// Load profiles end to end (issue 16) against a convoy-mock started here: a three-stage profile
+// Load profiles end to end against a convoy-mock started here: a three-stage profile
 // whose per-stage rates and in-flight levels are checked from the mock's request log and
 // records.jsonl, a sweep, a capacity search that finds the mock's knee (--max-num-seqs), and
 // the circuit breaker stopping an all-500 run early with exit 1.

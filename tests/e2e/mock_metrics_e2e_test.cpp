@@ -1,6 +1,6 @@
 // End to end: `convoy run` against the bundled mock scrapes its /metrics (vLLM and Dynamo
 // frontend names, mock/server_metrics.hpp) and the counters' deltas over the measured window are
-// exactly the tokens and requests the records show (issue 17 item 8).
+// exactly the tokens and requests the records show.
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 

@@ -1,4 +1,4 @@
-// Several frontends end to end (issue 20 item 4): target.urls with two convoy-mock processes.
+// Several frontends end to end: target.urls with two convoy-mock processes.
 // Both get traffic, no family (a lead and its sub-agents) is split between them, and an
 // unreachable URL stops the run before anything is sent, naming it.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// End to end across hosts built from network namespaces (issue 9): `convoy controller` on one
+// End to end across hosts built from network namespaces: `convoy controller` on one
 // host, two `convoy-worker`s on two others, `convoy-mock` on a fourth, all joined by a bridge in a
 // fifth namespace that has no link to the machine's own network. Needs root; skips otherwise.
 //

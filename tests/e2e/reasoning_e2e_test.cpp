@@ -1,4 +1,4 @@
-// Issue 18 item 5 end to end: convoy against the bundled mock playing a reasoning model
+// Reasoning models end to end: convoy against the bundled mock playing a reasoning model
 // (--reasoning-tokens: the first N output tokens of each chat reply are reasoning_content).
 // Streamed, the summary has time_to_first_output_token beside TTFT and the reasoning counts;
 // not streamed, it has no TTFT, TTST or ITL at all.

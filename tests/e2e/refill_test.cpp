@@ -1,4 +1,4 @@
-// Concurrency refill end to end (issue 19): workers start window conversations in the slots
+// Concurrency refill end to end: workers start window conversations in the slots
 // their own ends free, and the server never sees more requests at once than load.concurrency.
 // The server here counts them: a request is in flight from its last byte read to its reply
 // written, which a client cannot have more of than it has open requests.

@@ -1,4 +1,4 @@
-// End to end (issue 30 items 4 and 5) with the real binaries against convoy-mock's contracts:
+// End to end with the real binaries against convoy-mock's contracts:
 // session_routing.mode auto learns bind, legacy or header from one probe before any traffic (and
 // exits 3, having sent nothing else, when the answer names none); conversations that end early
 // get their session released, so the mock holds no pin after the run.

@@ -1,4 +1,4 @@
-// End to end: Dynamo conversation-aware routing (issue 6) with the real convoy binaries against a
+// End to end: Dynamo conversation-aware routing with the real convoy binaries against a
 // real convoy-mock. The affinity runs use the mock's random router, so that a conversation stays
 // on one simulated worker only because of what convoy sends (bind, legacy open, or the header).
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// Honest stage results end to end (issue 37 item 6) against a convoy-mock started here: a stage
+// Honest stage results end to end against a convoy-mock started here: a stage
 // that ends on `requests: N` holds exactly N requests in its table, whatever turns of its
 // conversations land after it ended, and its console line says when it is provisional; a
 // capacity search cut short by Ctrl-C claims nothing of a step it never judged.

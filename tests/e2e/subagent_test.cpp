@@ -1,4 +1,4 @@
-// Sub-agent families end to end (issue 20 item 2): a JSONL dataset whose rows name a parent runs
+// Sub-agent families end to end: a JSONL dataset whose rows name a parent runs
 // against a real convoy-mock in header mode. The children carry the parent's session id in
 // X-Dynamo-Parent-Session-ID (read from the mock's request log), start after the parent's turn
 // spawn_after_turn ends, finish before the parent's next turn starts, and a family never leaves

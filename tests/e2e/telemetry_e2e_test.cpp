@@ -1,4 +1,4 @@
-// End to end: `convoy run` scrapes server telemetry (issue 17): the bundled mock's own /metrics
+// End to end: `convoy run` scrapes server telemetry: the bundled mock's own /metrics
 // without being listed, a real prometheus-node-exporter on loopback, and an endpoint that
 // never answers, which must not hold the run up.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// End to end: server telemetry per load-profile stage (issue 17 item 4) through a real staged
+// End to end: server telemetry per load-profile stage through a real staged
 // `convoy run` against the bundled mock, whose own /metrics is scraped without being listed.
 // Each stage's counter delta in summary.json is exactly what convoy sent in that stage (the
 // records' `stage`), the stage deltas add up to the whole window's, and the running-requests

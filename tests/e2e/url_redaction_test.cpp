@@ -1,4 +1,4 @@
-// Credentials in URLs end to end (issue 37 item 4): a run against convoy-mock whose target.urls
+// Credentials in URLs end to end: a run against convoy-mock whose target.urls
 // and telemetry endpoints carry `user:password@` writes the password into no file of its output
 // folder, no console line, nothing `convoy validate` prints and no file `convoy compare` writes.
 #include <doctest/doctest.h>

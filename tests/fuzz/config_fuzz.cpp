@@ -1,4 +1,4 @@
-// libFuzzer target for the YAML configuration loader (issue 37): arbitrary bytes as a config
+// libFuzzer target for the YAML configuration loader: arbitrary bytes as a config
 // file. Beyond "does not crash or hang": the only exception is ConfigError (a clear message for
 // exit 2), and a config that loads writes itself back as YAML (what summary.json's `run` holds).
 // yaml_guard bounds any document (aliases, nodes, bytes, depth) before the loader walks it, so

@@ -1,4 +1,4 @@
-// Session contracts (issue 3, item 8b): each contract's accept/reject matrix with exact status
+// Session contracts: each contract's accept/reject matrix with exact status
 // and message, and what each contract does with pins when workers come and go.
 #include <doctest/doctest.h>
 

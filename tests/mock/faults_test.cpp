@@ -1,4 +1,4 @@
-// Seeded fault injection (issue 3, item 7).
+// Seeded fault injection.
 #include <doctest/doctest.h>
 
 #include <chrono>

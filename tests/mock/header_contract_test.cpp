@@ -1,4 +1,4 @@
-// The header contract as Dynamo's frontend behaves (issue 20, item 7): affinity only with
+// The header contract as Dynamo's frontend behaves: affinity only with
 // --affinity-ttl-s, hard and soft bindings, Dynamo's id and table limits with its errors,
 // session-final and parent links in /mock/stats, several frontends with separate tables.
 #include <doctest/doctest.h>

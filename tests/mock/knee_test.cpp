@@ -1,4 +1,4 @@
-// A knee on purpose (issue 16, item 8): past workers x --max-num-seqs concurrent requests the
+// A knee on purpose: past workers x --max-num-seqs concurrent requests the
 // rest wait FIFO for a sequence slot, and the wait is part of their TTFT, so TTFT climbs with
 // the queue and a capacity search finds the knee at workers x max-num-seqs.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// convoy-mock --reasoning-tokens N: a reasoning model's replies (issue 18 item 5).
+// convoy-mock --reasoning-tokens N: a reasoning model's replies.
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 

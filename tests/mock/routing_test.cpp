@@ -1,4 +1,4 @@
-// Conversation-aware routing made measurable (issue 3, item 8a): with bind + kv routing every
+// Conversation-aware routing made measurable: with bind + kv routing every
 // turn stays on its worker and hits its prefix cache; with contract none + random routing
 // conversations hop between workers and later turns pay for the prefill again.
 #include <doctest/doctest.h>

@@ -1,4 +1,4 @@
-// How the mock reads the header era's session headers (issue 20, item 7): the precedence,
+// How the mock reads Dynamo's session headers: the precedence,
 // trimming and parent rules of Dynamo's lib/llm/src/protocols/agents.rs, as pure functions.
 #include <doctest/doctest.h>
 

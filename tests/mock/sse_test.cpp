@@ -1,4 +1,4 @@
-// Exact output lengths (issue 3, item 8d) and SSE framing as an independent client sees it (8e).
+// Exact output lengths, and SSE framing as an independent client sees it.
 #include <doctest/doctest.h>
 
 #include <array>

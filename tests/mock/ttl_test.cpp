@@ -1,4 +1,4 @@
-// Pin expiry (issue 3, item 8c): TTLs run out (swept by the reaper), re-binding resets them,
+// Pin expiry: TTLs run out (swept by the reaper), re-binding resets them,
 // and an expired session binds afresh. Waits poll the server with a bounded deadline.
 #include <doctest/doctest.h>
 

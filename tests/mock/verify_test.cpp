@@ -1,4 +1,4 @@
-// What a verifying client reads back (issue 20, items 3 and 7): nvext.worker_id in Dynamo's
+// What a verifying client reads back: nvext.worker_id in Dynamo's
 // WorkerIdInfo shape (lib/llm/src/protocols/openai/nvext.rs) on every streamed content chunk
 // and in whole bodies, and the request log's per-request routing facts.
 #include <doctest/doctest.h>

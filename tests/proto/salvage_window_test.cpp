@@ -1,4 +1,4 @@
-// Salvaging a window batch (concurrency refill, issue 19): an Assign that does not decode whole
+// Salvaging a window batch (concurrency refill): an Assign that does not decode whole
 // still says whether its conversations wait in the worker's window or start now, and which
 // window conversations it starts. A worker that guessed would start window conversations outside
 // the concurrency slots.

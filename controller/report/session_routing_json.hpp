@@ -1,0 +1,23 @@
+// summary.json's sections of session routing across frontends: "targets" (one object per
+// target.urls entry), "affinity" (session_routing.verify) and run.close_requests.
+#pragma once
+
+#include <string>
+
+#include "controller/report/metrics.hpp"
+
+namespace convoy::controller {
+
+// [{index, url, requests, errors, error_rate, time_to_first_token: {unit, avg, min, max, p1..p99,
+// std, count, sum}, request_latency: {...}}]; the two metric objects are null without a value.
+std::string targets_json(const MetricsSnapshot& snapshot);
+
+// {verified, conversations, conversations_moved, moves, transitions, move_fraction, workers,
+// requests_with_worker, requests_without_worker, example_correlation_ids}.
+std::string affinity_json(const AffinitySummary& affinity);
+
+// The run object with "close_requests" added (final_marker close_request's extra requests, in no
+// metric). Text that is not a JSON object comes back unchanged.
+std::string run_json_with_close_requests(const std::string& run_json, int64_t close_requests);
+
+}  // namespace convoy::controller
