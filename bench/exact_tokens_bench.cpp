@@ -1,4 +1,4 @@
-// dataset.tokenizer at scale (issue 31 item 4): what exact tokens cost the controller and the
+// dataset.tokenizer at scale what exact tokens cost the controller and the
 // workers. Usage: exact_tokens_bench TOKENIZER_JSON_OR_FOLDER [CONVERSATIONS]
 //
 // Prints one line per figure: the tokenizer's load and the corpus's word table (once per run),

@@ -1,4 +1,4 @@
-// The controller's cost of server telemetry (issue 17): the Telemetry class scraping N real HTTP
+// The controller's cost of server telemetry: the Telemetry class scraping N real HTTP
 // endpoints on loopback, each serving S series, every interval_s, for a while. The endpoints
 // are served by a child process (a small poll(2) HTTP/1.1 server with keep-alive, each reply
 // freshly generated so counters grow and gauges move), so this process's CPU is the

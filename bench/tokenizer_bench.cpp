@@ -1,4 +1,4 @@
-// The tokenizer's speed on one core (issue 31 item 4): load time of each tokenizer.json, and
+// The tokenizer's speed on one core: load time of each tokenizer.json, and
 // encode throughput per CPU second over the tests' multilingual corpus, first pass (word cache
 // cold) and second pass (warm). Usage: tokenizer_bench DIR... (each a folder holding
 // tokenizer.json, e.g. `scripts/tokenizers qwen3`). Figures: docs/benchmarks.md.

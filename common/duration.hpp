@@ -1,7 +1,7 @@
 // The one conversion from a duration in (floating) seconds or milliseconds to int64 nanoseconds.
 // `static_cast<int64_t>(std::llround(s * 1e9))` is undefined past 9.2e9 s and for NaN, and in
 // practice gave LLONG_MIN: a duration of 1e300 s ended at once, a rate of 1e-300 sent a flood,
-// an interval of 1e10 s looped a thread forever (issue 37 item 2). These saturate instead: the
+// an interval of 1e10 s looped a thread forever: these saturate instead: the
 // result is the nearest nanosecond, clamped to [-kMaxDurationNs, kMaxDurationNs], and NaN is 0.
 // kMaxDurationNs (about 73 years) leaves room to add a few such durations to a clock reading
 // without overflow. The config's ranges (controller/config/limits.hpp) keep real values far

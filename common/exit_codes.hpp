@@ -1,4 +1,4 @@
-// Process exit codes shared by convoy and convoy-worker (DESIGN.md §1).
+// Process exit codes shared by convoy and convoy-worker (docs/architecture.md, "Exit codes").
 #pragma once
 
 namespace convoy {

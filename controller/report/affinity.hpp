@@ -1,4 +1,4 @@
-// Affinity verified from the client (issue 20 item 3): with session_routing.verify the server
+// Affinity verified from the client: with session_routing.verify the server
 // names the worker (and DP rank) that served each request (Record.served_by / dp_rank), so the
 // report can count the conversations whose turns moved between workers, and keep the evidence
 // the insight needs to name the likely cause (see insights.cpp, affinity_insights).

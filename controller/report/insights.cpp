@@ -418,8 +418,8 @@ std::vector<Insight> detect_insights(const InsightInputs& in) {
   auth_insight(groups, in, &out);
   rate_limit_insight(groups, &out);
   cache_insights(in, &out);
-  header_era_insights(in, &out);
-  server_insights(in, &out);  // issue 17 item 7 (server_insights.cpp)
+  session_routing_insights(in, &out);
+  server_insights(in, &out);  // what the server said (server_insights.cpp)
   std::stable_sort(out.begin(), out.end(), [](const Insight& a, const Insight& b) {
     return severity_rank(a.severity) < severity_rank(b.severity);
   });

@@ -1,4 +1,4 @@
-// Error insights (issue 6 item 8): turn what a run saw into problems a person can act on, each
+// Error insights: turn what a run saw into problems a person can act on, each
 // with likely causes, how to investigate and how to fix it. Pure: a function of a summary of the
 // run; the console, summary.json (insights) and report.html show the same list.
 #pragma once
@@ -55,7 +55,7 @@ struct InsightInputs {
   int64_t later_turn_cached_tokens = 0;              // sum of usage cached tokens, where reported
   int64_t later_turn_requests_reporting_cached = 0;  // usage carried cached_tokens at all
 
-  // Dynamo's header era (issue 20); add_header_era_inputs fills these.
+  // Session routing with Dynamo's session headers; add_session_routing_inputs fills these.
   int64_t timeout_s = 300;                  // session_routing.timeout_s
   double think_time_mean_ms = 0;            // dataset.think_time_ms.mean
   bool verify = false;                      // session_routing.verify
@@ -101,11 +101,11 @@ inline constexpr int64_t kMinLaterTurnsForCacheInsight = 5;
 std::vector<Insight> detect_insights(const InsightInputs& in);
 
 // Fills the header-era members of `in` from the configuration and the run's metrics.
-void add_header_era_inputs(const Config& config, const MetricsSnapshot& snapshot,
-                           InsightInputs* in);
+void add_session_routing_inputs(const Config& config, const MetricsSnapshot& snapshot,
+                                InsightInputs* in);
 
 // The session-routing insights (session_routing_insights.cpp); detect_insights calls it.
-void header_era_insights(const InsightInputs& in, std::vector<Insight>* out);
+void session_routing_insights(const InsightInputs& in, std::vector<Insight>* out);
 
 // Headers Dynamo's frontend reads as a session id, lowercase (ai-dynamo/dynamo
 // lib/llm/src/protocols/agents.rs, agent_context_header_values / session_affinity_header_value).

@@ -266,7 +266,7 @@ void MetricsAggregator::set_origin_ns(int64_t origin_ns) { origin_ns_ = origin_n
 void MetricsAggregator::add(const proto::Record& record, const RequestMetrics& m) {
   // final_marker close_request: a one-token request that only says "this session ended"; it
   // measures nothing about the conversation, so it is counted apart and kept out of every metric.
-  // An early release (issue 30 item 5) is the same kind of request for a conversation that
+  // An early release is the same kind of request for a conversation that
   // ended early: counted apart too (summary.json run.session_routing.releases_sent).
   if (record.early_release) {
     ++early_release_count_;
@@ -300,7 +300,7 @@ void MetricsAggregator::add(const proto::Record& record, const RequestMetrics& m
     client_timeline_.add_in_flight(origin_ns_.value_or(record.sent_ns), record.sent_ns,
                                    record.end_ns);
   }
-  add_header_era(record, m);
+  add_routing_metrics(record, m);
   if (timeslices_) {
     // AIPerf's rule: the slice of the request start (the intended time when never sent).
     const int64_t at_ns = record.sent_ns > 0 ? record.sent_ns : record.intended_ns;
@@ -309,7 +309,7 @@ void MetricsAggregator::add(const proto::Record& record, const RequestMetrics& m
   }
 }
 
-void MetricsAggregator::add_header_era(const proto::Record& record, const RequestMetrics& m) {
+void MetricsAggregator::add_routing_metrics(const proto::Record& record, const RequestMetrics& m) {
   if (record.url_index < targets_.size()) {
     TargetAgg& t = targets_[record.url_index];
     if (m.ok) {
@@ -451,7 +451,7 @@ void MetricsAggregator::fill_over_time(MetricsSnapshot& s) const {
 }
 
 // Close requests, sessions, per-URL targets and verified affinity.
-void MetricsAggregator::fill_header_era(MetricsSnapshot& s) const {
+void MetricsAggregator::fill_routing_metrics(MetricsSnapshot& s) const {
   s.close_request_count = close_request_count_;
   s.early_release_count = early_release_count_;
   s.sessions_started = sessions_started_;
@@ -513,7 +513,7 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
 
   fill_over_time(s);
 
-  fill_header_era(s);
+  fill_routing_metrics(s);
   if (timeslices_) {
     s.timeslices = timeslices_->snapshot();
     s.timeslice_s = timeslices_->slice_s();

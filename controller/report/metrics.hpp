@@ -250,7 +250,7 @@ class MetricsAggregator {
   // Parts of snapshot().
   void add_family_makespan(MetricsSnapshot& s) const;
   void fill_over_time(MetricsSnapshot& s) const;
-  void fill_header_era(MetricsSnapshot& s) const;
+  void fill_routing_metrics(MetricsSnapshot& s) const;
   enum Metric : size_t {
     kTtft,
     kTtftFirstTurn,
@@ -291,7 +291,7 @@ class MetricsAggregator {
     Histogram ttft;
     Histogram latency;
   };
-  void add_header_era(const proto::Record& record, const RequestMetrics& m);
+  void add_routing_metrics(const proto::Record& record, const RequestMetrics& m);
 
   void add_success(const proto::Record& record, const RequestMetrics& m);
   void add_error(const proto::Record& record);

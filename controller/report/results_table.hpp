@@ -17,7 +17,7 @@ void print_results_table(std::ostream& out, const MetricsSnapshot& snapshot);
 // The error groups, largest first; nothing when there were no errors.
 void print_error_table(std::ostream& out, const MetricsSnapshot& snapshot);
 
-// Load profiles (issue 16). The level a stage ran at: "concurrency 8", "rate 2.5/s",
+// Load profiles. The level a stage ran at: "concurrency 8", "rate 2.5/s",
 // "rate 10->200/s" (a linear ramp), "concurrency 1->64 exponential".
 std::string stage_level_text(const StageConfig& stage);
 // One console line as a stage ends (no newline): name, level, requests, req/s, output tok/s,

@@ -47,7 +47,7 @@ class TimeSample {
   size_t size_ = 0;
 };
 
-// One stage of a load profile as it ran (issue 16). Times are on the controller's clock; a
+// One stage of a load profile as it ran. Times are on the controller's clock; a
 // request belongs to the stage in which it was intended to be sent, and requests intended in a
 // stage's settle window are in no stage (and in no metric).
 struct StageFacts {

@@ -172,7 +172,7 @@ InsightInputs insight_inputs(const ReportInputs& in) {
   ii.later_turn_prompt_tokens = in.facts.later_turn_prompt_tokens;
   ii.later_turn_cached_tokens = in.facts.later_turn_cached_tokens;
   ii.later_turn_requests_reporting_cached = in.facts.later_turn_requests_reporting_cached;
-  add_header_era_inputs(in.config, in.snapshot, &ii);  // affinity, frontends, rejections
+  add_session_routing_inputs(in.config, in.snapshot, &ii);  // affinity, frontends, rejections
   add_server_inputs(in.snapshot, in.facts.server, &ii);
   return ii;
 }

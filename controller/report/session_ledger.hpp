@@ -1,7 +1,8 @@
 // summary.json run.session_routing: the mode configured and the mode run (with how `auto` learned
 // it, controller/run/session_detect.hpp), and the sessions the server may still hold at the end
-// (issue 30 item 5): opened, released early, left open. Fed by the workers' ConversationEnds
-// (each family's ledger) and the early-release records; a plain value the report writes.
+// (sessions of conversations that ended early are released): opened, released early, left open. Fed
+// by the workers' ConversationEnds (each family's ledger) and the early-release records; a plain
+// value the report writes.
 #pragma once
 
 #include <cstdint>

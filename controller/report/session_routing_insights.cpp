@@ -455,8 +455,8 @@ const std::vector<std::string>& dynamo_session_headers() {
   return names;
 }
 
-void add_header_era_inputs(const Config& config, const MetricsSnapshot& snapshot,
-                           InsightInputs* in) {
+void add_session_routing_inputs(const Config& config, const MetricsSnapshot& snapshot,
+                                InsightInputs* in) {
   in->timeout_s = config.session_routing.timeout_s;
   in->think_time_mean_ms = config.dataset.think_time_ms.mean;
   in->verify = config.session_routing.verify;
@@ -476,7 +476,7 @@ void add_header_era_inputs(const Config& config, const MetricsSnapshot& snapshot
   }
 }
 
-void header_era_insights(const InsightInputs& in, std::vector<Insight>* out) {
+void session_routing_insights(const InsightInputs& in, std::vector<Insight>* out) {
   rejection_insights(in, out);
   table_full_insights(in, out);
   pin_conflict_insights(in, out);

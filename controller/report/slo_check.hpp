@@ -1,4 +1,4 @@
-// A capacity search's SLO judged on one step's metrics (issue 16): every `{tag: {statistic:
+// A capacity search's SLO judged on one step's metrics: every `{tag: {statistic:
 // limit}}` of load.search.slo and its error_rate. Pure: a function of the spec and a snapshot.
 #pragma once
 

@@ -248,7 +248,7 @@ void judge_profile(Verdict& v, const ReportInputs& in) {
     v.aborted_reason = in.facts.aborted_reason;
     fail(v, "aborted by load.abort_on: " + *in.facts.aborted_reason);
   }
-  // A capacity search (issue 16): no answer when even `low` misses the SLO; only a lower bound
+  // A capacity search: no answer when even `low` misses the SLO; only a lower bound
   // when `high` still meets it. An interrupted search claims nothing of a step it never judged.
   if (const auto& s = in.facts.search; s && !s->complete && !s->min_failing) {
     warn(v, "capacity search interrupted after " + std::to_string(s->steps.size()) +

@@ -1,4 +1,4 @@
-// `convoy compare` (issue 18 item 3) on hand-written summary.json fixtures: the relative
+// `convoy compare` on hand-written summary.json fixtures: the relative
 // differences and their direction, both shapes of aggregate metrics, the config differences,
 // stages as columns, per-turn TTFT from records.jsonl, the curve, the refusals (exit 2 naming
 // the folder), compare.json and compare.html (also rendered in headless Chromium).
@@ -35,7 +35,7 @@ std::string dist(const char* tag, double p50, double p99) {
   return out.str();
 }
 
-// An aggregate: {unit, avg} (issue 18), or with every statistic key (before it).
+// An aggregate: {unit, avg} (AIPerf's shape), or with every statistic key (before it).
 std::string aggregate(const char* tag, const char* unit, double v, bool full = false) {
   std::ostringstream out;
   out << "\"" << tag << "\": {\"unit\": \"" << unit << "\", \"avg\": " << v;

@@ -1,4 +1,4 @@
-// Issue 37 item 7: `convoy compare` on a summary.json cut short says so, and where, instead of
+// `convoy compare` on a summary.json cut short says so, and where, instead of
 // rapidjson's "The document is empty".
 #include <doctest/doctest.h>
 

@@ -537,7 +537,7 @@ TEST_CASE("a conflict with an explicit worker or DP-rank pin gets its insight") 
                                    "affinity_pin_conflict") == nullptr);
 }
 
-TEST_CASE("add_header_era_inputs takes the config and the snapshot") {
+TEST_CASE("add_session_routing_inputs takes the config and the snapshot") {
   Config c = verify_config();
   c.session_routing.timeout_s = 42;
   c.target.headers = {{"X-Session-ID", "s"}, {"Authorization", "x"}};
@@ -546,7 +546,7 @@ TEST_CASE("add_header_era_inputs takes the config and the snapshot") {
   agg.add(request("a", 0, 1 * kS));
   agg.add(failure(1, 2 * kS));
   InsightInputs in;
-  convoy::controller::add_header_era_inputs(c, agg.snapshot(), &in);
+  convoy::controller::add_session_routing_inputs(c, agg.snapshot(), &in);
   CHECK(in.timeout_s == 42);
   CHECK(in.verify);
   CHECK(in.affinity.has_value());

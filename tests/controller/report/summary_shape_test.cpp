@@ -1,4 +1,4 @@
-// Issue 18: summary.json's AIPerf shape (aggregates {unit, avg}), its top-level provenance, and
+// summary.json's AIPerf shape (aggregates {unit, avg}), its top-level provenance, and
 // output.slice_s time slices.
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>

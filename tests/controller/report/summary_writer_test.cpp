@@ -102,7 +102,7 @@ TEST_CASE("summary.json has AIPerf's layout") {
       CHECK(m.MemberCount() == 16);
       for (const char* key : kStatKeys) CHECK(m.HasMember(key));
     }
-    // Aggregates: {unit, avg} only (issue 18; summary_shape_test.cpp tests this fully).
+    // Aggregates: {unit, avg} only (AIPerf's shape; summary_shape_test.cpp tests this fully).
     for (const char* tag : {"output_token_throughput", "request_throughput", "goodput",
                             "request_count", "error_request_count", "benchmark_duration"}) {
       INFO(tag);
