@@ -4,6 +4,8 @@
 // worker id no one holds: ZeroMQ's ROUTER drops them, which is all the assigner needs.
 #include <doctest/doctest.h>
 
+#include "test_time.hpp"
+
 #include <memory>
 #include <zmq.hpp>
 
@@ -26,10 +28,8 @@ namespace proto = convoy::proto;
 
 namespace {
 
-constexpr int64_t kS = 1'000'000'000;
-
-struct Bench {
-  explicit Bench(const std::string& yaml)
+struct AssignerBench {
+  explicit AssignerBench(const std::string& yaml)
       : config(parse_config(yaml, "c.yaml")),
         plane(
             &context, Liveness{}, [] { return int64_t{0}; }, config, facts),
@@ -56,7 +56,7 @@ struct Bench {
 }  // namespace
 
 TEST_CASE("assigner: a concurrency schedule keeps N in flight, and each end starts the next") {
-  Bench b("load: {concurrency: 2, sessions: 5}\ndataset: {turns: {mean: 1, stddev: 0}}\n");
+  AssignerBench b("load: {concurrency: 2, sessions: 5}\ndataset: {turns: {mean: 1, stddev: 0}}\n");
   b.assigner.sharder().add_worker("w1");
   const auto total = b.assigner.start_measure(0);
   REQUIRE(total.has_value());
@@ -79,7 +79,7 @@ TEST_CASE("assigner: a concurrency schedule keeps N in flight, and each end star
 }
 
 TEST_CASE("assigner: load.requests commits turns, and the budget is spent only when all end") {
-  Bench b("load: {concurrency: 4, requests: 6}\ndataset: {turns: {mean: 2, stddev: 0}}\n");
+  AssignerBench b("load: {concurrency: 4, requests: 6}\ndataset: {turns: {mean: 2, stddev: 0}}\n");
   b.assigner.sharder().add_worker("w1");
   b.assigner.start_measure(0);
   b.profile.begin_measure(0, ProfileHooks{b.assigner.scheduler(), nullptr, nullptr});
@@ -92,7 +92,7 @@ TEST_CASE("assigner: load.requests commits turns, and the budget is spent only w
 }
 
 TEST_CASE("assigner: a lost worker's conversations are lost when no survivor can take them") {
-  Bench b("load: {concurrency: 3, sessions: 3}\n");
+  AssignerBench b("load: {concurrency: 3, sessions: 3}\n");
   b.assigner.sharder().add_worker("w1");
   b.assigner.start_measure(0);
   b.profile.begin_measure(0, ProfileHooks{b.assigner.scheduler(), nullptr, nullptr});

@@ -2,12 +2,14 @@
 // routed to the stage it was intended in (or its settle), each stage's metrics, the breaker.
 #include <doctest/doctest.h>
 
+#include "test_time.hpp"
+
 #include <optional>
 #include <string>
 
 #include "controller/config/config.hpp"
-#include "controller/report/run_facts.hpp"
 #include "controller/report/report_records.hpp"
+#include "controller/report/run_facts.hpp"
 #include "controller/run/profile_driver.hpp"
 #include "controller/run/schedule.hpp"
 
@@ -24,11 +26,9 @@ namespace proto = convoy::proto;
 
 namespace {
 
-constexpr int64_t kS = 1'000'000'000;
-
 // Routes `r` as the pipeline does and hands the driver the event; returns the stage (with
 // "/settle" for a settle request).
-std::string feed(ProfileDriver& driver, const proto::Record& r) {
+std::string feed_driver(ProfileDriver& driver, const proto::Record& r) {
   const RequestMetrics m = convoy::controller::compute_request_metrics(r);
   RecordEvent e{r, m, "w1", "h", {}, false, false};
   e.measured = true;
@@ -52,20 +52,20 @@ TEST_CASE("profile driver: stages by the clock, records by their intended time, 
   REQUIRE(driver.staged());
   REQUIRE(facts.stages.size() == 1);
   CHECK(facts.stages[0].config.name == "a");
-  CHECK(feed(driver, convoy::test::streamed_ok_record(kS / 2)) == "a");
+  CHECK(feed_driver(driver, convoy::test::streamed_ok_record(kS / 2)) == "a");
 
   CHECK(driver.next_deadline_ns() == kS);
   // One conversation is still in flight: a's settle waits for it, up to a second.
   auto step = driver.advance(kS + 1, 1);
   CHECK(step.changed);
   CHECK_FALSE(step.done);
-  CHECK(feed(driver, convoy::test::streamed_ok_record(kS + kS / 2)) == "a/settle");
+  CHECK(feed_driver(driver, convoy::test::streamed_ok_record(kS + kS / 2)) == "a/settle");
   CHECK(facts.settle_requests == 1);
 
   step = driver.advance(2 * kS + 1, 1);  // the settle's second is over: b starts
   CHECK(step.changed);
   REQUIRE(facts.stages.size() == 2);
-  CHECK(feed(driver, convoy::test::streamed_ok_record(2 * kS + kS / 2)) == "b");
+  CHECK(feed_driver(driver, convoy::test::streamed_ok_record(2 * kS + kS / 2)) == "b");
   for (int i = 0; i < 3 && !step.done; ++i) step = driver.advance(3 * kS + 1 + i, 0);
   CHECK(step.done);
 
@@ -87,7 +87,7 @@ TEST_CASE("profile driver: a single-level run has no stages, and the breaker tri
   for (int i = 0; i < 4; ++i) {
     proto::Record r = convoy::test::streamed_ok_record(i * kS / 10);
     if (i > 0) r.error.kind = proto::ErrorKind::kHttpStatus;
-    CHECK(feed(driver, r).empty());
+    CHECK(feed_driver(driver, r).empty());
   }
   const auto why = driver.check_breaker(kS);
   REQUIRE(why.has_value());

@@ -2,12 +2,14 @@
 // computed once into one RecordEvent, every output seeing it in order, one measured count.
 #include <doctest/doctest.h>
 
+#include "test_time.hpp"
+
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "controller/report/run_facts.hpp"
 #include "controller/report/report_records.hpp"
+#include "controller/report/run_facts.hpp"
 #include "controller/run/record_pipeline.hpp"
 
 using convoy::controller::RecordBounds;
@@ -20,11 +22,8 @@ namespace proto = convoy::proto;
 
 namespace {
 
-constexpr int64_t kMs = 1'000'000;
-constexpr int64_t kS = 1'000 * kMs;
-
 // What one output saw, in the order it saw it.
-struct Seen {
+struct PipelineSeen {
   std::vector<std::string> calls;  // "begin:W", "record:RID", "flush", "close"
   std::vector<int64_t> sent_ns;
   std::vector<int64_t> ttft_ns;
@@ -32,9 +31,9 @@ struct Seen {
   std::vector<std::string> stages;
 };
 
-class Recording : public RecordOutput {
+class RecordingOutput : public RecordOutput {
  public:
-  Recording(Seen& seen, std::string name) : seen_(seen), name_(std::move(name)) {}
+  RecordingOutput(PipelineSeen& seen, std::string name) : seen_(seen), name_(std::move(name)) {}
   void begin_batch(std::string_view worker_id) override {
     seen_.calls.push_back(name_ + " begin:" + std::string(worker_id));
   }
@@ -53,22 +52,22 @@ class Recording : public RecordOutput {
   }
 
  private:
-  Seen& seen_;
+  PipelineSeen& seen_;
   std::string name_;
 };
 
-RecordBounds bounds() { return RecordBounds{0, 1000 * kS, 1}; }
+RecordBounds pipeline_bounds() { return RecordBounds{0, 1000 * kS, 1}; }
 
 }  // namespace
 
 TEST_CASE("record pipeline: every record on the controller's clock, its metrics computed once") {
   RunFacts facts;
   RecordPipeline pipeline(facts);
-  Seen seen;
-  pipeline.add(std::make_unique<Recording>(seen, "a"));
+  PipelineSeen seen;
+  pipeline.add(std::make_unique<RecordingOutput>(seen, "a"));
   std::vector<proto::Record> batch{convoy::test::streamed_ok_record(10 * kS)};
   // The worker's clock runs 2 s ahead of the controller's: every timestamp moves back 2 s.
-  CHECK(pipeline.on_batch("w1", "host-1", 2 * kS, batch, bounds()) == 1);
+  CHECK(pipeline.on_batch("w1", "host-1", 2 * kS, batch, pipeline_bounds()) == 1);
   REQUIRE(seen.sent_ns.size() == 1);
   CHECK(seen.sent_ns[0] == 8 * kS + kMs);
   CHECK(batch[0].intended_ns == 8 * kS);
@@ -81,13 +80,13 @@ TEST_CASE("record pipeline: every record on the controller's clock, its metrics 
 TEST_CASE("record pipeline: outputs in the order added, one begin per batch, flush and close") {
   RunFacts facts;
   RecordPipeline pipeline(facts);
-  Seen seen;
-  Recording owned_elsewhere(seen, "b");
-  pipeline.add(std::make_unique<Recording>(seen, "a"));
+  PipelineSeen seen;
+  RecordingOutput owned_elsewhere(seen, "b");
+  pipeline.add(std::make_unique<RecordingOutput>(seen, "a"));
   pipeline.add(owned_elsewhere);
   std::vector<proto::Record> batch{convoy::test::streamed_ok_record(kS),
                                    convoy::test::streamed_ok_record(2 * kS)};
-  pipeline.on_batch("w1", "h", 0, batch, bounds());
+  pipeline.on_batch("w1", "h", 0, batch, pipeline_bounds());
   pipeline.flush();
   pipeline.close();
   const std::vector<std::string> expected{"a begin:w1",
@@ -106,12 +105,12 @@ TEST_CASE("record pipeline: outputs in the order added, one begin per batch, flu
 TEST_CASE("record pipeline: a malformed record is dropped, counted and seen by no output") {
   RunFacts facts;
   RecordPipeline pipeline(facts);
-  Seen seen;
-  pipeline.add(std::make_unique<Recording>(seen, "a"));
+  PipelineSeen seen;
+  pipeline.add(std::make_unique<RecordingOutput>(seen, "a"));
   std::vector<proto::Record> batch{convoy::test::streamed_ok_record(kS),
                                    convoy::test::streamed_ok_record(2 * kS)};
   batch[0].output_tokens = -3;
-  CHECK(pipeline.on_batch("w1", "h", 0, batch, bounds()) == 1);
+  CHECK(pipeline.on_batch("w1", "h", 0, batch, pipeline_bounds()) == 1);
   CHECK(facts.malformed_records == 1);
   CHECK(facts.malformed_example.find("output_tokens") != std::string::npos);
   REQUIRE(seen.sent_ns.size() == 1);
@@ -121,16 +120,16 @@ TEST_CASE("record pipeline: a malformed record is dropped, counted and seen by n
 TEST_CASE("record pipeline: one measured count, without warmup and release-only requests") {
   RunFacts facts;
   RecordPipeline pipeline(facts);
-  Seen seen;
-  pipeline.add(std::make_unique<Recording>(seen, "a"));
+  PipelineSeen seen;
+  pipeline.add(std::make_unique<RecordingOutput>(seen, "a"));
   std::vector<proto::Record> batch(4, convoy::test::streamed_ok_record(kS));
   batch[1].phase = proto::Phase::kWarmup;
   batch[2].close_request = true;
   batch[3].early_release = true;
-  pipeline.on_batch("w1", "h", 0, batch, bounds());
+  pipeline.on_batch("w1", "h", 0, batch, pipeline_bounds());
   CHECK(pipeline.measured_requests() == 1);
   std::vector<proto::Record> more(3, convoy::test::streamed_ok_record(kS));
-  pipeline.on_batch("w2", "h", 0, more, bounds());
+  pipeline.on_batch("w2", "h", 0, more, pipeline_bounds());
   CHECK(pipeline.measured_requests() == 4);
   CHECK(seen.measured == std::vector<bool>{true, false, false, false, true, true, true});
 }
@@ -138,9 +137,9 @@ TEST_CASE("record pipeline: one measured count, without warmup and release-only 
 TEST_CASE("record pipeline: the router names each record's stage, and failures are collected") {
   RunFacts facts;
   RecordPipeline pipeline(facts);
-  Seen seen;
-  pipeline.add(std::make_unique<Recording>(seen, "a"));
-  pipeline.add(std::make_unique<Recording>(seen, "broken"));
+  PipelineSeen seen;
+  pipeline.add(std::make_unique<RecordingOutput>(seen, "a"));
+  pipeline.add(std::make_unique<RecordingOutput>(seen, "broken"));
   pipeline.set_router([](const proto::Record& r) {
     RecordRoute route;
     route.stage_index = r.intended_ns < 2 * kS ? 0 : 1;
@@ -151,7 +150,7 @@ TEST_CASE("record pipeline: the router names each record's stage, and failures a
   std::vector<proto::Record> batch{convoy::test::streamed_ok_record(kS),
                                    convoy::test::streamed_ok_record(2 * kS),
                                    convoy::test::streamed_ok_record(3 * kS)};
-  pipeline.on_batch("w1", "h", 0, batch, bounds());
+  pipeline.on_batch("w1", "h", 0, batch, pipeline_bounds());
   CHECK(seen.stages ==
         std::vector<std::string>{"base", "base", "spike", "spike", "spike/settle", "spike/settle"});
   const auto failures = pipeline.failures();
