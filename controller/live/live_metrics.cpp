@@ -14,10 +14,13 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <map>
+#include <thread>
 #include <vector>
 
 #include "common/build_info.hpp"
@@ -259,7 +262,55 @@ LiveMetrics::LiveMetrics(const std::string& listen, std::string_view run_id)
   m.exposer->RegisterCollectable(m.registry);
 }
 
-LiveMetrics::~LiveMetrics() = default;
+namespace {
+
+// One TCP connection to host:port, closed at once (the host as civetweb was given it: brackets
+// around IPv6, a wildcard means this host's loopback).
+void poke(std::string host, int port) {
+  const bool v6 = host.size() > 2 && host.front() == '[';
+  if (v6) host = host.substr(1, host.size() - 2);
+  if (host == "0.0.0.0") host = "127.0.0.1";
+  if (host == "::") host = "::1";
+  sockaddr_storage storage{};
+  socklen_t length = 0;
+  if (v6) {
+    auto* a = reinterpret_cast<sockaddr_in6*>(&storage);
+    a->sin6_family = AF_INET6;
+    a->sin6_port = htons(static_cast<uint16_t>(port));
+    if (::inet_pton(AF_INET6, host.c_str(), &a->sin6_addr) != 1) return;
+    length = sizeof *a;
+  } else {
+    auto* a = reinterpret_cast<sockaddr_in*>(&storage);
+    a->sin_family = AF_INET;
+    a->sin_port = htons(static_cast<uint16_t>(port));
+    if (::inet_pton(AF_INET, host.c_str(), &a->sin_addr) != 1) return;
+    length = sizeof *a;
+  }
+  const int fd = ::socket(v6 ? AF_INET6 : AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  if (fd < 0) return;
+  (void)::connect(fd, reinterpret_cast<sockaddr*>(&storage), length);
+  ::close(fd);
+}
+
+}  // namespace
+
+LiveMetrics::~LiveMetrics() {
+  if (!impl_ || !impl_->exposer) return;
+  // civetweb's listener polls its sockets in 2 s quanta and sees the stop only when a poll
+  // returns, so every run with output.metrics_listen ended 2 s late. Connections to its port
+  // while it stops wake it at once.
+  const int port = this->port();
+  std::atomic<bool> stopped{false};
+  std::thread waker([&] {
+    while (!stopped.load()) {
+      poke(impl_->host, port);
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  });
+  impl_->exposer.reset();
+  stopped = true;
+  waker.join();
+}
 
 int LiveMetrics::port() const {
   const auto ports = impl_->exposer->GetListeningPorts();
