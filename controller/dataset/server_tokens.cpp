@@ -8,18 +8,12 @@
 #include <cstdlib>
 #include <vector>
 
+#include "common/curl_handle.hpp"
 #include "common/log.hpp"
 
 namespace convoy::controller {
 
 namespace {
-
-struct CurlDeleter {
-  void operator()(CURL* c) const noexcept { curl_easy_cleanup(c); }
-};
-struct SlistDeleter {
-  void operator()(curl_slist* l) const noexcept { curl_slist_free_all(l); }
-};
 
 struct Reply {
   long status = 0;
@@ -45,16 +39,14 @@ std::string trim_base(std::string base) {
 // One blocking JSON POST with target.headers and the API key. Throws std::runtime_error when the
 // server cannot be reached.
 Reply post_json(const Config& config, const std::string& url, const std::string& body) {
-  std::unique_ptr<CURL, CurlDeleter> easy(curl_easy_init());
+  CurlEasy easy = CurlEasy::create();
   if (!easy) throw std::runtime_error("curl_easy_init failed");
-  curl_slist* list = curl_slist_append(nullptr, "Content-Type: application/json");
-  for (const auto& [name, value] : config.target.headers) {
-    list = curl_slist_append(list, (name + ": " + value).c_str());
-  }
+  CurlHeaders headers;
+  headers.append("Content-Type: application/json");
+  for (const auto& [name, value] : config.target.headers) headers.append(name + ": " + value);
   if (const char* key = std::getenv(config.target.api_key_env.c_str()); key && *key) {
-    list = curl_slist_append(list, (std::string("Authorization: Bearer ") + key).c_str());
+    headers.append(std::string("Authorization: Bearer ") + key);
   }
-  std::unique_ptr<curl_slist, SlistDeleter> headers(list);
   Reply reply;
   char error[CURL_ERROR_SIZE] = {};
   CURL* c = easy.get();
