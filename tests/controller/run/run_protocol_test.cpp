@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/run/registry.hpp"
 #include "controller/run/sharding.hpp"
 #include "fake_worker.hpp"
 #include "run_protocol_test_util.hpp"
