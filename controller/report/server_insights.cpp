@@ -7,6 +7,7 @@
 #include <optional>
 #include <utility>
 
+#include "common/histogram.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/server_metrics_view.hpp"
 
@@ -65,17 +66,6 @@ std::optional<double> value_at(const std::vector<std::pair<double, double>>& ser
   return before->second + (after->second - before->second) * (t - before->first) / span;
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v[(v.size() - 1) / 2];
-}
-
-double nearest_rank(std::vector<double> v, double q) {
-  std::sort(v.begin(), v.end());
-  const auto rank = static_cast<size_t>(std::ceil(q * static_cast<double>(v.size())));
-  return v[std::clamp<size_t>(rank, 1, v.size()) - 1];
-}
-
 double pearson(const std::vector<std::pair<double, double>>& xy) {
   double mx = 0, my = 0;
   for (const auto& [x, y] : xy) {
@@ -114,16 +104,16 @@ std::optional<QueueingEvidence> queueing_evidence(
   ws.reserve(pairs.size());
   for (const auto& [w, ttft] : pairs) ws.push_back(w);
   e.peak = *std::max_element(ws.begin(), ws.end());
-  e.low_waiting = nearest_rank(ws, 0.25);
-  e.high_waiting = nearest_rank(ws, 0.75);
+  e.low_waiting = sample_percentile(ws, 25);
+  e.high_waiting = sample_percentile(ws, 75);
   if (e.peak < kMinQueueingPeak || !(e.high_waiting > e.low_waiting)) return std::nullopt;
   std::vector<double> low, high;
   for (const auto& [w, ttft] : pairs) {
     if (w <= e.low_waiting) low.push_back(ttft);
     if (w >= e.high_waiting) high.push_back(ttft);
   }
-  e.ttft_low_ms = median(low);
-  e.ttft_high_ms = median(high);
+  e.ttft_low_ms = sample_percentile(low, 50);
+  e.ttft_high_ms = sample_percentile(high, 50);
   e.r = pearson(pairs);
   const bool rose = e.ttft_high_ms >= kQueueingTtftRatio * e.ttft_low_ms &&
                     e.ttft_high_ms - e.ttft_low_ms >= kMinQueueingTtftRiseMs;
