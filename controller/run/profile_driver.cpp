@@ -35,6 +35,7 @@ void ProfileDriver::start_profile(int64_t now) {
         wait_ns);
   } else {
     plan_.emplace(load.stages);
+    plan_->set_final_count_wait_ns(seconds_to_ns(load.grace_s));
   }
   Advance ignored;
   on_stage_events(plan_->start(now), now, ignored);

@@ -63,7 +63,10 @@ std::vector<StageEvent> StagePlan::advance(int64_t now_ns, const StageCounters& 
     StageWindow& w = windows_.back();
     w.end_ns = *end;
     events.push_back({StageEventKind::kEnded, this->current(), *end});
-    const int64_t settle_ns = std::max(seconds_to_ns(w.config.settle_s), wait_idle_ns_);
+    int64_t settle_ns = std::max(seconds_to_ns(w.config.settle_s), wait_idle_ns_);
+    if (w.config.requests && pending_.empty() && !next_) {
+      settle_ns = std::max(settle_ns, final_count_wait_ns_);
+    }
     if (settle_ns <= 0) {
       finish(*end, events);
       return events;

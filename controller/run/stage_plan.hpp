@@ -65,6 +65,12 @@ class StagePlan {
   // part of the settle. Stages need at least one entry, or a `next` that gives the first.
   StagePlan(std::vector<StageConfig> stages, NextStage next = {}, int64_t wait_idle_ns = 0);
 
+  // The last stage of a list that ends on `requests: N` waits up to this long for its
+  // conversations' later turns (the stage's N count them), ending as soon as nothing is in
+  // flight; the profile ends after it. Without it the run's drain would cut those turns and the
+  // last stage would hold fewer than N requests. The Run passes load.grace_s.
+  void set_final_count_wait_ns(int64_t ns) { final_count_wait_ns_ = ns; }
+
   // The first stage starts at now_ns.
   std::vector<StageEvent> start(int64_t now_ns);
   // Ends, settles and starts stages by now_ns (at most one stage ends per call; call again
@@ -93,6 +99,7 @@ class StagePlan {
   std::vector<StageConfig> pending_;  // stages not started yet, in order
   NextStage next_;
   int64_t wait_idle_ns_;
+  int64_t final_count_wait_ns_ = 0;  // see set_final_count_wait_ns; 0: no wait
   std::vector<StageWindow> windows_;
   State state_ = State::kIdle;
   int64_t settle_deadline_ns_ = 0;

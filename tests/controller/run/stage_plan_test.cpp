@@ -157,3 +157,37 @@ TEST_CASE("stage plan: a search's next stage comes when the previous one settled
   CHECK(asked == std::vector<int>{-1, 0, 1, 2});
   CHECK(plan.windows().size() == 3);
 }
+
+TEST_CASE("stage plan: a last stage ending on requests waits for its conversations' later turns") {
+  StageConfig s = stage("r", 0);
+  s.duration_s.reset();
+  s.requests = 10;
+  SUBCASE("until nothing is in flight") {
+    StagePlan plan({s});
+    plan.set_final_count_wait_ns(30 * kS);
+    plan.start(kPlanT0);
+    CHECK(kinds(plan.advance(kPlanT0 + kS, StageCounters{3, 12, kPlanT0, 3})) ==
+          std::vector<K>{K::kEnded});
+    CHECK(plan.settling());
+    CHECK(plan.next_deadline_ns() == kPlanT0 + 31 * kS);
+    CHECK(plan.advance(kPlanT0 + 5 * kS, StageCounters{3, 12, kPlanT0, 1}).empty());
+    CHECK(kinds(plan.advance(kPlanT0 + 6 * kS, StageCounters{3, 12, kPlanT0, 0})) ==
+          std::vector<K>{K::kSettled, K::kDone});
+    CHECK(plan.windows()[0].settle_end_ns == kPlanT0 + 6 * kS);
+  }
+  SUBCASE("bounded by the wait") {
+    StagePlan plan({s});
+    plan.set_final_count_wait_ns(2 * kS);
+    plan.start(kPlanT0);
+    plan.advance(kPlanT0 + kS, StageCounters{3, 12, kPlanT0, 3});
+    CHECK(kinds(plan.advance(kPlanT0 + 3 * kS, StageCounters{3, 12, kPlanT0, 2})) ==
+          std::vector<K>{K::kSettled, K::kDone});
+  }
+  SUBCASE("a stage that is not the last does not wait: the next one counts its turns") {
+    StagePlan plan({s, stage("next", 5)});
+    plan.set_final_count_wait_ns(30 * kS);
+    plan.start(kPlanT0);
+    CHECK(kinds(plan.advance(kPlanT0 + kS, StageCounters{3, 12, kPlanT0, 3})) ==
+          std::vector<K>{K::kEnded, K::kSettled, K::kStarted});
+  }
+}
