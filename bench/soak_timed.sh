@@ -12,7 +12,9 @@
 #
 # Usage: bench/soak_timed.sh [BIN]   BIN: a build folder (default build/)
 # Env: SOAK_RATE (300), SOAK_DURATION_S (600), SOAK_SAMPLE_S (5), SOAK_WARMUP_S (60),
-#      SOAK_FLAT_KIB (256), SOAK_OUT (a folder kept for rss.csv and the run; default temporary)
+#      SOAK_FLAT_KIB (256), SOAK_OUT (a folder kept for rss.csv and the run; default temporary),
+#      SOAK_INTERVAL_S (1: telemetry.interval_s; the server timelines hold 600 points and fill
+#      in 600 scrapes, so a shorter interval shows the controller past that fill sooner)
 # Prints `RESULT soak_timed ...` lines; exits 0 when flat, 1 when not, 2/3 when it could not run.
 set -euo pipefail
 
@@ -22,6 +24,7 @@ DURATION_S=${SOAK_DURATION_S:-600}
 SAMPLE_S=${SOAK_SAMPLE_S:-5}
 WARMUP_S=${SOAK_WARMUP_S:-60}
 FLAT_KIB=${SOAK_FLAT_KIB:-256}
+INTERVAL_S=${SOAK_INTERVAL_S:-1}
 
 exe() {  # exe SUBDIR NAME: the executable in a build folder or a flat one
   if [[ -x "$BIN/$1/$2" ]]; then echo "$BIN/$1/$2"; else echo "$BIN/$2"; fi
@@ -83,7 +86,7 @@ load:
   duration_s: $DURATION_S
   grace_s: 10
 telemetry:
-  interval_s: 1
+  interval_s: $INTERVAL_S
   endpoints:
     - {name: mock, url: "$url/metrics"}
 workers:
@@ -95,7 +98,7 @@ output:
 YAML
 
 rss_kib() { awk '/^VmRSS:/ {print $2}' "/proc/$1/status" 2>/dev/null || echo ""; }
-echo "== soak_timed: ${RATE}/s for ${DURATION_S}s, telemetry 1 s, live metrics on :$live_port," \
+echo "== soak_timed: ${RATE}/s for ${DURATION_S}s, telemetry ${INTERVAL_S} s, live metrics on :$live_port," \
   "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
 "$CONVOY" run "$out/soak.yaml" -o "$out/run" >"$out/convoy.log" 2>&1 &
 convoy_pid=$!
