@@ -3,7 +3,13 @@
 #   /usr/bin/convoy, convoy-worker, convoy-mock   the three executables (convoy finds the other
 #                                                 two next to itself, see find_executable)
 #   /usr/share/convoy/configs/                    the example configs, with their data files
+#   /usr/share/convoy/deploy/                     deploy/: the Kubernetes manifests (and their
+#                                                 Dockerfile), the Grafana dashboard
+#   /usr/share/convoy/slurm/convoy.sbatch         the Slurm batch script (docs/multi-host.md)
 #   /usr/share/doc/convoy/                        README.md and docs/
+#
+# The docs link to deploy/ and scripts/slurm/, so the package ships them: a user who installed
+# the .deb has every file the docs name (scripts/package --check verifies each one).
 #
 # The package is built from the build it is run in (RelWithDebInfo by default: -O2 -DNDEBUG,
 # the flags scripts/test tests) and stripped (CPACK_STRIP_FILES): the same code the tests ran,
@@ -18,6 +24,9 @@ set(CMAKE_SKIP_INSTALL_ALL_DEPENDENCY ON)
 install(TARGETS convoy convoy-worker convoy-mock RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/configs/
   DESTINATION ${CMAKE_INSTALL_DATADIR}/convoy/configs)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/deploy/ DESTINATION ${CMAKE_INSTALL_DATADIR}/convoy/deploy)
+install(PROGRAMS ${PROJECT_SOURCE_DIR}/scripts/slurm/convoy.sbatch
+  DESTINATION ${CMAKE_INSTALL_DATADIR}/convoy/slurm)
 install(FILES ${PROJECT_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DOCDIR})
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/docs/ DESTINATION ${CMAKE_INSTALL_DOCDIR}/docs)
 

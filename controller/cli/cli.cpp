@@ -12,6 +12,7 @@
 #include "controller/config/config.hpp"
 #include "controller/dataset/dataset.hpp"
 #include "controller/report/run_report.hpp"
+#include "controller/run/expected_duration.hpp"
 #include "controller/run/run.hpp"
 
 namespace convoy::controller {
@@ -127,7 +128,8 @@ int cli_main(int argc, char** argv) {
       // found here rather than at `convoy run`.
       const uint64_t conversations = open_dataset(c)->size();
       std::cout << "# " << val_flags.config_path << ": valid (" << conversations
-                << " conversation(s) in the dataset)\n"
+                << " conversation(s) in the dataset)\n# "
+                << expected_duration_line(c, conversations) << "\n"
                 << to_yaml(with_urls_redacted(c));
       return kExitOk;
     }

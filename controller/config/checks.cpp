@@ -48,6 +48,95 @@ std::string ipv6_listen_refusal(const std::string& host, const std::string& port
          " (127.0.0.1: this host only, *: every interface)";
 }
 
+// The value at `key` of a mapping; an undefined node otherwise. (A node yaml-cpp returns for a
+// missing key throws on every question but IsDefined.)
+YAML::Node child_of(const YAML::Node& map, const char* key) {
+  if (!map.IsDefined() || !map.IsMap()) return YAML::Node(YAML::NodeType::Undefined);
+  const YAML::Node n = map[key];
+  return n.IsDefined() ? n : YAML::Node(YAML::NodeType::Undefined);
+}
+
+// A key given (present and not null) in the mapping `map`.
+bool given_in(const YAML::Node& map, const char* key) {
+  const YAML::Node n = child_of(map, key);
+  return n.IsDefined() && !n.IsNull();
+}
+
+// Whether the profile reads load.rate, load.arrival and load.burstiness, and why not.
+struct LoadKeyReaders {
+  bool rate = false;
+  bool arrival = false;
+  bool burstiness = false;  // read only where arrivals are gamma
+  std::string why;          // why an unread key is unread
+  std::string burst_why;    // why burstiness is unread although arrival is read
+};
+
+LoadKeyReaders stage_list_readers(const YAML::Node& load, const LoadConfig& l) {
+  LoadKeyReaders r;
+  const YAML::Node list = child_of(load, "stages");
+  for (std::size_t i = 0; i < l.stages.size(); ++i) {
+    const StageConfig& st = l.stages[i];
+    if (st.mode != LoadMode::kRate) continue;
+    const YAML::Node node = list.IsSequence() && i < list.size() ? list[i] : YAML::Node();
+    r.rate = r.rate || !given_in(node, "rate");
+    r.arrival = r.arrival || !given_in(node, "arrival");
+    r.burstiness = r.burstiness || (!given_in(node, "burstiness") && st.arrival == Arrival::kGamma);
+  }
+  r.why =
+      "no stage of load.stages takes it from load (every rate stage sets its own, or no stage "
+      "is mode rate)";
+  r.burst_why = "it shapes gamma arrivals, and no rate stage that takes it has arrival gamma";
+  return r;
+}
+
+LoadKeyReaders load_key_readers(const YAML::Node& load, const LoadConfig& l) {
+  if (l.profile == ProfileKind::kStages) return stage_list_readers(load, l);
+  LoadKeyReaders r;
+  if (l.profile == ProfileKind::kSingle) {
+    r.rate = r.arrival = l.mode == LoadMode::kRate;
+    r.why = l.mode == LoadMode::kTrace
+                ? "load.mode is trace: the dataset's timestamps say when conversations start"
+                : "load.mode is concurrency: a closed loop of load.concurrency conversations in "
+                  "flight (set load.mode: rate to offer load.rate conversations/s)";
+  } else {
+    const std::string key = l.profile == ProfileKind::kSweep ? "load.sweep" : "load.search";
+    const LoadMode vary = l.sweep    ? l.sweep->vary
+                          : l.search ? l.search->vary
+                                     : LoadMode::kConcurrency;
+    r.arrival = vary == LoadMode::kRate;
+    r.why = vary == LoadMode::kRate ? key + " gives every step its own rate"
+                                    : key + " varies concurrency: every step is a closed loop";
+  }
+  r.burstiness = r.arrival && l.arrival == Arrival::kGamma;
+  r.burst_why =
+      std::string("it shapes gamma arrivals, and load.arrival is ") + to_string(l.arrival);
+  return r;
+}
+
+// load.mode where no step takes it: a sweep or search of the other kind; "" otherwise. (Stages
+// that each name their own mode leave it unread too, but each names its mode in plain sight.)
+std::string ignored_mode_reason(const LoadConfig& l) {
+  std::optional<LoadMode> vary;
+  if (l.sweep) vary = l.sweep->vary;
+  if (l.search) vary = l.search->vary;
+  if (!vary || *vary == l.mode) return {};
+  return std::string(l.sweep ? "load.sweep" : "load.search") + " varies " + to_string(*vary) +
+         ": every step is mode " + to_string(*vary);
+}
+
+// Whether every rate stage (at least one) has `same` as the top-level value: then the unread
+// top-level key misleads no one. This is how `convoy validate` prints stages (each resolved,
+// every key written), and that text loaded again must stay quiet.
+template <class Same>
+bool every_rate_stage(const LoadConfig& l, Same same) {
+  bool any = false;
+  for (const StageConfig& st : l.stages) {
+    if (st.mode != LoadMode::kRate) continue;
+    any = true;
+    if (!same(st)) return false;
+  }
+  return any;
+}
 }  // namespace
 
 bool is_endpoint(std::string_view e) {
@@ -160,6 +249,48 @@ std::string curve_keys_problem(const std::string& dir, int local_workers) {
     return e.what();
   }
   return {};
+}
+
+void warn_ignored_load_keys(const yaml_util::Source& src, const LoadConfig& load,
+                            std::vector<std::string>& warnings) {
+  const YAML::Node node = child_of(src.root(), "load");
+  if (!node.IsMap()) return;
+  auto warn = [&](const std::string& path, const std::string& why) {
+    warnings.push_back(src.message(path, path, "ignored: " + why));
+  };
+  // A default value is no belief to correct: the resolved config (`convoy validate`, summary.json)
+  // writes every key, and loading it again must stay quiet.
+  const LoadConfig defaults;
+  const LoadKeyReaders r = load_key_readers(node, load);
+  const bool rate_set = given_in(node, "rate") && load.rate != defaults.rate &&
+                        !every_rate_stage(load, [&](const StageConfig& st) {
+                          return !st.rate.ramp && st.rate.from == load.rate;
+                        });
+  const bool arrival_set =
+      given_in(node, "arrival") && load.arrival != defaults.arrival &&
+      !every_rate_stage(load, [&](const StageConfig& st) { return st.arrival == load.arrival; });
+  const bool burstiness_set =
+      given_in(node, "burstiness") && load.burstiness != defaults.burstiness &&
+      !every_rate_stage(load,
+                        [&](const StageConfig& st) { return st.burstiness == load.burstiness; });
+  if (rate_set && !r.rate) warn("load.rate", r.why);
+  if (arrival_set && !r.arrival) warn("load.arrival", r.why);
+  if (burstiness_set && !r.burstiness) warn("load.burstiness", r.arrival ? r.burst_why : r.why);
+  if (given_in(node, "mode") && load.mode != defaults.mode) {
+    if (auto why = ignored_mode_reason(load); !why.empty()) warn("load.mode", why);
+  }
+  const YAML::Node list = child_of(node, "stages");
+  for (std::size_t i = 0; list.IsSequence() && i < load.stages.size() && i < list.size(); ++i) {
+    const StageConfig& st = load.stages[i];
+    // The default, or load.burstiness copied into each stage (warned about once, at load).
+    const bool copied = st.burstiness == defaults.burstiness || st.burstiness == load.burstiness;
+    if (st.mode == LoadMode::kRate && st.arrival != Arrival::kGamma && !copied &&
+        given_in(list[i], "burstiness")) {
+      warn("load.stages[" + std::to_string(i) + "].burstiness",
+           std::string("it shapes gamma arrivals, and this stage's arrival is ") +
+               to_string(st.arrival));
+    }
+  }
 }
 
 }  // namespace convoy::config_detail

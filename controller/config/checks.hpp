@@ -7,7 +7,10 @@
 #include <string>
 #include <string_view>
 
+#include <vector>
+
 #include "controller/config/config.hpp"
+#include "controller/config/yaml_util.hpp"
 
 namespace convoy::config_detail {
 
@@ -34,5 +37,16 @@ std::string folder_name_problem(std::string_view name);
 // controller.key and authorized_workers, and with local workers controller.pub and worker-0.key.
 // Each must exist and parse; the reason names the file. Reads the files, nothing else.
 std::string curve_keys_problem(const std::string& dir, int local_workers);
+
+// Keys given under `load` that the chosen profile never reads: load.rate, load.arrival and
+// load.burstiness outside rate mode (or in a stage list, sweep or search that sets its own),
+// load.burstiness with an arrival other than gamma, load.mode in a sweep or search that varies
+// the other thing, a rate stage's burstiness without gamma arrival. A default value, or one every
+// rate stage has anyway, is not warned about: the resolved config (every key written) loads
+// quietly. Silence would let a user
+// believe the value shaped the run. Appends one warning per key, "FILE:LINE: load.rate: ignored:
+// why" (or "--set ...: ..."), to `warnings`; `load` is the resolved section of `src`.
+void warn_ignored_load_keys(const yaml_util::Source& src, const LoadConfig& load,
+                            std::vector<std::string>& warnings);
 
 }  // namespace convoy::config_detail

@@ -93,6 +93,8 @@ TEST_CASE("bad configuration exits 2 naming the file, line and key, and sends no
     REQUIRE(vrc.has_value());
     CHECK(*vrc == 0);
     CHECK(v.output().find("session_routing:") != std::string::npos);
+    CHECK(v.output().find("\n# expected duration: until the dataset's 24 conversations have run") !=
+          std::string::npos);
   }
   SUBCASE("the legacy alias alone forces legacy, whatever the target answers") {
     Subprocess v({bin("controller/convoy"), "validate", src("configs/quickstart.yaml"),
