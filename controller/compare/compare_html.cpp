@@ -41,7 +41,7 @@ th{background:var(--bg);font-weight:600}
 th:first-child,td:first-child,td.text,th.text{text-align:left}
 td.text{overflow-wrap:anywhere}
 td.differs{background:#fff6e0}
-.better{color:var(--better)}.worse{color:var(--worse)}.same,.muted{color:var(--muted)}
+.better{color:var(--better)}.worse{color:var(--worse)}.same,.noise,.muted{color:var(--muted)}
 .diff{font-size:12px;margin-left:6px}
 .charts{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;flex:1 1 560px;max-width:620px}
@@ -74,21 +74,36 @@ void header_section(std::ostringstream& out, const Comparison& cmp) {
   out << "</tbody></table></header>";
 }
 
+// The CSS class of a judgement: "within noise" is muted like "same", never coloured.
+std::string judgement_class(const std::string& j) { return j == "within noise" ? "noise" : j; }
+
 void table_section(std::ostringstream& out, const Comparison& cmp) {
-  out << "<section id=\"table\"><h2>Headline metrics</h2><table><thead><tr>"
+  out << "<section id=\"table\"><h2>Headline metrics</h2><p class=\"muted\">A difference is "
+         "marked better or worse only when it is larger than the noise: for a percentile of two "
+         "runs that both kept records.jsonl, when their 95% intervals (order statistics) do not "
+         "overlap; otherwise when it reaches "
+      << number(kMinRelativeDiffPct)
+      << "%. n: the successful requests measured.</p><table><thead><tr>"
          "<th class=\"text\">metric</th><th class=\"text\">unit</th><th class=\"text\">better"
          "</th>";
   for (const Column& c : cmp.columns) out << "<th>" << escape(c.name) << "</th>";
-  out << "</tr></thead><tbody>";
+  out << "</tr></thead><tbody><tr class=\"samples-row\"><td class=\"text\">samples</td><td>"
+         "</td><td></td>";
+  for (const Column& c : cmp.columns) {
+    std::optional<double> n = c.value(summary_tag::kTimeToFirstToken, summary_key::kCount);
+    if (!n) n = c.value(summary_tag::kRequestLatency, summary_key::kCount);
+    out << "<td>" << (n ? "n=" + number(*n) : "-") << "</td>";
+  }
+  out << "</tr>";
   for (const Row& r : headline_rows(cmp.columns)) {
-    out << "<tr class=\"metric-row\"><td class=\"text\"><code>" << escape(r.tag) << "</code>"
-        << (r.stat == summary_key::kAvg ? "" : " " + escape(r.stat)) << "</td><td class=\"text\">"
-        << escape(r.unit) << "</td><td class=\"text\">" << to_string(r.better) << "</td>";
+    out << "<tr class=\"metric-row\"><td class=\"text\" title=\"" << escape(r.tag) << " "
+        << escape(r.stat) << "\">" << escape(r.name) << "</td><td class=\"text\">" << escape(r.unit)
+        << "</td><td class=\"text\">" << to_string(r.better) << "</td>";
     for (size_t i = 0; i < r.values.size(); ++i) {
       out << "<td>" << (r.values[i] ? number(*r.values[i]) : "-");
       if (i > 0 && r.diff_pct[i]) {
-        const std::string j = judgement(r.better, r.diff_pct[i]);
-        out << "<span class=\"diff " << j << "\">" << diff_text(r.diff_pct[i])
+        const std::string j = judgement(r, i);
+        out << "<span class=\"diff " << judgement_class(j) << "\">" << diff_text(r.diff_pct[i])
             << (j.empty() ? "" : " " + j) << "</span>";
       }
       out << "</td>";

@@ -16,33 +16,85 @@ namespace {
 
 // ---- console ---------------------------------------------------------------------------------
 
+// Console tables stay within this many columns (a terminal of 120, or a CI log); wider tables
+// are split into blocks of columns, each repeating the labels and the baseline.
+constexpr size_t kConsoleWidth = 120;
+constexpr size_t kMaxCellWidth = 36;  // a longer name or config value is cut, "..." at the end
+constexpr size_t kGap = 2;
+
+std::string cut(const std::string& text, size_t width) {
+  if (text.size() <= width) return text;
+  return text.substr(0, width - 3) + "...";
+}
+
 std::string cell(const Row& row, size_t i) {
   if (!row.values[i]) return "-";
   std::string text = chart::number(*row.values[i]);
   if (i == 0 || !row.diff_pct[i]) return text;
   text += " (" + diff_text(row.diff_pct[i]);
-  const std::string j = judgement(row.better, row.diff_pct[i]);
+  const std::string j = judgement(row, i);
   if (!j.empty()) text += " " + j;
   return text + ")";
 }
 
-void print_padded(std::ostringstream& out, const std::vector<std::string>& cells,
-                  const std::vector<size_t>& widths) {
+// A table for the console: `fixed` label cells, then one cell per compared column.
+struct ConsoleTable {
+  size_t fixed = 1;
+  std::vector<std::vector<std::string>> rows;  // the first is the header
+};
+
+void print_line(std::ostringstream& out, const std::vector<std::string>& cells,
+                const std::vector<size_t>& widths, const std::vector<size_t>& picked) {
   std::string line;
-  for (size_t i = 0; i < cells.size(); ++i) {
-    line += cells[i];
-    if (i + 1 < cells.size()) line += std::string(widths[i] - cells[i].size() + 2, ' ');
+  for (size_t k = 0; k < picked.size(); ++k) {
+    const size_t i = picked[k];
+    const std::string text = i < cells.size() ? cells[i] : "";
+    line += text;
+    if (k + 1 < picked.size()) line += std::string(widths[i] - text.size() + kGap, ' ');
   }
   out << line << "\n";
 }
 
-void print_table(std::ostringstream& out, const std::vector<std::vector<std::string>>& table) {
+// Prints `t` in blocks of columns no wider than kConsoleWidth: the labels and the baseline (the
+// first compared column) in every block, then as many of the others as fit.
+void print_table(std::ostringstream& out, ConsoleTable t) {
   std::vector<size_t> widths;
-  for (const auto& r : table) {
+  for (auto& r : t.rows) {
     widths.resize(std::max(widths.size(), r.size()), 0);
-    for (size_t i = 0; i < r.size(); ++i) widths[i] = std::max(widths[i], r[i].size());
+    for (size_t i = 0; i < r.size(); ++i) {
+      if (i >= t.fixed) r[i] = cut(r[i], kMaxCellWidth);
+      widths[i] = std::max(widths[i], r[i].size());
+    }
   }
-  for (const auto& r : table) print_padded(out, r, widths);
+  size_t base = 0;
+  std::vector<size_t> first;
+  for (size_t i = 0; i < std::min(widths.size(), t.fixed + 1); ++i) {
+    first.push_back(i);
+    base += widths[i] + kGap;
+  }
+  std::vector<std::vector<size_t>> blocks{first};
+  size_t used = base;
+  for (size_t i = t.fixed + 1; i < widths.size(); ++i) {
+    if (used + widths[i] > kConsoleWidth && blocks.back().size() > first.size()) {
+      blocks.push_back(first);
+      used = base;
+    }
+    blocks.back().push_back(i);
+    used += widths[i] + kGap;
+  }
+  for (size_t b = 0; b < blocks.size(); ++b) {
+    if (b > 0) out << "\n";
+    for (const auto& r : t.rows) print_line(out, r, widths, blocks[b]);
+  }
+}
+
+// The successful requests a column's percentiles are over: its TTFT count (streaming), else
+// its request latency count.
+std::string samples_cell(const Column& c) {
+  for (const char* tag : {summary_tag::kTimeToFirstToken, summary_tag::kRequestLatency}) {
+    if (auto n = c.value(tag, summary_key::kCount)) return "n=" + chart::number(*n);
+  }
+  return "-";
 }
 
 // ---- JSON ------------------------------------------------------------------------------------
@@ -86,6 +138,48 @@ void write_columns(JsonWriter& w, const Comparison& cmp) {
   w.EndArray();
 }
 
+// A row's noise fields: counts, intervals (95%, [low, high] or null) and, per column after the
+// baseline, {method, significant} (null for the baseline and where there is no difference).
+void write_noise(JsonWriter& w, const Row& r) {
+  w.Key("counts");
+  w.StartArray();
+  for (const auto& n : r.counts) {
+    if (n) {
+      w.Int64(*n);
+    } else {
+      w.Null();
+    }
+  }
+  w.EndArray();
+  w.Key("intervals");
+  w.StartArray();
+  for (const auto& in : r.intervals) {
+    if (!in) {
+      w.Null();
+      continue;
+    }
+    w.StartArray();
+    w.Double(in->low);
+    w.Double(in->high);
+    w.EndArray();
+  }
+  w.EndArray();
+  w.Key("noise");
+  w.StartArray();
+  for (const auto& n : r.noise) {
+    if (!n) {
+      w.Null();
+      continue;
+    }
+    w.StartObject();
+    put_string(w, "method", to_string(n->method));
+    w.Key("significant");
+    w.Bool(n->significant);
+    w.EndObject();
+  }
+  w.EndArray();
+}
+
 void write_rows(JsonWriter& w, const std::vector<Row>& rows) {
   w.Key("metrics");
   w.StartArray();
@@ -93,6 +187,7 @@ void write_rows(JsonWriter& w, const std::vector<Row>& rows) {
     w.StartObject();
     put_string(w, "tag", r.tag);
     put_string(w, "stat", r.stat);
+    put_string(w, "name", r.name);
     put_string(w, "unit", r.unit);
     put_string(w, "better", to_string(r.better));
     w.Key("values");
@@ -105,11 +200,12 @@ void write_rows(JsonWriter& w, const std::vector<Row>& rows) {
     w.EndArray();
     w.Key("judgement");
     w.StartArray();
-    for (const auto& d : r.diff_pct) {
-      const std::string j = judgement(r.better, d);
+    for (size_t i = 0; i < r.diff_pct.size(); ++i) {
+      const std::string j = judgement(r, i);
       w.String(j.c_str(), static_cast<rapidjson::SizeType>(j.size()));
     }
     w.EndArray();
+    write_noise(w, r);
     w.EndObject();
   }
   w.EndArray();
@@ -218,15 +314,25 @@ std::string console_table(const Comparison& cmp) {
   out << "Comparing " << cmp.columns.size() << " " << what
       << "s; baseline: " << (cmp.columns.empty() ? "" : cmp.columns.front().name)
       << " (the first)\n";
-  std::vector<std::vector<std::string>> table;
-  std::vector<std::string> header = {"metric", "unit", "better"};
-  for (const Column& c : cmp.columns) header.push_back(c.name);
-  table.push_back(header);
+  for (const Column& c : cmp.columns) {
+    if (c.name.size() > kMaxCellWidth) out << "  " << c.name << "\n";  // cut in the header
+  }
+  out << "A difference is better or worse only when larger than the noise: apart 95% intervals "
+         "of the\npercentile (records.jsonl in both), else at least "
+      << chart::number(kMinRelativeDiffPct) << "%. n: the successful requests measured.\n\n";
+  ConsoleTable table{2, {}};
+  std::vector<std::string> header = {"metric", "unit"};
+  std::vector<std::string> samples = {"samples", ""};
+  for (const Column& c : cmp.columns) {
+    header.push_back(c.name);
+    samples.push_back(samples_cell(c));
+  }
+  table.rows.push_back(header);
+  table.rows.push_back(samples);
   for (const Row& r : headline_rows(cmp.columns)) {
-    std::vector<std::string> line = {r.tag + (r.stat == summary_key::kAvg ? "" : " " + r.stat),
-                                     r.unit, to_string(r.better)};
+    std::vector<std::string> line = {r.name, r.unit};
     for (size_t i = 0; i < r.values.size(); ++i) line.push_back(cell(r, i));
-    table.push_back(line);
+    table.rows.push_back(line);
   }
   print_table(out, table);
   const std::vector<ConfigDiff> diffs = config_differences(cmp.columns);
@@ -234,11 +340,14 @@ std::string console_table(const Comparison& cmp) {
     out << "\nConfig: no key differs from the baseline's\n";
   } else {
     out << "\nConfig keys that differ (" << diffs.size() << "):\n";
-    std::vector<std::vector<std::string>> ct;
+    ConsoleTable ct{1, {}};
+    std::vector<std::string> names = {"  key"};
+    for (const Column& c : cmp.columns) names.push_back(c.name);
+    ct.rows.push_back(names);
     for (const ConfigDiff& d : diffs) {
       std::vector<std::string> line = {"  " + d.key};
       for (const auto& v : d.values) line.push_back(v ? *v : "(none)");
-      ct.push_back(line);
+      ct.rows.push_back(line);
     }
     print_table(out, ct);
   }
@@ -257,6 +366,11 @@ std::string compare_json(const Comparison& cmp) {
   put_string(w, "mode", cmp.stages_mode ? "stages" : "runs");
   put_string(w, "baseline", cmp.columns.empty() ? "" : cmp.columns.front().name);
   write_columns(w, cmp);
+  w.Key("noise");  // how a difference is told from noise (docs/compare.md)
+  w.StartObject();
+  put_number(w, "confidence", kNoiseConfidence);
+  put_number(w, "min_relative_pct", kMinRelativeDiffPct);
+  w.EndObject();
   write_rows(w, headline_rows(cmp.columns));
   write_distributions(w, cmp);
   write_curve(w, throughput_latency_curve(cmp.columns, cmp.stages_mode));

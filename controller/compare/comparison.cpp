@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <set>
 
+#include "controller/report/metrics.hpp"
 #include "controller/report/summary_keys.hpp"
 
 namespace convoy::controller::compare {
@@ -87,10 +88,49 @@ std::string judgement(Better better, std::optional<double> pct) {
   return higher == (better == Better::kHigher) ? "better" : "worse";
 }
 
+std::string judgement(const Row& row, size_t i) {
+  if (i >= row.diff_pct.size()) return "";
+  const std::string j = judgement(row.better, row.diff_pct[i]);
+  if (j.empty() || i >= row.noise.size() || !row.noise[i] || row.noise[i]->significant) return j;
+  return "within noise";
+}
+
+std::string metric_name(const std::string& tag) {
+  if (tag == kErrorRateTag) return "Error Rate";  // derived here, not a report metric
+  const MetricDef* def = metric_def(tag);
+  return def ? def->header : tag;
+}
+
+namespace {
+
+// The samples behind a value: a distribution's own count; for an aggregate (and the derived
+// error rate) the measured requests, successes and failures.
+std::optional<int64_t> sample_count(const Column& c, const HeadlineDef& def) {
+  const summary_tag::SummaryMetric* m = summary_tag::find_summary_metric(def.tag);
+  if (m && !m->aggregate) {
+    const std::optional<double> n = c.value(def.tag, key::kCount);
+    return n ? std::optional(static_cast<int64_t>(*n)) : std::nullopt;
+  }
+  const auto ok = c.value(tag::kRequestCount, key::kAvg);
+  const auto failed = c.value(tag::kErrorRequestCount, key::kAvg);
+  if (!ok && !failed) return std::nullopt;
+  return static_cast<int64_t>(ok.value_or(0) + failed.value_or(0));
+}
+
+std::optional<ValueInterval> value_interval(const Column& c, const HeadlineDef& def) {
+  const std::optional<double> p = percentile_of_stat(def.stat);
+  auto it = c.samples.find(def.tag);
+  if (!p || it == c.samples.end()) return std::nullopt;
+  return percentile_interval(it->second, *p);
+}
+
+}  // namespace
+
 std::vector<Row> headline_rows(const std::vector<Column>& columns) {
   std::vector<Row> rows;
   for (const HeadlineDef& def : headline_defs()) {
-    Row row{def.tag, def.stat, "", def.better, {}, {}};
+    Row row{def.tag, def.stat, metric_name(def.tag), "", def.better, {}, {}, {}, {}, {}};
+    if (std::string(def.stat) != key::kAvg) row.name += std::string(" ") + def.stat;
     bool any = false;
     for (const Column& c : columns) {
       const std::optional<double> v = c.value(def.tag, def.stat);
@@ -99,11 +139,17 @@ std::vector<Row> headline_rows(const std::vector<Column>& columns) {
         if (row.unit.empty()) row.unit = c.metrics.at(def.tag).unit;
       }
       row.values.push_back(v);
+      row.counts.push_back(v ? sample_count(c, def) : std::nullopt);
+      row.intervals.push_back(v ? value_interval(c, def) : std::nullopt);
     }
     if (!any) continue;
     for (size_t i = 0; i < row.values.size(); ++i) {
       row.diff_pct.push_back(i == 0 ? std::nullopt
                                     : relative_diff_pct(row.values[0], row.values[i]));
+      row.noise.push_back(
+          row.diff_pct[i]
+              ? std::optional(judge_noise(*row.diff_pct[i], row.intervals[0], row.intervals[i]))
+              : std::nullopt);
     }
     rows.push_back(std::move(row));
   }

@@ -1,8 +1,9 @@
 // What `convoy compare` compares: columns (whole runs, or the stages of one run), each holding
 // the metric statistics read from a summary.json, and the pure logic over them: the headline
 // rows with their relative differences from the baseline (the first column), which direction
-// is better per metric, the config keys that differ, and the throughput-latency curve points.
-// No I/O here (run_loader.hpp reads the folders).
+// is better per metric and whether a difference is larger than the noise (noise.hpp), the config
+// keys that differ, and the throughput-latency curve points. No I/O here (run_loader.hpp reads
+// the folders).
 #pragma once
 
 #include <cmath>
@@ -12,6 +13,9 @@
 #include <stdexcept>
 #include <string>
 #include <vector>
+
+#include "common/histogram.hpp"
+#include "controller/compare/noise.hpp"
 
 namespace convoy::controller::compare {
 
@@ -47,6 +51,9 @@ struct Column {
   std::map<std::string, std::string> config;    // flattened resolved config (or stage config)
   std::vector<TurnGroup> ttft_by_turn;
   std::string ttft_by_turn_source;  // "records.jsonl", "summary.json" or "" (none)
+  // The measured values behind each percentile, from records.jsonl, by metric tag (as value x
+  // kSampleScale, noise.hpp): the noise intervals. Empty when the folder has no records.jsonl.
+  std::map<std::string, Histogram> samples;
   // A whole run's stages, in the order they ran (for the curve when comparing sweeps).
   std::vector<Column> stages;
 
@@ -72,10 +79,20 @@ const std::vector<HeadlineDef>& headline_defs();
 struct Row {
   std::string tag;
   std::string stat;
+  std::string
+      name;  // as report.html names the metric, with the statistic: "Time to First Token p99"
   std::string unit;  // from the first column that has it
   Better better = Better::kNeither;
   std::vector<std::optional<double>> values;    // one per column
   std::vector<std::optional<double>> diff_pct;  // vs column 0; the baseline's own is nullopt
+  // The samples behind each value: the distribution's count, or the measured requests (successes
+  // and failures) for an aggregate; nullopt where the column does not say.
+  std::vector<std::optional<int64_t>> counts;
+  // Each value's 95% interval (percentile rows of columns with records.jsonl), else nullopt.
+  std::vector<std::optional<ValueInterval>> intervals;
+  // Each column's difference judged against the noise; nullopt for the baseline and where there
+  // is no difference.
+  std::vector<std::optional<NoiseCheck>> noise;
 };
 std::vector<Row> headline_rows(const std::vector<Column>& columns);
 
@@ -85,6 +102,12 @@ std::optional<double> relative_diff_pct(std::optional<double> base, std::optiona
 std::string diff_text(std::optional<double> pct);
 // "better", "worse", "same" (|diff| < 0.05%), or "" when the direction is kNeither or no diff.
 std::string judgement(Better better, std::optional<double> pct);
+// The same for column i of `row`, noise included: "within noise" where the difference is not
+// larger than the noise (row.noise[i]), else as above.
+std::string judgement(const Row& row, size_t i);
+// The report's human name of a metric tag (report.html's, controller/report/metrics.cpp), or the
+// tag itself where the report has none.
+std::string metric_name(const std::string& tag);
 
 // A config key whose value differs from the baseline's in at least one column.
 struct ConfigDiff {

@@ -235,11 +235,54 @@ bool is_string(const rapidjson::Value* v, const char* text = nullptr) {
   return v && v->IsString() && (!text || std::string(v->GetString()) == text);
 }
 
+// records.jsonl's per-request metric keys and the summary tags they are the values of.
+constexpr std::pair<const char*, const char*> kRecordSampleKeys[] = {
+    {"ttft_ms", tag::kTimeToFirstToken},
+    {"ttst_ms", tag::kTimeToSecondToken},
+    {"itl_ms", tag::kInterTokenLatency},
+    {"request_latency_ms", tag::kRequestLatency},
+};
+
+// One column's values from records.jsonl: TTFT by turn and the samples behind the percentiles.
+struct RecordSamples {
+  TurnHistograms turns;
+  std::map<std::string, Histogram> samples;  // by tag, value x kSampleScale
+
+  void add_sample(const char* metric, double value) {
+    samples[metric].record(std::llround(value * kSampleScale));
+  }
+  // A measured record that was sent: schedule lag counts for every one, the latencies only for
+  // successes (as in the run's own metrics).
+  void add(const rapidjson::Value& metrics, const rapidjson::Value* turn, bool ok) {
+    const rapidjson::Value* lag = member(metrics, "schedule_lag_ms");
+    if (lag && lag->IsNumber()) add_sample(tag::kScheduleLag, lag->GetDouble());
+    if (!ok) return;
+    for (const auto& [json_key, metric] : kRecordSampleKeys) {
+      const rapidjson::Value* v = member(metrics, json_key);
+      if (v && v->IsNumber()) add_sample(metric, v->GetDouble());
+    }
+    // Per user: 1 / ITL, in tokens per second.
+    const rapidjson::Value* itl = member(metrics, "itl_ms");
+    if (itl && itl->IsNumber() && itl->GetDouble() > 0) {
+      add_sample(tag::kOutputTokenThroughputPerUser, 1000.0 / itl->GetDouble());
+    }
+    const rapidjson::Value* ttft = member(metrics, "ttft_ms");
+    if (ttft && ttft->IsNumber() && turn && turn->IsUint64()) {
+      const auto t = static_cast<size_t>(std::min<uint64_t>(turn->GetUint64(), kMaxTurnGroups));
+      turns.add(t, ttft->GetDouble());
+    }
+  }
+  void fill(Column& c) {
+    turns.fill(c);
+    c.samples = std::move(samples);
+  }
+};
+
 }  // namespace
 
 int64_t add_turns_from_records(std::istream& records, Column& run) {
-  TurnHistograms whole;
-  std::map<std::string, TurnHistograms> by_stage;
+  RecordSamples whole;
+  std::map<std::string, RecordSamples> by_stage;
   int64_t used = 0;
   rapidjson::Document doc;
   for (std::string line; std::getline(records, line);) {
@@ -249,20 +292,16 @@ int64_t add_turns_from_records(std::istream& records, Column& run) {
     const rapidjson::Value* error = member(doc, "error");
     const rapidjson::Value* close = member(doc, "close_request");
     const rapidjson::Value* release = member(doc, "early_release");
-    if ((error && !error->IsNull()) || (close && close->IsTrue()) ||
-        (release && release->IsTrue())) {
-      continue;
-    }
+    if ((close && close->IsTrue()) || (release && release->IsTrue())) continue;
     const rapidjson::Value* metrics = member(doc, "metrics");
-    const rapidjson::Value* ttft = metrics ? member(*metrics, "ttft_ms") : nullptr;
+    if (!metrics || !metrics->IsObject()) continue;
+    const bool ok = !error || error->IsNull();
     const rapidjson::Value* turn = member(doc, "turn_index");
-    if (!ttft || !ttft->IsNumber() || !turn || !turn->IsUint64()) continue;
-    const size_t t = static_cast<size_t>(std::min<uint64_t>(turn->GetUint64(), kMaxTurnGroups));
-    whole.add(t, ttft->GetDouble());
+    whole.add(*metrics, turn, ok);
     if (const rapidjson::Value* stage = member(doc, "stage"); is_string(stage)) {
-      by_stage[stage->GetString()].add(t, ttft->GetDouble());
+      by_stage[stage->GetString()].add(*metrics, turn, ok);
     }
-    ++used;
+    if (ok) ++used;
   }
   whole.fill(run);
   for (Column& st : run.stages) {

@@ -25,7 +25,9 @@ Column column_from_summary(const std::string& folder, const std::string& summary
 
 // Per-turn TTFT from records.jsonl (measured, successful, not settle, not close requests):
 // replaces the summary's first/later split of `run` and of each of its stages by one group per
-// turn index. Lines that do not parse are skipped; returns the number of records used.
+// turn index; and the samples behind the percentiles (Column::samples: latencies of the
+// successful ones, schedule lag of every one sent), for the noise intervals. Lines that do not
+// parse are skipped; returns the number of successful records used.
 int64_t add_turns_from_records(std::istream& records, Column& run);
 
 // key.path -> value text of a YAML document: maps flattened with dots, scalars as written,

@@ -464,6 +464,7 @@ void read_output(const Section& top, OutputConfig& o) {
     s.check(!listen_address_problem(*o.metrics_listen), "metrics_listen",
             listen_address_problem(*o.metrics_listen).value_or(""));
   }
+  s.read("metrics_linger_s", o.metrics_linger_s);
   s.read("aiperf_export", o.aiperf_export);
 }
 

@@ -202,6 +202,10 @@ struct OutputConfig {
   // output.metrics_listen: HOST:PORT where the controller serves /metrics (Prometheus text)
   // during the run, e.g. "127.0.0.1:9464"; port 0 takes a free port (logged). Unset: off.
   std::optional<std::string> metrics_listen;
+  // output.metrics_linger_s: seconds /metrics stays up after the run ended (its files written),
+  // with the final counters, so that the last scrape sees them; a signal ends it at once.
+  // 0..kMaxMetricsLingerS; 0: /metrics stops with the run.
+  double metrics_linger_s = 0;
   // output.aiperf_export: also write AIPerf's profile_export_aiperf.json / .csv and
   // profile_export.jsonl.
   bool aiperf_export = false;

@@ -74,8 +74,8 @@ inline const Keys kFinalMarkerNames(proto::kFinalMarkerNames.begin(),
                                     proto::kFinalMarkerNames.end());
 inline const Keys kWorkersKeys = {"local",  "listen",     "results_listen",
                                   "expect", "curve_keys", "ready_timeout_s"};
-inline const Keys kOutputKeys = {"dir",     "records",        "html",
-                                 "slice_s", "metrics_listen", "aiperf_export"};
+inline const Keys kOutputKeys = {
+    "dir", "records", "html", "slice_s", "metrics_listen", "metrics_linger_s", "aiperf_export"};
 inline const Keys kFailOnKeys = {"error_rate"};
 inline const Keys kTelemetryKeys = {"interval_s", "timeout_s", "max_series", "endpoints"};
 inline const Keys kTelemetryEndpointKeys = {"name", "url", "headers", "required"};

@@ -162,6 +162,7 @@ void routing_workers_output_yaml(std::ostream& y, const Config& c) {
     << "  slice_s: " << (c.output.slice_s ? format_number(*c.output.slice_s) : std::string("null"))
     << "\n"
     << "  metrics_listen: " << opt_str(c.output.metrics_listen) << "\n"
+    << "  metrics_linger_s: " << format_number(c.output.metrics_linger_s) << "\n"
     << "  aiperf_export: " << yes_no(c.output.aiperf_export) << "\n";
 
   const auto& t = c.telemetry;

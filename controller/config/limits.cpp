@@ -184,6 +184,8 @@ void check_rest(const Source& src, const Config& c) {
   in_range(src, "workers.ready_timeout_s", c.workers.ready_timeout_s, kDuration);
   opt_in_range(src, "output.slice_s", c.output.slice_s,
                Range{limits::kMinSliceS, limits::kMaxDurationS, "seconds"});
+  in_range(src, "output.metrics_linger_s", c.output.metrics_linger_s,
+           Range{0, limits::kMaxMetricsLingerS, "seconds"});
   in_range(src, "telemetry.interval_s", c.telemetry.interval_s,
            Range{limits::kMinScrapeIntervalS, limits::kMaxDurationS, "seconds"});
   in_range(src, "telemetry.timeout_s", c.telemetry.timeout_s, kTimeout);

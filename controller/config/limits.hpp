@@ -33,6 +33,9 @@ inline constexpr double kMinTimeoutS = 0.001;
 inline constexpr double kMinScrapeIntervalS = 0.01;
 // output.slice_s: a time slice at least 1 ms wide.
 inline constexpr double kMinSliceS = 0.001;
+// output.metrics_linger_s: an hour covers any scrape interval; a longer wait is a run that
+// never ends.
+inline constexpr double kMaxMetricsLingerS = 3600;
 // Counts of conversations or requests (sessions, requests, warmup_sessions, step_requests,
 // dataset.conversations, abort_on.min_requests).
 inline constexpr int64_t kMaxCount = 1'000'000'000;

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/build_info.hpp"
+#include "common/log.hpp"
 #include "controller/report/metrics.hpp"
 #include "proto/envelope.hpp"
 
@@ -371,6 +372,22 @@ void LiveMetrics::on_record(WorkerSeries& worker, std::string_view stage,
   if (r.itl_ns) series.itl->Observe(*r.itl_ns / kNsPerS);
   if (r.request_latency_ns) {
     series.latency->Observe(static_cast<double>(*r.request_latency_ns) / kNsPerS);
+  }
+}
+
+void LiveMetrics::linger(double seconds, const std::function<bool()>& stop) const {
+  if (!(seconds > 0)) return;
+  log_info("keeping ", url(), " up for ", seconds, " s (output.metrics_linger_s; Ctrl-C ends it)");
+  // Sleeping is the point here: nothing is left to do but answer scrapes, which civetweb's
+  // threads do. The step bounds how late a signal is noticed.
+  constexpr auto kStep = std::chrono::milliseconds(50);
+  const auto until = std::chrono::steady_clock::now() +
+                     std::chrono::duration_cast<std::chrono::steady_clock::duration>(
+                         std::chrono::duration<double>(seconds));
+  while (!stop()) {
+    const auto left = until - std::chrono::steady_clock::now();
+    if (left <= std::chrono::steady_clock::duration::zero()) return;
+    std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(left, kStep));
   }
 }
 

@@ -8,6 +8,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <stdexcept>
 #include <string>
@@ -71,6 +72,13 @@ class LiveMetrics {
   // second; NaN: none). The previous stage's info and target series are removed.
   void set_stage(std::string_view name, std::string_view mode, double target);
   void set_stage_target(double target);  // a ramp's level now
+
+  // output.metrics_linger_s: keeps serving what the series hold now (the run is over, so its
+  // final counters) for `seconds` (0: returns at once), so that a scrape after the run's end
+  // still sees them; says so on the console.
+  // Returns early, within 50 ms, once `stop()` says so (a signal: Ctrl-C ends the wait at once).
+  // Waits on the caller's thread; scrapes are answered on the exposer's own threads meanwhile.
+  void linger(double seconds, const std::function<bool()>& stop) const;
 
  private:
   struct Impl;

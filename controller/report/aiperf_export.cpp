@@ -1,5 +1,6 @@
 #include "controller/report/aiperf_export.hpp"
 
+#include <rapidjson/document.h>
 #include <rapidjson/prettywriter.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -121,11 +122,75 @@ void write_metric(Pretty& w, const Exported& e) {
   w.EndObject();
 }
 
+// A list of distinct levels as AIPerf's LoadGeneratorConfig takes them: one value as a number,
+// several as a list (AIPerf's parameter sweep form, `--concurrency 10,20,30`).
+void put_levels(Pretty& w, const char* key, const std::vector<double>& levels, bool integral) {
+  if (levels.empty()) return;
+  w.Key(key);
+  auto one = [&](double v) {
+    if (integral) {
+      w.Int64(std::llround(v));
+    } else {
+      w.Double(v);
+    }
+  };
+  if (levels.size() == 1) return one(levels.front());
+  w.StartArray();
+  for (double v : levels) one(v);
+  w.EndArray();
+}
+
+// The stages' common value of `field`, when every stage has the same one.
+template <class T, class F>
+std::optional<T> common_value(const std::vector<StageConfig>& stages, F field) {
+  std::optional<T> value;
+  for (const StageConfig& st : stages) {
+    const std::optional<T> v = field(st);
+    if (!v || (value && *value != *v)) return std::nullopt;
+    value = v;
+  }
+  return value;
+}
+
+// loadgen of a load profile (stages, sweep or the steps a search ran): the levels each mode
+// ran at, in the order run, each once; the per-value end and the cooldown between values where
+// every stage has the same.
+void write_profile_loadgen(Pretty& w, const std::vector<StageConfig>& stages) {
+  std::vector<double> concurrency;
+  std::vector<double> rate;
+  for (const StageConfig& st : stages) {
+    std::vector<double>& levels = st.mode == LoadMode::kRate ? rate : concurrency;
+    if (std::find(levels.begin(), levels.end(), st.value) == levels.end()) {
+      levels.push_back(st.value);
+    }
+  }
+  put_levels(w, "concurrency", concurrency, true);
+  put_levels(w, "request_rate", rate, false);
+  const auto requests =
+      common_value<int64_t>(stages, [](const StageConfig& s) { return s.requests; });
+  if (requests) {
+    w.Key("request_count");
+    w.Int64(*requests);
+  }
+  const auto duration =
+      common_value<double>(stages, [](const StageConfig& s) { return s.duration_s; });
+  if (duration) put_number(w, "benchmark_duration", *duration);
+  // The cooldown is between values: a sweep's last step has none.
+  const std::vector<StageConfig> between(stages.begin(),
+                                         stages.empty() ? stages.end() : stages.end() - 1);
+  const auto settle = common_value<double>(
+      between, [](const StageConfig& s) { return std::optional<double>(s.settle_s); });
+  if (settle && *settle > 0) put_number(w, "parameter_sweep_cooldown_seconds", *settle);
+}
+
 // input_config: the parts of AIPerf's UserConfig convoy has (ai-dynamo/aiperf
 // aiperf/common/config/endpoint_config.py EndpointConfig: model_names, type, streaming, url,
-// timeout_seconds; loadgen_config.py LoadGeneratorConfig: concurrency, request_rate,
-// request_count, benchmark_duration).
-void write_input_config(Pretty& w, const Config& c, std::string_view url) {
+// timeout_seconds; loadgen_config.py LoadGeneratorConfig: concurrency (a number, or a list for a
+// sweep), request_rate, arrival_pattern, request_count, benchmark_duration,
+// parameter_sweep_cooldown_seconds). A load profile writes the levels its stages ran at, never
+// the unused top-level load.concurrency.
+void write_input_config(Pretty& w, const Config& c, std::string_view url,
+                        const std::vector<StageConfig>& stages) {
   w.Key("input_config");
   w.StartObject();
   w.Key("endpoint");
@@ -142,7 +207,16 @@ void write_input_config(Pretty& w, const Config& c, std::string_view url) {
   w.EndObject();
   w.Key("loadgen");
   w.StartObject();
-  if (c.load.mode == LoadMode::kRate) put_number(w, "request_rate", c.load.rate);
+  if (c.load.profile != ProfileKind::kSingle) {
+    write_profile_loadgen(w, stages);
+    w.EndObject();
+    w.EndObject();
+    return;
+  }
+  if (c.load.mode == LoadMode::kRate) {
+    put_number(w, "request_rate", c.load.rate);
+    put_string(w, "arrival_pattern", to_string(c.load.arrival));
+  }
   w.Key("concurrency");  // mode rate: the cap on conversations in flight
   w.Int64(c.load.concurrency);
   if (c.load.requests) {
@@ -205,7 +279,8 @@ std::string csv_name(const Exported& e) {
 }  // namespace
 
 std::string aiperf_profile_json(const MetricsSnapshot& snapshot, const Config& config,
-                                const AiperfProvenance& p, std::string_view url) {
+                                const AiperfProvenance& p, std::string_view url,
+                                const std::vector<StageConfig>* stages_run) {
   rapidjson::StringBuffer buffer;
   Pretty w(buffer);
   w.SetIndent(' ', 2);
@@ -215,7 +290,7 @@ std::string aiperf_profile_json(const MetricsSnapshot& snapshot, const Config& c
   put_string(w, "convoy_version", build_info::version());
   put_string(w, "benchmark_id", p.benchmark_id);
   for (const Exported& e : exported_metrics(snapshot)) write_metric(w, e);
-  write_input_config(w, config, url);
+  write_input_config(w, config, url, stages_run ? *stages_run : config.load.stages);
   write_run_info(w, config, p.benchmark_id);
   w.Key("was_cancelled");
   w.Bool(p.was_cancelled);
@@ -415,6 +490,133 @@ void AiperfRecordsWriter::write(const proto::Record& record, const RequestMetric
                                 std::string_view worker_id) {
   if (proto::session_release_only(record)) return;
   file_.write_line(aiperf_record_line(record, metrics, worker_id, wall_minus_steady_ns_));
+}
+
+namespace {
+
+rapidjson::Value json_text(std::string_view text, rapidjson::Document::AllocatorType& a) {
+  return rapidjson::Value(text.data(), static_cast<rapidjson::SizeType>(text.size()), a);
+}
+
+rapidjson::Value chat_message(const char* role, std::string_view content,
+                              rapidjson::Document::AllocatorType& a) {
+  rapidjson::Value m(rapidjson::kObjectType);
+  m.AddMember("role", rapidjson::StringRef(role), a);
+  m.AddMember("content", json_text(content, a), a);
+  return m;
+}
+
+// `json` parsed into a value of `a`; a null value when it is not JSON of `type`.
+rapidjson::Value parsed(const std::string& json, rapidjson::Type type,
+                        rapidjson::Document::AllocatorType& a) {
+  if (json.empty()) return {};
+  rapidjson::Document d(&a);
+  d.Parse(json.c_str(), json.size());
+  if (d.HasParseError() || d.GetType() != type) return {};
+  return rapidjson::Value(d, a);
+}
+
+// Top-level members of `src` replace or join those of `dst` (the worker's merge, one level).
+void merge_top_level(rapidjson::Value& dst, rapidjson::Value& src,
+                     rapidjson::Document::AllocatorType& a) {
+  if (!src.IsObject()) return;
+  for (auto& m : src.GetObject()) {
+    auto it = dst.FindMember(m.name);
+    if (it != dst.MemberEnd()) {
+      it->value = m.value;
+    } else {
+      dst.AddMember(m.name, m.value, a);
+    }
+  }
+}
+
+}  // namespace
+
+std::string aiperf_turn_payload(const proto::TargetSettings& target,
+                                const std::string& system_prompt, const proto::Turn& turn) {
+  rapidjson::Document body(rapidjson::kObjectType);
+  auto& a = body.GetAllocator();
+  body.AddMember("model", json_text(target.model, a), a);
+  rapidjson::Value messages = parsed(turn.messages_json, rapidjson::kArrayType, a);
+  switch (target.endpoint) {
+    case proto::Endpoint::kChat: {
+      rapidjson::Value list(rapidjson::kArrayType);
+      if (!system_prompt.empty()) list.PushBack(chat_message("system", system_prompt, a), a);
+      if (messages.IsArray()) {
+        for (auto& m : messages.GetArray()) list.PushBack(m, a);
+      } else {
+        list.PushBack(chat_message("user", turn.user_text, a), a);
+      }
+      body.AddMember("messages", list, a);
+      break;
+    }
+    case proto::Endpoint::kCompletions: {
+      std::string prompt = system_prompt;
+      if (!prompt.empty() && !turn.user_text.empty()) prompt += '\n';
+      body.AddMember("prompt", json_text(prompt + turn.user_text, a), a);
+      break;
+    }
+    case proto::Endpoint::kEmbeddings:
+      body.AddMember("input", json_text(turn.user_text, a), a);
+      break;
+  }
+  if (target.endpoint != proto::Endpoint::kEmbeddings) {
+    if (turn.max_tokens > 0) {
+      const bool completion_key =
+          target.endpoint == proto::Endpoint::kChat && target.max_completion_tokens;
+      body.AddMember(rapidjson::StringRef(completion_key ? "max_completion_tokens" : "max_tokens"),
+                     rapidjson::Value(turn.max_tokens), a);
+    }
+    body.AddMember("stream", rapidjson::Value(target.streaming), a);
+    if (target.streaming && target.use_server_token_counts) {
+      rapidjson::Value options(rapidjson::kObjectType);
+      options.AddMember("include_usage", rapidjson::Value(true), a);
+      body.AddMember("stream_options", options, a);
+    }
+  }
+  rapidjson::Value extra = parsed(target.extra_body_json, rapidjson::kObjectType, a);
+  merge_top_level(body, extra, a);
+  rapidjson::Value turn_extra = parsed(turn.extra_json, rapidjson::kObjectType, a);
+  merge_top_level(body, turn_extra, a);
+  rapidjson::StringBuffer buffer;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
+  body.Accept(w);
+  std::string out(buffer.GetString(), buffer.GetSize());
+  sanitize_utf8_in_place(out);
+  return out;
+}
+
+AiperfInputsWriter::AiperfInputsWriter(const std::filesystem::path& path,
+                                       proto::TargetSettings target)
+    : file_(path, "sessions", RecordsWriter::kFlushBytes), target_(std::move(target)) {
+  file_.write_line("{\"data\": [");
+}
+
+void AiperfInputsWriter::write_session(std::string_view session_id,
+                                       const proto::Conversation& conversation) {
+  if (closed_) return;
+  rapidjson::StringBuffer id;
+  rapidjson::Writer<rapidjson::StringBuffer> w(id);
+  w.String(session_id.data(), static_cast<rapidjson::SizeType>(session_id.size()));
+  std::string line = sessions_ > 0 ? "," : "";
+  line += "{\"session_id\": ";
+  line.append(id.GetString(), id.GetSize());
+  line += ", \"payloads\": [";
+  for (size_t i = 0; i < conversation.turns.size(); ++i) {
+    if (i > 0) line += ", ";
+    line += aiperf_turn_payload(target_, conversation.system_prompt, conversation.turns[i]);
+  }
+  line += "]}";
+  sanitize_utf8_in_place(line);
+  file_.write_line(line);
+  ++sessions_;
+}
+
+void AiperfInputsWriter::close() {
+  if (closed_) return;
+  closed_ = true;
+  file_.write_line("]}");
+  file_.close();
 }
 
 }  // namespace convoy::controller

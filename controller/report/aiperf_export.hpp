@@ -19,6 +19,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "controller/config/config.hpp"
 #include "controller/report/jsonl_writer.hpp"
@@ -33,6 +34,7 @@ inline constexpr const char* kAiperfSchemaVersion = "1.5";
 inline constexpr const char* kAiperfJsonFile = "profile_export_aiperf.json";
 inline constexpr const char* kAiperfCsvFile = "profile_export_aiperf.csv";
 inline constexpr const char* kAiperfRecordsFile = "profile_export.jsonl";
+inline constexpr const char* kAiperfInputsFile = "inputs.json";
 
 // The run's identity, as summary.json has it (summary_writer.hpp SummaryExtras).
 struct AiperfProvenance {
@@ -45,11 +47,15 @@ struct AiperfProvenance {
 // profile_export_aiperf.json: schema_version, aiperf_version ("convoy <version>": the tool that
 // wrote it), convoy_version, benchmark_id, one block per AIPerf metric tag (record metrics:
 // unit, avg, p1..p99, min, max, std, count, sum; aggregates and derived: unit, avg),
-// input_config {endpoint, loadgen} (AIPerf's UserConfig names, the fields convoy has),
+// input_config {endpoint, loadgen} (AIPerf's UserConfig names, the fields convoy has; a load
+// profile's loadgen holds the levels its stages ran at: `concurrency: [4, 48]`),
 // run_info, was_cancelled, error_summary, start_time, end_time.
 // `url`: the target's base url as resolved (target.url mock: the mock's address).
+// `stages_run`: the stages as they ran (a search's steps are known only then); null: the
+// config's own load.stages.
 std::string aiperf_profile_json(const MetricsSnapshot& snapshot, const Config& config,
-                                const AiperfProvenance& provenance, std::string_view url);
+                                const AiperfProvenance& provenance, std::string_view url,
+                                const std::vector<StageConfig>* stages_run = nullptr);
 // profile_export_aiperf.csv: "Metric,avg,min,max,sum,p1,...,p99,std" rows of the record
 // metrics ("Header (unit)"), a blank line, then "Metric,Value" rows of the others; both sorted
 // by tag, numbers as AIPerf formats them (integers bare, others with two decimals).
@@ -85,6 +91,35 @@ class AiperfRecordsWriter {
  private:
   JsonlWriter file_;
   int64_t wall_minus_steady_ns_;
+};
+
+// One turn's request body as inputs.json holds it: what the worker sends for the turn
+// (worker/request_builder.cpp: model; messages with the system prompt, or the prompt, or the
+// input; max_tokens or max_completion_tokens; stream and stream_options; target.extra_body and
+// the turn's extra_json merged on top) without the conversation's history, as AIPerf formats
+// each dataset turn alone. A turn's messages_json that is not a JSON array is sent as user text.
+std::string aiperf_turn_payload(const proto::TargetSettings& target,
+                                const std::string& system_prompt, const proto::Turn& turn);
+
+// Streams inputs.json, AIPerf's InputsFile (ai-dynamo/aiperf
+// src/aiperf/common/models/dataset_models.py InputsFile, SessionPayloads; written by the dataset
+// manager's _generate_inputs_json_file): {"data": [{"session_id", "payloads": [...]}, ...]}, one
+// session per line, with the failure contract of the JSON Lines outputs (exit 3 naming it).
+// session_id is the conversation's correlation id (X-Correlation-ID, profile_export.jsonl's
+// x_correlation_id); payloads one per turn (aiperf_turn_payload).
+class AiperfInputsWriter {
+ public:
+  AiperfInputsWriter(const std::filesystem::path& path, proto::TargetSettings target);
+  void write_session(std::string_view session_id, const proto::Conversation& conversation);
+  void close();  // ends the document; idempotent
+  std::optional<OutputError> failure() const { return file_.failure(); }
+  int64_t sessions() const { return sessions_; }
+
+ private:
+  JsonlWriter file_;
+  proto::TargetSettings target_;
+  int64_t sessions_ = 0;
+  bool closed_ = false;
 };
 
 }  // namespace convoy::controller

@@ -210,7 +210,9 @@ void add_slice_and_aiperf_files(const ReportInputs& in, const SummaryExtras& ext
   if (!in.config.output.aiperf_export) return;
   AiperfProvenance p{extras.benchmark_id, extras.start_time, extras.end_time, extras.was_cancelled};
   files.push_back({kAiperfJsonFile, [&in, p](const auto&) {
-                     return aiperf_profile_json(in.snapshot, in.config, p, in.url);
+                     std::vector<StageConfig> ran;  // a search's steps exist only as run
+                     for (const StageFacts& st : in.facts.stages) ran.push_back(st.config);
+                     return aiperf_profile_json(in.snapshot, in.config, p, in.url, &ran);
                    }});
   files.push_back({kAiperfCsvFile, [&](const auto&) { return aiperf_profile_csv(in.snapshot); }});
 }

@@ -57,6 +57,7 @@ class Assigner : public RecordOutput {
   bool idle() const { return in_flight_.empty(); }
   size_t in_flight() const { return in_flight_.size(); }
   size_t running() const { return in_flight_.running(); }
+  const Dataset& dataset() const { return *dataset_; }  // AIPerf's inputs.json reads it again
   bool exhausted() const { return !scheduler_ || scheduler_->exhausted(); }
   bool budget_spent() const { return budget_.used(); }
   bool budget_limited() const { return budget_.limited(); }

@@ -1,5 +1,8 @@
 #include "controller/run/record_outputs.hpp"
 
+#include <exception>
+
+#include "common/log.hpp"
 #include "controller/live/live_metrics.hpp"
 #include "controller/report/run_facts.hpp"
 #include "controller/run/progress.hpp"
@@ -28,6 +31,31 @@ void LiveOutput::on_record(const RecordEvent& e) {
 
 void ProgressOutput::on_record(const RecordEvent& e) {
   if (!e.release_only) progress_.on_record(e.record);
+}
+
+void AiperfRecordsOutput::on_record(const RecordEvent& e) {
+  writer_.write(e.record, e.metrics, e.worker_id);
+  // A family's lead names the session (a sub-agent's records carry their own ids).
+  if (e.record.subagent < 0)
+    sessions_.emplace(e.record.conversation_index, e.record.x_correlation_id);
+}
+
+void AiperfRecordsOutput::close() {
+  writer_.close();
+  // A cycled dataset repeats its conversations under new ids: index modulo the size.
+  for (const auto& [index, session_id] : sessions_) {
+    try {
+      inputs_.write_session(session_id, dataset_.conversation(index % dataset_.size()));
+    } catch (const std::exception& e) {  // a dataset file changed under the run
+      log_warn("inputs.json: conversation ", index, " could not be read again: ", e.what());
+    }
+  }
+  inputs_.close();
+}
+
+std::optional<OutputError> AiperfRecordsOutput::failure() const {
+  if (auto e = writer_.failure()) return e;
+  return inputs_.failure();
 }
 
 }  // namespace convoy::controller

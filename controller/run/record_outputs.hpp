@@ -3,10 +3,14 @@
 // profile_export.jsonl, the live metrics, the progress line).
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
+#include <map>
 #include <optional>
+#include <string>
 #include <string_view>
 
+#include "controller/dataset/dataset.hpp"
 #include "controller/report/aiperf_export.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/records_writer.hpp"
@@ -55,19 +59,28 @@ class RecordsFileOutput : public RecordOutput {
   RecordsWriter writer_;
 };
 
-// AIPerf's profile_export.jsonl (output.aiperf_export).
+// AIPerf's profile_export.jsonl and inputs.json (output.aiperf_export). inputs.json holds the
+// turns of every conversation the run sent a request of, read again from the dataset when the
+// run closes (only their index and session id are kept meanwhile).
 class AiperfRecordsOutput : public RecordOutput {
  public:
   // `wall_minus_steady_ns`: the run's clock mapped to the wall clock (wall_minus_steady_ns()).
-  AiperfRecordsOutput(const std::filesystem::path& path, int64_t wall_minus_steady_ns)
-      : writer_(path, wall_minus_steady_ns) {}
-  void on_record(const RecordEvent& e) override { writer_.write(e.record, e.metrics, e.worker_id); }
+  // `dir`: the run's output folder; `dataset` outlives the output.
+  AiperfRecordsOutput(const std::filesystem::path& dir, int64_t wall_minus_steady_ns,
+                      const Dataset& dataset, const proto::TargetSettings& target)
+      : writer_(dir / kAiperfRecordsFile, wall_minus_steady_ns),
+        inputs_(dir / kAiperfInputsFile, target),
+        dataset_(dataset) {}
+  void on_record(const RecordEvent& e) override;
   void flush() override { writer_.flush(); }
-  void close() override { writer_.close(); }
-  std::optional<OutputError> failure() const override { return writer_.failure(); }
+  void close() override;
+  std::optional<OutputError> failure() const override;
 
  private:
   AiperfRecordsWriter writer_;
+  AiperfInputsWriter inputs_;
+  const Dataset& dataset_;
+  std::map<uint64_t, std::string> sessions_;  // conversation index -> its correlation id
 };
 
 // The live metrics (output.metrics_listen): requests by worker, stage and outcome, started

@@ -514,8 +514,8 @@ void Run::build_pipeline() {
   if (config_.output.aiperf_export) {
     // Its epoch times: the run's clock, mapped to the wall clock once, here.
     pipeline_.add(std::make_unique<AiperfRecordsOutput>(
-        id_.out_dir / kAiperfRecordsFile,
-        wall_minus_steady_ns(std::chrono::system_clock::now(), now())));
+        id_.out_dir, wall_minus_steady_ns(std::chrono::system_clock::now(), now()),
+        assigner_->dataset(), config_.target));
   }
   if (live_) pipeline_.add(std::make_unique<LiveOutput>(*live_));
   pipeline_.add(std::make_unique<ProgressOutput>(progress_));
@@ -570,6 +570,8 @@ int Run::finish() {
                   std::move(output_errors)};
   int code = write_run_report(in);
   if (const std::string line = facts_.sessions.console_line(); !line.empty()) log_info(line);
+  // output.metrics_linger_s: the last scrape sees the final counters (none after Ctrl-C).
+  if (live_ && !ending_.interrupted) live_->linger(config_.output.metrics_linger_s, stop_requested);
   // An output that could not be written outranks the rest: what the user would act on is
   // not all there.
   if (code == kExitIncomplete) return code;

@@ -1,10 +1,11 @@
 // End to end: a run against the bundled mock with output.slice_s and
 // output.aiperf_export writes summary.json's provenance and time slices, timeslices.csv and
-// AIPerf's three export files, and they agree with each other.
+// AIPerf's three export files and its inputs.json, and they agree with each other.
 #include <doctest/doctest.h>
 #include <rapidjson/document.h>
 
 #include <filesystem>
+#include <map>
 #include <regex>
 #include <string>
 
@@ -76,6 +77,26 @@ TEST_CASE("aiperf_export and slice_s against the mock write AIPerf's files and t
     CHECK(meta["request_start_ns"].GetInt64() > 1'600'000'000'000'000'000);  // epoch, not steady
     CHECK(meta["request_end_ns"].GetInt64() >= meta["request_start_ns"].GetInt64());
     CHECK(std::string(meta["benchmark_phase"].GetString()) == "profiling");
+  }
+
+  // inputs.json: one session per conversation sent, named by its correlation id, one payload
+  // per turn of it (every turn of the quickstart's conversations is sent).
+  const rapidjson::Document inputs = read_json(out / "inputs.json");
+  REQUIRE_FALSE(inputs.HasParseError());
+  REQUIRE(inputs["data"].IsArray());
+  std::map<std::string, size_t> turns_sent;
+  for (const auto& r : records) ++turns_sent[r["x_correlation_id"].GetString()];
+  CHECK(inputs["data"].Size() == turns_sent.size());
+  for (const auto& session : inputs["data"].GetArray()) {
+    const std::string sid = session["session_id"].GetString();
+    CAPTURE(sid);
+    REQUIRE(turns_sent.count(sid) == 1);
+    CHECK(session["payloads"].Size() == turns_sent[sid]);
+    const auto& first = session["payloads"][0];
+    CHECK(std::string(first["model"].GetString()) == "mock-model");
+    CHECK(first["stream"].GetBool());
+    const auto& messages = first["messages"];
+    CHECK(std::string(messages[messages.Size() - 1]["role"].GetString()) == "user");
   }
   fs::remove_all(out);
 }

@@ -67,7 +67,13 @@ TEST_CASE("convoy compare of two real runs writes the table, compare.json and co
   INFO(r.output);
   REQUIRE(r.rc == 0);
   CHECK(r.output.find("baseline: c2") != std::string::npos);
-  CHECK(r.output.find("time_to_first_token p50") != std::string::npos);
+  CHECK(r.output.find("Time to First Token p50") != std::string::npos);  // report.html's name
+  // Every console line fits 120 columns.
+  for (size_t at = 0, end = 0; at < r.output.size(); at = end + 1) {
+    end = r.output.find('\n', at);
+    if (end == std::string::npos) end = r.output.size();
+    CHECK(end - at <= 120);
+  }
   const auto doc = read_json(out / "compare.json");
   REQUIRE_FALSE(doc.HasParseError());
   CHECK(std::string(doc["mode"].GetString()) == "runs");
@@ -88,6 +94,11 @@ TEST_CASE("convoy compare of two real runs writes the table, compare.json and co
   }
   const rapidjson::Value* ttft = metric_row(doc, "time_to_first_token", "p99");
   REQUIRE(ttft);
+  // Both runs kept records.jsonl: a percentile is judged on its rank interval, with the count.
+  CHECK(std::string((*ttft)["noise"][1]["method"].GetString()) == "rank_interval");
+  CHECK((*ttft)["counts"][1].GetInt64() ==
+        read_json(b / "summary.json")["time_to_first_token"]["count"].GetInt64());
+  CHECK((*ttft)["intervals"][0][0].GetDouble() <= (*ttft)["values"][0].GetDouble());
   const auto summary_b = read_json(b / "summary.json");
   CHECK((*ttft)["values"][1].GetDouble() == summary_b["time_to_first_token"]["p99"].GetDouble());
   bool concurrency_differs = false;

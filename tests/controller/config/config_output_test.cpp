@@ -52,3 +52,13 @@ TEST_CASE("output: an IPv6 metrics_listen is refused at load, saying why and wha
   CHECK(parse_config("output: {metrics_listen: '127.0.0.1:0'}\n", "c.yaml", {})
             .output.metrics_listen.value_or("") == "127.0.0.1:0");
 }
+
+TEST_CASE("output: metrics_linger_s defaults to 0 and takes 0 to 3600 seconds") {
+  CHECK(parse_config("name: x\n", "c.yaml", {}).output.metrics_linger_s == 0);
+  CHECK(
+      parse_config("output: {metrics_listen: '127.0.0.1:0', metrics_linger_s: 15}\n", "c.yaml", {})
+          .output.metrics_linger_s == 15);
+  CHECK_ERROR("output:\n  metrics_linger_s: 3601\n", "c.yaml:2", "output.metrics_linger_s", "3600");
+  CHECK_ERROR("output:\n  metrics_linger_s: -1\n", "c.yaml:2", "output.metrics_linger_s");
+  CHECK_ERROR("output:\n  metrics_linger_s: soon\n", "c.yaml:2", "output.metrics_linger_s");
+}

@@ -219,3 +219,115 @@ TEST_CASE("wall_minus_steady_ns maps the run clock onto the epoch") {
   CHECK(convoy::controller::wall_minus_steady_ns(wall, 0) == 1'700'000'000'000'000'000);
   CHECK(convoy::controller::wall_minus_steady_ns(wall, 5'000) == 1'700'000'000'000'000'000 - 5'000);
 }
+
+TEST_CASE("profile_export_aiperf.json's input_config holds the levels a load profile ran at") {
+  auto loadgen_of = [](const Config& config, const std::vector<convoy::StageConfig>* ran) {
+    const std::string text = convoy::controller::aiperf_profile_json(
+        export_snapshot(), config, provenance(), "http://127.0.0.1:8000", ran);
+    rapidjson::Document doc = parse_json(text);
+    REQUIRE_FALSE(doc.HasParseError());
+    rapidjson::Document loadgen;
+    loadgen.CopyFrom(doc["input_config"]["loadgen"], loadgen.GetAllocator());
+    return loadgen;
+  };
+  SUBCASE("stages at 4 and 48: both levels, not the unused default 16") {
+    const Config staged = convoy::parse_config(
+        "load:\n  stages:\n    - {name: low, concurrency: 4, duration_s: 5}\n"
+        "    - {name: high, concurrency: 48, duration_s: 5}\n",
+        "c.yaml");
+    const rapidjson::Document g = loadgen_of(staged, nullptr);
+    REQUIRE(g["concurrency"].IsArray());
+    REQUIRE(g["concurrency"].Size() == 2);
+    CHECK(g["concurrency"][0].GetInt64() == 4);
+    CHECK(g["concurrency"][1].GetInt64() == 48);
+    CHECK(g["benchmark_duration"].GetDouble() == 5);
+    CHECK_FALSE(g.HasMember("request_rate"));
+  }
+  SUBCASE("a rate sweep: its rates, the per-step end and the cooldown between steps") {
+    const Config sweep = convoy::parse_config(
+        "load:\n  sweep:\n    rate: [2, 4, 8]\n    requests: 30\n    settle_s: 1.5\n", "c.yaml");
+    const rapidjson::Document g = loadgen_of(sweep, nullptr);
+    REQUIRE(g["request_rate"].IsArray());
+    CHECK(g["request_rate"].Size() == 3);
+    CHECK(g["request_rate"][2].GetDouble() == 8);
+    CHECK_FALSE(g.HasMember("concurrency"));
+    CHECK(g["request_count"].GetInt64() == 30);
+    CHECK(g["parameter_sweep_cooldown_seconds"].GetDouble() == 1.5);
+  }
+  SUBCASE("a search: the steps it ran, each level once") {
+    const Config search = convoy::parse_config(
+        "load:\n  search: {vary: concurrency, low: 1, high: 64, step_duration_s: 2, "
+        "slo: {time_to_first_token: {p99: 500}}}\n",
+        "c.yaml");
+    std::vector<convoy::StageConfig> ran(4);
+    const double values[] = {1, 64, 32, 32};
+    for (size_t i = 0; i < ran.size(); ++i) {
+      ran[i].value = values[i];
+      ran[i].duration_s = 2;
+    }
+    const rapidjson::Document g = loadgen_of(search, &ran);
+    REQUIRE(g["concurrency"].IsArray());
+    CHECK(g["concurrency"].Size() == 3);
+    CHECK(g["concurrency"][1].GetInt64() == 64);
+  }
+  SUBCASE("a single level keeps AIPerf's plain number") {
+    Config single;
+    single.load.concurrency = 8;
+    const rapidjson::Document g = loadgen_of(single, nullptr);
+    CHECK(g["concurrency"].GetInt64() == 8);
+  }
+}
+
+TEST_CASE(
+    "inputs.json holds AIPerf's InputsFile: one session per conversation, a payload per turn") {
+  convoy::proto::TargetSettings target;
+  target.model = "m";
+  target.extra_body_json = R"({"ignore_eos": true, "stream": false})";
+  convoy::proto::Conversation c;
+  c.system_prompt = "be brief";
+  c.turns.resize(2);
+  c.turns[0].user_text = "hello \"there\"";
+  c.turns[0].max_tokens = 16;
+  c.turns[1].messages_json = R"([{"role": "user", "content": "again"}])";
+  c.turns[1].extra_json = R"({"temperature": 0})";
+  TempDir dir("convoy-aiperf-inputs-");
+  const fs::path path = dir.path() / "inputs.json";
+  {
+    convoy::controller::AiperfInputsWriter writer(path, target);
+    writer.write_session("cid-1", c);
+    writer.write_session("cid-2", c);
+    writer.close();
+    CHECK(writer.sessions() == 2);
+    CHECK_FALSE(writer.failure());
+  }
+  const rapidjson::Document doc = read_json(path);
+  REQUIRE_FALSE(doc.HasParseError());
+  REQUIRE(doc["data"].Size() == 2);
+  const auto& s = doc["data"][1];
+  CHECK(std::string(s["session_id"].GetString()) == "cid-2");
+  REQUIRE(s["payloads"].Size() == 2);
+  const auto& p0 = s["payloads"][0];
+  CHECK(std::string(p0["model"].GetString()) == "m");
+  REQUIRE(p0["messages"].Size() == 2);  // the system prompt, then the turn alone
+  CHECK(std::string(p0["messages"][0]["role"].GetString()) == "system");
+  CHECK(std::string(p0["messages"][1]["content"].GetString()) == "hello \"there\"");
+  CHECK(p0["max_tokens"].GetInt64() == 16);
+  CHECK(p0["ignore_eos"].GetBool());
+  CHECK_FALSE(p0["stream"].GetBool());  // target.extra_body wins, as in the worker's body
+  const auto& p1 = s["payloads"][1];
+  CHECK(std::string(p1["messages"][1]["content"].GetString()) == "again");
+  CHECK(p1["temperature"].GetInt() == 0);
+  CHECK_FALSE(p1.HasMember("max_tokens"));
+
+  target.endpoint = convoy::proto::Endpoint::kCompletions;
+  target.extra_body_json = "{}";
+  const rapidjson::Document completion =
+      parse_json(convoy::controller::aiperf_turn_payload(target, c.system_prompt, c.turns[0]));
+  CHECK(std::string(completion["prompt"].GetString()) == "be brief\nhello \"there\"");
+  CHECK(completion["stream_options"]["include_usage"].GetBool());
+  target.endpoint = convoy::proto::Endpoint::kEmbeddings;
+  const rapidjson::Document embedding =
+      parse_json(convoy::controller::aiperf_turn_payload(target, c.system_prompt, c.turns[0]));
+  CHECK(std::string(embedding["input"].GetString()) == "hello \"there\"");
+  CHECK_FALSE(embedding.HasMember("stream"));
+}
