@@ -3,6 +3,7 @@
 // answer 401 or have no /v1/models; a mistyped subcommand; the help texts.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -169,7 +170,8 @@ TEST_CASE("the check before traffic: a server without /v1/models is a warning, t
     return chat_completion_reply();
   });
   auto args = short_profile(server.url(), dir.path() / "out", "3");
-  args.insert(args.end(), {"--model", "m", "--no-streaming", "--concurrency", "1"});
+  args.insert(args.end(), {"--model", "m", "--no-streaming"});
+  *(std::find(args.begin(), args.end(), "--concurrency") + 1) = "1";  // one connection at a time
   const ConvoyResult r = run_convoy_cli(args);
   INFO(r.output);
   CHECK(r.rc == 0);

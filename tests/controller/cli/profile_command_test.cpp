@@ -110,7 +110,7 @@ TEST_CASE("convoy profile takes AIPerf's spellings of the same flags") {
   CHECK(parsed_profile_flags({"--num-requests", "4"}).requests == "4");
 }
 
-TEST_CASE("--request-rate counts requests: load.rate is divided by the turns") {
+TEST_CASE("convoy profile --request-rate counts requests: load.rate is divided by the turns") {
   const ProfilePlan plan =
       plan_profile(parsed_profile_flags({"--request-rate", "8", "--turns", "4"}), "m");
   const Config c = load_profile(plan);
@@ -150,7 +150,7 @@ TEST_CASE("convoy profile errors name the flag") {
   CHECK_THROWS_AS(parsed_profile_flags({"--concurency", "2"}), CLI::ParseError);
 }
 
-TEST_CASE("--print-config's YAML loads into the same config") {
+TEST_CASE("convoy profile --print-config YAML loads into the same config") {
   const ProfileFlags flags =
       parsed_profile_flags({"--url", "localhost:8000", "--request-rate", "6", "--turns", "3",
                             "--osl", "32", "--no-streaming", "-o", "out"});
