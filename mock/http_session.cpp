@@ -118,12 +118,14 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (path == "/v1/chat/completions") return post ? generate(Endpoint::kChat) : not_allowed();
     if (path == "/v1/completions") return post ? generate(Endpoint::kCompletions) : not_allowed();
     if (path == "/v1/embeddings") return post ? generate(Endpoint::kEmbeddings) : not_allowed();
+    // Not in the request log: convoy's check before a run lists the models (GET /v1/models),
+    // and the log holds what the benchmark itself sent.
+    if (path == "/v1/models" && get) {
+      return respond_json(200, models_response(ctx_.options.model, ctx_.created_s));
+    }
     log_request(nullptr);
     if (path == "/tokenize" && ctx_.options.tokenize) return post ? tokenize() : not_allowed();
-    if (path == "/v1/models") {
-      return get ? respond_json(200, models_response(ctx_.options.model, ctx_.created_s))
-                 : not_allowed();
-    }
+    if (path == "/v1/models") return not_allowed();
     if (path == "/health") {
       return get ? respond_json(200, health_response(ctx_.options.model, ctx_.options.workers))
                  : not_allowed();

@@ -8,12 +8,16 @@
 #include "common/log.hpp"
 #include "controller/cli/cli_aliases.hpp"
 #include "controller/cli/keygen.hpp"
+#include "controller/cli/profile_command.hpp"
 #include "controller/compare/compare.hpp"
 #include "controller/config/config.hpp"
+#include "controller/config/did_you_mean.hpp"
 #include "controller/dataset/dataset.hpp"
 #include "controller/report/run_report.hpp"
 #include "controller/run/expected_duration.hpp"
+#include "controller/run/preflight.hpp"
 #include "controller/run/run.hpp"
+#include "controller/run/target_probe.hpp"
 
 namespace convoy::controller {
 
@@ -67,9 +71,60 @@ int run_command(const RunFlags& f, bool controller_only) {
   return run_benchmark(options);
 }
 
+const char* const kRunHelpFooter = R"(
+Examples:
+  convoy run configs/quickstart.yaml                      # the bundled mock: no server needed
+  convoy run my.yaml -o results/today
+  convoy run my.yaml --set load.concurrency=32 --set target.model=my-model
+  convoy validate my.yaml --check-target                  # check it first, send nothing
+
+Before any traffic convoy checks the target: GET {url}/v1/models with the key of
+target.api_key_env. A refused key, a model the server does not serve or a url that already
+ends in /chat/completions exits 2 and sends nothing. No config file yet: convoy profile --help.
+
+Exit codes: 0 ok, 1 the run failed a fail_on criterion (or no request succeeded),
+2 bad input (nothing was sent), 3 the run could not complete (no workers, target
+unreachable, an output file not written), 130 interrupted (partial results written).
+Docs: docs/quickstart.md, docs/config.md (every key), docs/report.md (the outputs).
+)";
+
+// The subcommands, for "did you mean" on a mistyped one.
+const std::vector<std::string_view> kSubcommands = {"run",     "controller", "validate",
+                                                    "profile", "keygen",     "compare"};
+
+// A first argument that is no subcommand nor an option: exit 2 with the closest name.
+std::optional<int> unknown_subcommand(int argc, char** argv) {
+  if (argc < 2 || argv[1][0] == '-') return std::nullopt;
+  const std::string_view typed = argv[1];
+  for (auto name : kSubcommands) {
+    if (typed == name) return std::nullopt;
+  }
+  std::cerr << "convoy: error: unknown command '" << typed << "'";
+  if (auto close = closest_match(typed, kSubcommands)) {
+    std::cerr << ": did you mean '" << *close << "'?";
+  }
+  std::cerr << " (commands: run, profile, validate, compare, controller, keygen; convoy "
+               "--help)\n";
+  return kExitBadInput;
+}
+
+// `convoy validate`'s --check-target: the check a run makes before traffic, alone.
+int check_target(const Config& c) {
+  if (c.target.urls.empty() && c.target.url == "mock") {
+    std::cout << "# target.url is mock: the bundled mock is started by the run, nothing to check\n";
+    return kExitOk;
+  }
+  if (!targets_reachable_at_start(c)) return kExitIncomplete;
+  if (!target_passes_preflight(c)) return kExitBadInput;
+  std::cout << "# target: reachable, the key accepted and target.model served (or not checked: "
+               "see the warnings above)\n";
+  return kExitOk;
+}
+
 }  // namespace
 
 int cli_main(int argc, char** argv) {
+  if (auto rc = unknown_subcommand(argc, argv)) return *rc;
   CLI::App app{"convoy: a distributed load generator for OpenAI-compatible LLM servers"};
   app.require_subcommand(1);
   app.set_version_flag("--version", build_info::version_line("convoy"));
@@ -78,6 +133,12 @@ int cli_main(int argc, char** argv) {
   auto* run = app.add_subcommand(
       "run", "Run a benchmark: controller + local workers (+ the bundled mock for url: mock)");
   add_run_flags(run, run_flags);
+  run->footer(kRunHelpFooter);
+
+  ProfileFlags profile_flags;
+  auto* profile = app.add_subcommand(
+      "profile", "Run a benchmark from flags alone, no config file: convoy profile --url URL");
+  add_profile_flags(profile, profile_flags);
 
   RunFlags ctl_flags;
   auto* ctl = app.add_subcommand(
@@ -92,6 +153,10 @@ int cli_main(int argc, char** argv) {
   val->add_flag(kFlagConvAwareNames, val_flags.conv_aware, kHelpConvAware);
   val->add_flag(kFlagLegacy, val_flags.legacy, kHelpLegacy);
   val->add_option(kFlagTimeout, val_flags.timeout_text, kHelpTimeout);
+  bool check_target_flag = false;
+  val->add_flag("--check-target", check_target_flag,
+                "Also check the target as a run does before traffic (GET /v1/models with the "
+                "key): exit 2 on a refused key, an unserved model or a doubled path");
 
   std::string keygen_dir;
   int keygen_workers = 1;
@@ -122,6 +187,7 @@ int cli_main(int argc, char** argv) {
   try {
     if (*run) return run_command(run_flags, false);
     if (*ctl) return run_command(ctl_flags, true);
+    if (*profile) return profile_main(profile_flags);
     if (*val) {
       Config c = load_with_flags(val_flags);
       // The dataset too: the same streaming validation pass a run makes, so that a bad row is
@@ -131,6 +197,7 @@ int cli_main(int argc, char** argv) {
                 << " conversation(s) in the dataset)\n# "
                 << expected_duration_line(c, conversations) << "\n"
                 << to_yaml(with_urls_redacted(c));
+      if (check_target_flag) return check_target(c);
       return kExitOk;
     }
     if (*keygen) return write_curve_keys(keygen_dir, keygen_workers);

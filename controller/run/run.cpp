@@ -23,6 +23,7 @@
 #include "controller/report/run_report.hpp"
 #include "controller/run/assigner.hpp"
 #include "controller/run/output_dir.hpp"
+#include "controller/run/preflight.hpp"
 #include "controller/run/profile_driver.hpp"
 #include "controller/run/progress.hpp"
 #include "controller/run/record_outputs.hpp"
@@ -138,6 +139,7 @@ class Run {
   int finish();
 
   const RunOptions& options_;
+  const bool check_target_;  // RunSeams::check_target
   Config config_;
   Identity id_;
   RunFacts facts_;
@@ -158,6 +160,7 @@ class Run {
 
 Run::Run(const RunOptions& options, const RunSeams& seams)
     : options_(options),
+      check_target_(seams.check_target),
       config_(options.config),
       id_{seams.clock ? seams.clock : steady_now_ns, {}, {}, {}, 0},
       plane_(seams.context, seams.liveness, id_.clock, config_, facts_),
@@ -597,6 +600,8 @@ int Run::execute() {
   } else {
     id_.url = config_.target.urls.empty() ? config_.target.url : config_.target.urls.front();
     if (!targets_reachable_at_start(config_)) return kExitIncomplete;
+    // Before the session probe and any worker (a refused key would fail every request).
+    if (check_target_ && !target_passes_preflight(config_)) return kExitBadInput;
   }
   // session_routing: auto learns its mode from the target now, before any worker exists.
   const std::string routing_error = resolve_session_routing(

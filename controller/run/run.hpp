@@ -36,6 +36,9 @@ struct RunSeams {
                                       // caller's context lets its sockets use inproc://
   std::function<int64_t()> clock;     // steady nanoseconds (empty: std::chrono::steady_clock)
   Liveness liveness;                  // heartbeat period, misses before lost, clock re-check
+  // The check before traffic (preflight.hpp: GET /v1/models). Off only for tests whose target
+  // is a bare listening socket that never answers HTTP.
+  bool check_target = true;
 };
 
 // Runs and returns the process exit code. Throws only for bad input found before any traffic.

@@ -52,6 +52,8 @@ class TinyHttpServer {
 
   std::string url() const { return "http://127.0.0.1:" + std::to_string(port_); }
   int requests() const { return requests_.load(); }
+  // GET .../v1/models requests (convoy's check before traffic), not in requests().
+  int models_requests() const { return models_requests_.load(); }
 
   // "HTTP/1.1 <status>" with the given headers and body, Content-Length and Connection: close.
   static std::string reply(const std::string& status, const std::string& headers,
@@ -116,7 +118,13 @@ class TinyHttpServer {
     while (request.size() < header_end + 4 + content_length) {
       if (!read_more(fd, request)) return;
     }
-    send_all(fd, responder_(request, requests_.fetch_add(1)));
+    // convoy's check before a run (GET /v1/models) is answered but not counted: requests() is
+    // what the run itself sent.
+    const bool listing = request.rfind("GET ", 0) == 0 &&
+                         request.find(" HTTP/") > request.find("/v1/models") &&
+                         request.find("/v1/models") != std::string::npos;
+    if (listing) models_requests_.fetch_add(1);
+    send_all(fd, responder_(request, listing ? requests_.load() : requests_.fetch_add(1)));
     ::shutdown(fd, SHUT_WR);
     // Wait for the client to close so no unread byte turns our close into a reset.
     std::string rest;
@@ -125,6 +133,7 @@ class TinyHttpServer {
   }
 
   Responder responder_;
+  std::atomic<int> models_requests_{0};
   int listen_fd_ = -1;
   int port_ = 0;
   int wake_[2] = {-1, -1};

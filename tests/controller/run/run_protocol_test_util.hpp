@@ -109,6 +109,7 @@ class ControllerRun {
     options.quiet = true;
     options_ = std::move(options);
     seams_.context = &ctx_;
+    seams_.check_target = false;  // target_ listens but never answers GET /v1/models
     seams_.liveness.heartbeat_period_ns = kTestHeartbeatNs;
     seams_.liveness.missed_heartbeats = kTestMissedHeartbeats;
     seams_.liveness.clock_recheck_ns = 4 * kTestHeartbeatNs;
