@@ -53,14 +53,18 @@ std::string stage_text(const ViewStage& st, double stage_elapsed_s) {
   return text;
 }
 
+// Time left, rounded up: "0:00 left" only once nothing is.
+std::string left_text(double seconds) {
+  return clock_text(std::ceil(std::max(0.0, seconds))) + " left";
+}
+
 // The stage's progress: "0:12/0:30, 0:18 left", "0:12, requests 45/100", "settling".
 std::string stage_time_text(const ViewStage& st, double elapsed_s) {
   std::string text = clock_text(elapsed_s);
   if (st.settling) return text + ", settling";
   const StageConfig& c = st.config;
   if (c.duration_s) {
-    text += "/" + clock_text(*c.duration_s) + ", " +
-            clock_text(std::max(0.0, *c.duration_s - elapsed_s)) + " left";
+    text += "/" + clock_text(*c.duration_s) + ", " + left_text(*c.duration_s - elapsed_s);
   } else if (c.requests && st.count != 1) {
     text += ", requests " + count_of(st.requests_done, *c.requests);
   }
@@ -70,8 +74,7 @@ std::string stage_time_text(const ViewStage& st, double elapsed_s) {
 std::string run_time_text(const ViewSnapshot& s) {
   std::string text = "run " + clock_text(s.elapsed_s);
   if (s.run_total_s) {
-    text += "/" + clock_text(*s.run_total_s) + ", " +
-            clock_text(std::max(0.0, *s.run_total_s - s.elapsed_s)) + " left";
+    text += "/" + clock_text(*s.run_total_s) + ", " + left_text(*s.run_total_s - s.elapsed_s);
   }
   return text;
 }

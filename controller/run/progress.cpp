@@ -122,6 +122,14 @@ void Progress::print(int64_t now_ns, size_t in_flight_conversations, int64_t mea
   terminal_->draw(render_live_view(s, width - 1));
 }
 
+void Progress::finish(int64_t now_ns, size_t in_flight_conversations, int64_t measured_requests) {
+  if (terminal_ && !finished_) {
+    last_print_ns_ = now_ns - kRedrawPeriodNs;  // due now
+    print(now_ns, in_flight_conversations, measured_requests);
+  }
+  finish_line();
+}
+
 void Progress::finish_line() {
   finished_ = started_;
   if (!terminal_) return;

@@ -46,8 +46,10 @@ class Progress {
   // Draws when due: on a terminal at most every kRedrawPeriodNs, else every kPlainPeriodNs.
   // `measured_requests`: the run's one count (RecordPipeline::measured_requests()).
   void print(int64_t now_ns, size_t in_flight_conversations, int64_t measured_requests);
-  // The view stays as last drawn, is not drawn again, and log lines go to stderr again: call
-  // before the results.
+  // The run is over: the view is drawn a last time (on a terminal) and stays, nothing is drawn
+  // again, and log lines go to stderr again. Call before the results print.
+  void finish(int64_t now_ns, size_t in_flight_conversations, int64_t measured_requests);
+  // The same without a last frame.
   void finish_line();
 
   // What the view shows now (for tests and the plain line).

@@ -524,7 +524,8 @@ void Run::build_pipeline() {
 }
 
 int Run::finish() {
-  progress_.finish_line();  // the view stays as it was; what follows prints below it
+  // The view's last frame stays; what follows prints below it.
+  progress_.finish(now(), assigner_->running(), pipeline_.measured_requests());
   // Stop everything we started, in order: workers first (they may still flush), then the mock.
   plane_.local().stop_workers(3000);
   plane_.poll(  // late batches that arrived while workers exited

@@ -1,6 +1,7 @@
 #include "controller/run/worker_plane.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common/log.hpp"
 #include "controller/report/run_facts.hpp"
@@ -26,8 +27,9 @@ void WorkerPlane::announce_ready(int64_t t) {
   const size_t ready = registry_.count(WorkerState::kReady);
   if (announced_ready_ || static_cast<int>(ready) < config_.expected_workers()) return;
   announced_ready_ = true;
-  log_info(ready, " worker(s) ready (", sockets_->control_endpoint(), ", ",
-           static_cast<double>((t - opened_ns_) / 100'000'000) / 10, " s)");
+  char took[32];
+  std::snprintf(took, sizeof took, "%.1f s", static_cast<double>(t - opened_ns_) / 1e9);
+  log_info(ready, " worker(s) ready (", sockets_->control_endpoint(), ", ", took, ")");
 }
 
 void WorkerPlane::set_welcome(std::string run_id, proto::WorkerSettings settings) {

@@ -66,7 +66,7 @@ ViewSnapshot sweep_snapshot() {
 TEST_CASE("live view: a single stage at 80 columns") {
   const std::vector<std::string> lines = render_live_view(single_stage_snapshot(), 80);
   const std::vector<std::string> expected = {
-      "stage 1/1 measure (concurrency 8)  0:12/1:00, 0:47 left",
+      "stage 1/1 measure (concurrency 8)  0:12/1:00, 0:48 left",
       "requests 90: 88 ok, 2 failed  in flight 8  8.2 req/s  262 output tok/s",
       "TTFT p50 45.1 ms p99 121 ms  ITL p50 9.84 ms p99 15.2 ms  (last 5 s)",
       "errors: 2 http 503",
@@ -78,7 +78,7 @@ TEST_CASE("live view: a sweep's stage, run time left and errors by kind") {
   SUBCASE("80 columns: what does not fit is left out whole") {
     const std::vector<std::string> lines = render_live_view(sweep_snapshot(), 80);
     REQUIRE(lines.size() == 4);
-    CHECK(lines[0] == "stage 2/4 concurrency=8  0:12/0:30, 0:17 left  run 0:42/2:00, 1:17 left");
+    CHECK(lines[0] == "stage 2/4 concurrency=8  0:12/0:30, 0:18 left  run 0:42/2:00, 1:18 left");
     CHECK(lines[3] == "errors: 2 http 503, 1 timeout_mid_stream");
     for (const std::string& line : lines) CHECK(line.size() <= 80);
   }
@@ -86,7 +86,7 @@ TEST_CASE("live view: a sweep's stage, run time left and errors by kind") {
     const std::vector<std::string> lines = render_live_view(sweep_snapshot(), 120);
     REQUIRE(lines.size() == 4);
     CHECK(lines[0] ==
-          "stage 2/4 concurrency=8  0:12/0:30, 0:17 left  run 0:42/2:00, 1:17 left  "
+          "stage 2/4 concurrency=8  0:12/0:30, 0:18 left  run 0:42/2:00, 1:18 left  "
           "conversations 30/100");
   }
   SUBCASE("40 columns: every line is cut to fit, none wraps") {
@@ -104,7 +104,7 @@ TEST_CASE("live view: a capacity search shows its step and its bracket") {
   const std::vector<std::string> lines = render_live_view(s, 120);
   REQUIRE(lines.size() == 4);
   CHECK(lines[0] ==
-        "stage 3 of a search concurrency=24  0:12/0:20, 0:07 left  run 0:12/1:00, 0:47 left");
+        "stage 3 of a search concurrency=24  0:12/0:20, 0:08 left  run 0:12/1:00, 0:48 left");
   CHECK(lines[3] == "search: SLO met at 16, missed at 32");
 }
 
@@ -129,7 +129,7 @@ TEST_CASE("live view: a request-bound run, a ramp's level now, a stage settling"
 TEST_CASE("live view: the plain line holds the same facts without escapes") {
   const std::string line = render_plain_line(single_stage_snapshot());
   CHECK(line ==
-        "[   12.4s] stage 1/1 measure (concurrency 8) 0:12/1:00, 0:47 left | requests 90: 88 ok, "
+        "[   12.4s] stage 1/1 measure (concurrency 8) 0:12/1:00, 0:48 left | requests 90: 88 ok, "
         "2 failed | in flight 8 | conversations 30 | 8.2 req/s, 262 output tok/s | TTFT p50 45.1 "
         "ms p99 121 ms | ITL p50 9.84 ms p99 15.2 ms (last 5 s) | errors: 2 http 503");
   CHECK(line.find('\033') == std::string::npos);
