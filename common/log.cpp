@@ -5,14 +5,16 @@
 #include <atomic>
 #include <mutex>
 
+#include "common/log_sink.hpp"
 #include "common/utf8.hpp"
 
 namespace convoy {
 
 namespace {
 std::atomic<LogLevel> g_level{LogLevel::kInfo};
-std::mutex g_mutex;  // guards g_prefix and keeps lines whole
+std::mutex g_mutex;  // guards g_prefix and g_sink and keeps lines whole
 std::string g_prefix = "convoy";
+LogSink g_sink;  // empty: stderr
 
 const char* level_name(LogLevel level) {
   switch (level) {
@@ -37,6 +39,11 @@ void set_log_prefix(std::string prefix) {
   g_prefix = std::move(prefix);
 }
 
+void set_log_sink(LogSink sink) {
+  std::lock_guard lock(g_mutex);
+  g_sink = std::move(sink);
+}
+
 void log_line(LogLevel level, std::string_view message) {
   std::lock_guard lock(g_mutex);
   std::string line;
@@ -47,6 +54,10 @@ void log_line(LogLevel level, std::string_view message) {
   line += ": ";
   line += message;
   line += '\n';
+  if (g_sink) {
+    g_sink(line);
+    return;
+  }
   // One write per line so lines from several processes sharing stderr do not interleave.
   [[maybe_unused]] auto n = ::write(STDERR_FILENO, line.data(), line.size());
 }

@@ -139,8 +139,13 @@ struct Worker::Impl final : ControlSession::Handler {
                "fixed in 8.0.0): every request opens its own connection. https:// targets "
                "multiplex normally.");
     }
-    log_info("joined run ", log_escape(w.run_id), " (target ",
-             log_escape(redact_url(w.settings.url)), ")");
+    // Over ipc:// the controller is on this host and says its workers are ready in one line.
+    const LogLevel level =
+        options.connect.rfind("ipc://", 0) == 0 ? LogLevel::kDebug : LogLevel::kInfo;
+    if (log_level() <= level) {
+      log_line(level, detail::concat("joined run ", log_escape(w.run_id), " (target ",
+                                     log_escape(redact_url(w.settings.url)), ")"));
+    }
     return true;
   }
 

@@ -43,7 +43,8 @@ void add_run_flags(CLI::App* cmd, RunFlags& f) {
   cmd->add_flag(kFlagConvAwareNames, f.conv_aware, kHelpConvAware);
   cmd->add_flag(kFlagLegacy, f.legacy, kHelpLegacy);
   cmd->add_option(kFlagTimeout, f.timeout_text, kHelpTimeout);
-  cmd->add_flag("-q,--quiet", f.quiet, "No live progress line");
+  cmd->add_flag("-q,--quiet", f.quiet,
+                "No live view and no info lines (warnings and errors still print)");
   cmd->add_flag("-v,--verbose", f.verbose, "Debug logging");
 }
 

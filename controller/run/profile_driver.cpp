@@ -9,6 +9,7 @@
 #include "controller/report/results_table.hpp"
 #include "controller/report/run_facts.hpp"
 #include "controller/report/slo_check.hpp"
+#include "controller/run/progress.hpp"
 #include "controller/telemetry/telemetry.hpp"
 
 namespace convoy::controller {
@@ -53,6 +54,8 @@ std::optional<StageConfig> ProfileDriver::next_search_step(int finished) {
     facts_.search->steps.push_back({finished, value, j.met});
     facts_.search->max_meeting_slo = search_->max_meeting_slo();
     facts_.search->min_failing = search_->min_failing();
+    if (hooks_.progress)
+      hooks_.progress->set_bracket(search_->max_meeting_slo(), search_->min_failing());
     if (j.met) {
       log_info("search: ", stage.config.name, " met the SLO");
     } else {
@@ -86,6 +89,11 @@ void ProfileDriver::on_stage_events(const std::vector<StageEvent>& events, int64
         hooks_.scheduler->set_stage(stage, config_.seed, e.at_ns);
         if (hooks_.telemetry) hooks_.telemetry->mark_stage(stage.name, e.at_ns);
         log_info("stage ", stage.index, " ", stage.name, " (", stage_level_text(stage), ")");
+        if (hooks_.progress) {
+          // A search makes its steps one by one: how many is not known.
+          const int count = search_ ? 0 : static_cast<int>(config_.load.stages.size());
+          hooks_.progress->set_stage(stage, count, e.at_ns);
+        }
         if (hooks_.live) {
           const LoadLevel& level = stage.mode == LoadMode::kRate ? stage.rate : stage.concurrency;
           hooks_.live->set_stage(stage.name, to_string(stage.mode), level.at(0));
@@ -95,6 +103,7 @@ void ProfileDriver::on_stage_events(const std::vector<StageEvent>& events, int64
       case StageEventKind::kEnded: {
         hooks_.scheduler->pause();  // nothing new until the next stage (its settle)
         if (hooks_.telemetry) hooks_.telemetry->mark_settle(e.at_ns);  // in no stage's window
+        if (hooks_.progress) hooks_.progress->stage_ended();
         StageFacts& facts = facts_.stages[i];
         facts.end_ns = e.at_ns;
         const StageConfig& c = facts.config;

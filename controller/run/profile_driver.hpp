@@ -28,6 +28,7 @@ class LiveMetrics;
 
 namespace convoy::controller {
 
+class Progress;
 struct RunFacts;
 
 // What the driver touches in the run it drives (each may be absent but the scheduler).
@@ -35,6 +36,7 @@ struct ProfileHooks {
   Scheduler* scheduler = nullptr;
   telemetry::Telemetry* telemetry = nullptr;  // server_metrics' stage marks
   live::LiveMetrics* live = nullptr;          // the live stage and its target level
+  Progress* progress = nullptr;               // the console's live view
 };
 
 class ProfileDriver : public RecordOutput {

@@ -30,7 +30,8 @@ void LiveOutput::on_record(const RecordEvent& e) {
 }
 
 void ProgressOutput::on_record(const RecordEvent& e) {
-  if (!e.release_only) progress_.on_record(e.record);
+  if (e.release_only) return;
+  progress_.on_record(e.record, e.metrics, e.route.settle ? -1 : e.route.stage_index);
 }
 
 void AiperfRecordsOutput::on_record(const RecordEvent& e) {

@@ -1,6 +1,6 @@
 // The run's record outputs: each takes the RecordEvent the pipeline computed once and hands it
 // to what it feeds (the whole run's metrics, the report's facts, records.jsonl, AIPerf's
-// profile_export.jsonl, the live metrics, the progress line).
+// profile_export.jsonl, the live metrics, the console's live view).
 #pragma once
 
 #include <cstdint>
@@ -96,7 +96,8 @@ class LiveOutput : public RecordOutput {
   live::WorkerSeries* worker_ = nullptr;  // of the current batch: one lookup per batch
 };
 
-// The console's progress line: measured requests and errors.
+// The console's live view: each measured request's outcome, error kind, TTFT, ITL and output
+// tokens, and its stage.
 class ProgressOutput : public RecordOutput {
  public:
   explicit ProgressOutput(Progress& progress) : progress_(progress) {}

@@ -232,7 +232,7 @@ void Run::start_measure(int64_t now) {
   const std::optional<uint64_t> total = assigner_->start_measure(now);
   facts_.measure_start_ns = now;
   if (telemetry_) telemetry_->start_window(now);  // server_metrics cover the measured window
-  progress_.begin(now, total, load.requests);
+  progress_.begin(now, total, load);
   const size_t workers = plane_.registry().live_count();
   if (load.profile != ProfileKind::kSingle) {
     log_info("measuring: ", to_string(load.profile), " profile, ", workers, " worker(s)");
@@ -242,7 +242,7 @@ void Run::start_measure(int64_t now) {
   }
   profile_.begin_measure(now,
                          ProfileHooks{assigner_->scheduler(), telemetry_ ? &*telemetry_ : nullptr,
-                                      live_ ? &*live_ : nullptr});
+                                      live_ ? &*live_ : nullptr, &progress_});
   dispatch(now);  // the measured conversations start now, not at the next wake-up
 }
 
@@ -325,8 +325,10 @@ void Run::schedule(int64_t now) {
 
 void Run::loop() {
   machine_.emplace(phase_settings(config_), now());
-  log_info("waiting for ", config_.expected_workers(), " worker(s) on ",
-           plane_.sockets().control_endpoint());
+  if (!plane_.own_workers_only()) {
+    log_info("waiting for ", config_.expected_workers(), " worker(s) on ",
+             plane_.sockets().control_endpoint());
+  }
   while (machine_->phase() != RunPhase::kDone) {
     int64_t t = now();
     int64_t wake = std::min(t + kMaxWaitNs, ending_.next_tick_ns);
@@ -342,6 +344,7 @@ void Run::loop() {
     if (machine_->phase() == RunPhase::kDone) break;
     tick(t);
     schedule(t);
+    if (!options_.quiet) progress_.print(t, assigner_->running(), pipeline_.measured_requests());
   }
 }
 
@@ -349,7 +352,6 @@ void Run::tick(int64_t t) {
   if (t < ending_.next_tick_ns) return;
   ending_.next_tick_ns = t + plane_.registry().liveness().heartbeat_period_ns;
   for (const auto& id : plane_.tick(t)) on_worker_lost(id, t);
-  if (!options_.quiet) progress_.print(t, assigner_->running(), pipeline_.measured_requests());
   pipeline_.flush();
   if (live_) update_live(t);
 }
@@ -525,6 +527,8 @@ void Run::build_pipeline() {
 }
 
 int Run::finish() {
+  // The view's last frame stays; what follows prints below it.
+  progress_.finish(now(), assigner_->running(), pipeline_.measured_requests());
   // Stop everything we started, in order: workers first (they may still flush), then the mock.
   plane_.local().stop_workers(3000);
   plane_.poll(  // late batches that arrived while workers exited
@@ -637,6 +641,8 @@ int Run::execute() {
 }
 
 int run_benchmark(const RunOptions& options, const RunSeams& seams) {
+  // -q: no live view and no info lines; warnings and errors still print (-v outranks it).
+  if (options.quiet && log_level() == LogLevel::kInfo) set_log_level(LogLevel::kWarn);
   Run run(options, seams);
   return run.execute();
 }

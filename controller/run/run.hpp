@@ -27,7 +27,7 @@ struct RunOptions {
   Config config;
   std::optional<std::string> output_dir;  // -o: overrides output.dir
   bool controller_only = false;           // `convoy controller`: start no local workers
-  bool quiet = false;                     // no live progress lines
+  bool quiet = false;                     // no live view, no info lines
 };
 
 // What a test may replace; users get the defaults.

@@ -48,7 +48,12 @@ RunSockets::RunSockets(zmq::context_t& ctx, const Config& config, bool own_worke
     bind_or_throw(pull_, base + ".results", "the results socket");
   }
   results_endpoint_ = last_endpoint(pull_);
-  log_info("controller listening on ", control_endpoint_, " (results ", results_endpoint_, ")");
+  // A private folder's endpoints are said once, with the workers ready (WorkerPlane).
+  const LogLevel level = ipc_dir_ ? LogLevel::kDebug : LogLevel::kInfo;
+  if (log_level() <= level) {
+    log_line(level, detail::concat("controller listening on ", control_endpoint_, " (results ",
+                                   results_endpoint_, ")"));
+  }
 }
 
 void RunSockets::poll(int64_t timeout_ns, const ResultHandler& on_result,

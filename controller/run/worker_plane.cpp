@@ -1,6 +1,7 @@
 #include "controller/run/worker_plane.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "common/log.hpp"
 #include "controller/report/run_facts.hpp"
@@ -17,7 +18,18 @@ WorkerPlane::WorkerPlane(zmq::context_t* context, const Liveness& liveness,
       registry_(liveness) {}
 
 void WorkerPlane::open(bool own_workers_only) {
+  own_workers_only_ = own_workers_only;
+  opened_ns_ = clock_();
   sockets_.emplace(*context_, config_, own_workers_only);
+}
+
+void WorkerPlane::announce_ready(int64_t t) {
+  const size_t ready = registry_.count(WorkerState::kReady);
+  if (announced_ready_ || static_cast<int>(ready) < config_.expected_workers()) return;
+  announced_ready_ = true;
+  char took[32];
+  std::snprintf(took, sizeof took, "%.1f s", static_cast<double>(t - opened_ns_) / 1e9);
+  log_info(ready, " worker(s) ready (", sockets_->control_endpoint(), ", ", took, ")");
 }
 
 void WorkerPlane::set_welcome(std::string run_id, proto::WorkerSettings settings) {
@@ -105,8 +117,15 @@ std::optional<std::string> WorkerPlane::on_pong(const std::string& worker_id,
   if (!became_ready) return std::nullopt;
   w->token = random_token();
   send(worker_id, proto::Welcome{run_id_, sockets_->results_endpoint(), settings_, w->token});
-  log_info("worker ", log_escape(worker_id), " (", log_escape(w->host), " pid ", w->pid,
-           ") joined; clock offset ", w->offset_ns(), " ns (rtt ", w->best->rtt_ns, " ns)");
+  // `convoy run`'s own workers are announced together, once (announce_ready); a remote worker
+  // joining is news to whoever started it.
+  const LogLevel level = own_workers_only_ ? LogLevel::kDebug : LogLevel::kInfo;
+  if (log_level() <= level) {
+    log_line(level, detail::concat("worker ", log_escape(worker_id), " (", log_escape(w->host),
+                                   " pid ", w->pid, ") joined; clock offset ", w->offset_ns(),
+                                   " ns (rtt ", w->best->rtt_ns, " ns)"));
+  }
+  announce_ready(t);
   return worker_id;
 }
 

@@ -59,6 +59,8 @@ class WorkerPlane {
   const WorkerRegistry& registry() const { return registry_; }
   LocalProcesses& local() { return local_; }
   const RunSockets& sockets() const { return *sockets_; }
+  // `convoy run`'s own workers only, over ipc:// in a private folder: the startup is one line.
+  bool own_workers_only() const { return own_workers_only_; }
 
  private:
   void on_hello(const std::string& worker_id, proto::Hello& hello, uint32_t version, bool ending,
@@ -66,6 +68,8 @@ class WorkerPlane {
   std::optional<std::string> on_pong(const std::string& worker_id, const proto::Pong& pong,
                                      bool ending, int64_t now);
   void refuse(const std::string& worker_id, const Refusal& why);
+  // Once, when as many workers as expected are ready: how many, where and how long it took.
+  void announce_ready(int64_t now);
 
   proto::Ping ping() { return proto::Ping{++ping_seq_, clock_()}; }
 
@@ -80,6 +84,9 @@ class WorkerPlane {
   std::string run_id_;
   proto::WorkerSettings settings_;
   uint64_t ping_seq_ = 0;
+  bool own_workers_only_ = false;
+  int64_t opened_ns_ = 0;         // the run's clock when the sockets were bound
+  bool announced_ready_ = false;  // announce_ready() said it
 };
 
 }  // namespace convoy::controller

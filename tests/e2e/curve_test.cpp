@@ -74,7 +74,7 @@ TEST_CASE("CurveZMQ: an authorized worker joins a remote run, a stranger is refu
   SUBCASE("a worker holding worker-0.key joins and the run completes") {
     const fs::path cfg = write_config(dir, keys, 30);
     Subprocess controller(
-        {bin("controller/convoy"), "controller", cfg.string(), "-o", out.string(), "--quiet"});
+        {bin("controller/convoy"), "controller", cfg.string(), "-o", out.string()});
     const std::string endpoint = control_endpoint(controller);
     CHECK(endpoint.rfind("tcp://127.0.0.1:", 0) == 0);
     Subprocess worker =
@@ -106,7 +106,7 @@ TEST_CASE("CurveZMQ: an authorized worker joins a remote run, a stranger is refu
   SUBCASE("a worker holding a key from another keygen is refused and never joins") {
     const fs::path cfg = write_config(dir, keys, 3);
     Subprocess controller(
-        {bin("controller/convoy"), "controller", cfg.string(), "-o", out.string(), "--quiet"});
+        {bin("controller/convoy"), "controller", cfg.string(), "-o", out.string()});
     const std::string endpoint = control_endpoint(controller);
     // It knows the controller's public key (that is public) but its own key is not authorized.
     Subprocess stranger =

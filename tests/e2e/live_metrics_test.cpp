@@ -113,8 +113,7 @@ TEST_CASE(
     "its /metrics") {
   const fs::path dir = fresh_path("e2e-live-promtool");
   const fs::path config = write_file(dir / "convoy.yaml", config_yaml("*:0", 3));
-  Subprocess run(
-      {bin("controller/convoy"), "run", config.string(), "-o", (dir / "out").string(), "--quiet"});
+  Subprocess run({bin("controller/convoy"), "run", config.string(), "-o", (dir / "out").string()});
   const int port = served_port(run);
   REQUIRE_MESSAGE(port > 0, run.output());
   CHECK(run.output().find("output.metrics_listen *:0 is not a loopback address: any host that "
@@ -186,7 +185,7 @@ TEST_CASE(
 
   const fs::path config = write_file(dir / "convoy.yaml", config_yaml(target, 4));
   const fs::path out = dir / "out";
-  Subprocess run({bin("controller/convoy"), "run", config.string(), "-o", out.string(), "--quiet"});
+  Subprocess run({bin("controller/convoy"), "run", config.string(), "-o", out.string()});
   REQUIRE_MESSAGE(served_port(run) == convoy_port, run.output());
   // While the run goes on, Prometheus' API returns convoy's request counters.
   bool seen_live = false;
@@ -229,8 +228,7 @@ TEST_CASE("live metrics e2e: a load profile's requests and current stage carry t
                "    - {name: base, mode: concurrency, concurrency: 2, duration_s: 1.5}\n"
                "    - {name: spike, mode: rate, rate: 30, duration_s: 2}");
   const fs::path config = write_file(dir / "convoy.yaml", yaml);
-  Subprocess run(
-      {bin("controller/convoy"), "run", config.string(), "-o", (dir / "out").string(), "--quiet"});
+  Subprocess run({bin("controller/convoy"), "run", config.string(), "-o", (dir / "out").string()});
   const int port = served_port(run);
   REQUIRE_MESSAGE(port > 0, run.output());
   const std::string spike_info = R"(convoy_stage_info{mode="rate",stage="spike"} 1)";

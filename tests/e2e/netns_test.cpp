@@ -94,7 +94,7 @@ struct MultiHost {
                        << "\n  results_listen: " << kResultsEndpoint << "\n  ready_timeout_s: 30\n"
                        << "output:\n  html: false\n";
     controller.emplace(lab.in(controller_ns, {bin("controller/convoy"), "controller", cfg.string(),
-                                              "-o", out().string(), "--quiet"}));
+                                              "-o", out().string()}));
     const std::string listening =
         "controller listening on " + kControlEndpoint + " (results " + kResultsEndpoint + ")";
     REQUIRE_MESSAGE(controller->wait_for_output(listening, 30), controller->output());

@@ -30,7 +30,12 @@ std::string word_after(const std::string& text, const std::string& prefix) {
 TEST_CASE("convoy run talks to its own workers over ipc in a private folder") {
   fs::path out = fresh_path("e2e-run-ipc");
   // ~20 ms per token: long enough to look at the folder while the run goes on.
-  Subprocess run(quickstart_run_argv(out, {"mock.itl_ms=20", "dataset.conversations=16"}));
+  // --verbose: the private folder's endpoints are a debug line (the info line is one: the
+  // workers ready).
+  std::vector<std::string> argv =
+      quickstart_run_argv(out, {"mock.itl_ms=20", "dataset.conversations=16"});
+  argv.push_back("--verbose");
+  Subprocess run(argv);
   REQUIRE(run.wait_for_output("controller listening on ", 60));
   REQUIRE(run.wait_for_output(")\n", 10));
   INFO(run.output());
@@ -86,8 +91,10 @@ TEST_CASE("a workers.listen host name is a config error, and IPv6 addresses bind
       return;
     }
     fs::path out = fresh_path("e2e-run-ipv6");
-    Subprocess run(
-        quickstart_run_argv(out, {"workers.listen=tcp://[::1]:0", "dataset.conversations=4"}));
+    std::vector<std::string> argv =
+        quickstart_run_argv(out, {"workers.listen=tcp://[::1]:0", "dataset.conversations=4"});
+    argv.push_back("--verbose");  // -q (the helper's) silences info lines
+    Subprocess run(argv);
     auto rc = run.wait(120);
     INFO(run.output());
     REQUIRE(rc.has_value());

@@ -61,7 +61,7 @@ TEST_CASE("assigner: a concurrency schedule keeps N in flight, and each end star
   const auto total = b.assigner.start_measure(0);
   REQUIRE(total.has_value());
   CHECK(*total == 5);
-  b.profile.begin_measure(0, ProfileHooks{b.assigner.scheduler(), nullptr, nullptr});
+  b.profile.begin_measure(0, ProfileHooks{b.assigner.scheduler(), nullptr, nullptr, nullptr});
   b.assigner.dispatch(0, proto::Phase::kMeasure, b.profile);
   CHECK(b.assigner.running() == 2);
   CHECK(b.facts.intended_starts_ns.count == 2);
@@ -82,7 +82,7 @@ TEST_CASE("assigner: load.requests commits turns, and the budget is spent only w
   AssignerBench b("load: {concurrency: 4, requests: 6}\ndataset: {turns: {mean: 2, stddev: 0}}\n");
   b.assigner.sharder().add_worker("w1");
   b.assigner.start_measure(0);
-  b.profile.begin_measure(0, ProfileHooks{b.assigner.scheduler(), nullptr, nullptr});
+  b.profile.begin_measure(0, ProfileHooks{b.assigner.scheduler(), nullptr, nullptr, nullptr});
   b.assigner.dispatch(0, proto::Phase::kMeasure, b.profile);
   // 2 turns each: 3 conversations commit the 6 requests; no fourth starts.
   CHECK(b.assigner.running() == 3);
@@ -95,7 +95,7 @@ TEST_CASE("assigner: a lost worker's conversations are lost when no survivor can
   AssignerBench b("load: {concurrency: 3, sessions: 3}\n");
   b.assigner.sharder().add_worker("w1");
   b.assigner.start_measure(0);
-  b.profile.begin_measure(0, ProfileHooks{b.assigner.scheduler(), nullptr, nullptr});
+  b.profile.begin_measure(0, ProfileHooks{b.assigner.scheduler(), nullptr, nullptr, nullptr});
   b.assigner.dispatch(0, proto::Phase::kMeasure, b.profile);
   REQUIRE(b.assigner.running() == 3);
   const auto lost = b.assigner.on_worker_lost("w1", kS, /*can_rehome=*/true);

@@ -48,7 +48,7 @@ TEST_CASE("profile driver: stages by the clock, records by their intended time, 
   RunFacts facts;
   ProfileDriver driver(c, facts, /*quiet=*/true);
   Scheduler scheduler(c.load, LoadMode::kConcurrency, c.seed, std::nullopt, 0);
-  driver.begin_measure(0, ProfileHooks{&scheduler, nullptr, nullptr});
+  driver.begin_measure(0, ProfileHooks{&scheduler, nullptr, nullptr, nullptr});
   REQUIRE(driver.staged());
   REQUIRE(facts.stages.size() == 1);
   CHECK(facts.stages[0].config.name == "a");
@@ -81,7 +81,7 @@ TEST_CASE("profile driver: a single-level run has no stages, and the breaker tri
   RunFacts facts;
   ProfileDriver driver(c, facts, /*quiet=*/true);
   Scheduler scheduler(c.load, LoadMode::kConcurrency, c.seed, std::nullopt, 0);
-  driver.begin_measure(0, ProfileHooks{&scheduler, nullptr, nullptr});
+  driver.begin_measure(0, ProfileHooks{&scheduler, nullptr, nullptr, nullptr});
   CHECK_FALSE(driver.staged());
   CHECK(driver.wants_more());
   for (int i = 0; i < 4; ++i) {
