@@ -23,7 +23,7 @@ std::string short_metric(const std::string& tag) {
 }
 
 // A percentile of `tag`, NaN when not measured.
-double pct(const MetricsSnapshot& s, std::string_view tag, double q) {
+double headline_pct(const MetricsSnapshot& s, std::string_view tag, double q) {
   const MetricStats* m = s.find(tag);
   if (m == nullptr || m->count == 0) return std::nan("");
   return m->p(q);
@@ -37,7 +37,7 @@ std::string end_text(std::optional<double> duration_s, std::optional<int64_t> se
   return {};
 }
 
-std::string slo_text(const SloSpec& slo) {
+std::string slo_limits_text(const SloSpec& slo) {
   std::string out;
   for (const auto& [tag, stats] : slo.limits) {
     for (const auto& [stat, limit] : stats) {
@@ -60,7 +60,7 @@ std::string load_text(const Config& config) {
                        number(s.low) + ", " + number(s.high) + "]";
     const std::string step = end_text(s.step_duration_s, std::nullopt, s.step_requests);
     if (!step.empty()) text += ", " + step + " a step";
-    const std::string slo = slo_text(s.slo);
+    const std::string slo = slo_limits_text(s.slo);
     return slo.empty() ? text : text + "; SLO " + slo;
   }
   if (l.profile == ProfileKind::kSweep && l.sweep) {
@@ -124,15 +124,15 @@ std::string results_text(const MetricsSnapshot& s) {
                      std::to_string(s.error_request_count) + " failed; " +
                      number(s.request_throughput) + " req/s; " + number(s.output_token_throughput) +
                      " output tok/s";
-  const double ttft50 = pct(s, "time_to_first_token", 50);
+  const double ttft50 = headline_pct(s, "time_to_first_token", 50);
   if (std::isfinite(ttft50)) {
     text += "; TTFT p50 " + number(ttft50) + " ms p99 " +
-            number(pct(s, "time_to_first_token", 99)) + " ms";
+            number(headline_pct(s, "time_to_first_token", 99)) + " ms";
   }
-  const double itl50 = pct(s, "inter_token_latency", 50);
+  const double itl50 = headline_pct(s, "inter_token_latency", 50);
   if (std::isfinite(itl50)) {
-    text += "; ITL p50 " + number(itl50) + " ms p99 " + number(pct(s, "inter_token_latency", 99)) +
-            " ms";
+    text += "; ITL p50 " + number(itl50) + " ms p99 " +
+            number(headline_pct(s, "inter_token_latency", 99)) + " ms";
   }
   return text;
 }
@@ -180,9 +180,9 @@ std::string stages_answer(const Config& config, std::span<const StageFacts> stag
     if (peak) {
       text = "peak " + number(peak->metrics.output_token_throughput) + " output tok/s at " +
              stage_level_text(peak->config) + "; TTFT p99 " +
-             number(pct(first->metrics, "time_to_first_token", 99)) + " ms at " +
+             number(headline_pct(first->metrics, "time_to_first_token", 99)) + " ms at " +
              stage_level_text(first->config) + ", " +
-             number(pct(last->metrics, "time_to_first_token", 99)) + " ms at " +
+             number(headline_pct(last->metrics, "time_to_first_token", 99)) + " ms at " +
              stage_level_text(last->config);
     }
   }

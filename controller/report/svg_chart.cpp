@@ -248,7 +248,7 @@ void marker_lines(std::ostringstream& out, const std::vector<Marker>& markers, P
     for (int r = 0; r < kMarkRows; ++r) {
       if (row_end[r] + 4 > left) continue;
       row_end[r] = left + w;
-      out << "<text x=\"" << coord(flip ? x - 3 : x + 3) << "\" y=\"" << coord(kTop + 10 + 11 * r)
+      out << "<text x=\"" << coord(flip ? x - 3 : x + 3) << "\" y=\"" << coord(kTop + 10 + 13 * r)
           << "\"" << (flip ? " text-anchor=\"end\"" : "") << ">" << escape(m->label) << "</text>";
       break;
     }

@@ -64,7 +64,7 @@ MetricsSnapshot answer_failed_snapshot() {
   return agg.snapshot();
 }
 
-Insight model_not_found() {
+Insight answer_model_not_found() {
   Insight i;
   i.id = "model_not_found";
   i.severity = "error";
@@ -137,7 +137,7 @@ TEST_CASE("a failed run names its cause and fix in the headline and at the top o
   Verdict v;
   v.status = VerdictStatus::kFail;
   v.reasons = {"no measured request succeeded: all 6 failed (see error_summary)"};
-  const std::vector<Insight> insights = {model_not_found()};
+  const std::vector<Insight> insights = {answer_model_not_found()};
   const Headline h =
       convoy::controller::make_headline(config, "http://127.0.0.1:1", s, v, insights, {}, nullptr);
   CHECK(h.results == "no request succeeded: 6 failed");
