@@ -1,7 +1,5 @@
 #include "controller/report/report_html.hpp"
 
-#include <rapidjson/document.h>
-
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -11,6 +9,8 @@
 #include <vector>
 
 #include "common/utf8.hpp"
+#include "controller/report/report_header.hpp"
+#include "controller/report/report_json.hpp"
 #include "controller/report/report_style.hpp"
 #include "controller/report/server_section.hpp"
 #include "controller/report/svg_chart.hpp"
@@ -31,124 +31,21 @@ using chart::number;
 
 std::string integer(int64_t v) { return std::to_string(v); }
 
-// ---- JSON access (the extras are built by the controller; be lenient anyway) ---------------
-
-rapidjson::Document parse(const std::string& text) {
-  rapidjson::Document doc;
-  doc.Parse(text.c_str(), text.size());
-  if (doc.HasParseError()) doc.SetNull();
-  return doc;
-}
-
-std::string str(const rapidjson::Value& obj, const char* key) {
-  if (!obj.IsObject()) return {};
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd()) return {};
-  const rapidjson::Value& v = it->value;
-  if (v.IsString()) return std::string(v.GetString(), v.GetStringLength());
-  if (v.IsInt64()) return std::to_string(v.GetInt64());
-  if (v.IsNumber()) return number(v.GetDouble());
-  if (v.IsBool()) return v.GetBool() ? "true" : "false";
-  return {};
-}
-
-double num(const rapidjson::Value& obj, const char* key, double fallback) {
-  if (!obj.IsObject()) return fallback;
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd() || !it->value.IsNumber()) return fallback;
-  return it->value.GetDouble();
-}
-
-std::vector<std::string> strings(const rapidjson::Value& obj, const char* key) {
-  std::vector<std::string> out;
-  if (!obj.IsObject()) return out;
-  auto it = obj.FindMember(key);
-  if (it == obj.MemberEnd() || !it->value.IsArray()) return out;
-  for (const auto& v : it->value.GetArray()) {
-    if (v.IsString()) out.emplace_back(v.GetString(), v.GetStringLength());
-  }
-  return out;
-}
+using report_json::num;
+using report_json::parse;
+using report_json::str;
+using report_json::strings;
+using report_json::verdict_class;
 
 constexpr size_t kMaxLinePoints = 600;  // longer series are averaged down to this many points
 
 // ---- sections -------------------------------------------------------------------------------
-
-std::string verdict_class(const std::string& status) {
-  if (status == "pass" || status == "warn" || status == "fail") return status;
-  return "unknown";
-}
 
 // Sweeps and searches draw the throughput-latency curve; hand-written stages do not (their
 // levels need not grow, so a curve through them would mean nothing).
 bool has_curve(const SummaryExtras& extras) {
   return !extras.stages.empty() &&
          (extras.profile == ProfileKind::kSweep || extras.profile == ProfileKind::kSearch);
-}
-
-void header_section(std::ostringstream& out, const rapidjson::Value& run,
-                    const rapidjson::Value& verdict, const MetricsSnapshot& s,
-                    const SummaryExtras& extras) {
-  const std::string name = str(run, "name");
-  out << "<header class=\"top\"><h1>convoy report" << (name.empty() ? "" : ": ") << escape(name)
-      << "</h1><dl class=\"facts\">";
-  auto fact = [&](const char* label, const std::string& value) {
-    if (value.empty()) return;
-    out << "<dt>" << label << "</dt><dd>" << escape(value) << "</dd>";
-  };
-  fact("Target", str(run, "target_url"));
-  fact("Start", str(run, "start"));
-  fact("End", str(run, "end"));
-  fact("Measured duration", number(s.duration_s) + " s");
-  fact("convoy version", str(run, "convoy_version"));
-  fact("Output folder", str(run, "output_dir"));
-  if (str(run, "interrupted") == "true") fact("Interrupted", "yes: results are partial");
-  if (str(run, "incomplete") == "true") fact("Incomplete", str(run, "incomplete_reason"));
-  fact("Aborted", str(verdict, "aborted_reason"));  // load.abort_on stopped the run
-  if (!extras.stages.empty()) {
-    fact("Load profile", std::string(to_string(extras.profile)) + ", " +
-                             std::to_string(extras.stages.size()) + " stage(s)");
-  }
-  out << "</dl>";
-
-  std::string status = str(verdict, "status");
-  if (status.empty()) status = "unknown";
-  const std::string cls = verdict_class(status);
-  out << "<div class=\"verdict " << cls << "\" id=\"verdict\"><strong>Verdict</strong> "
-      << "<span class=\"badge " << cls << "\">" << escape(status) << "</span>";
-  const double intended = num(verdict, "intended_rate_per_s", 0);
-  const double achieved = num(verdict, "achieved_rate_per_s", 0);
-  const double ks = num(verdict, "ks_statistic", -1);
-  const double p = num(verdict, "ks_p_value", -1);
-  if (intended > 0) {
-    out << " <span class=\"muted\">intended " << escape(number(intended))
-        << " conversations/s, achieved " << escape(number(achieved)) << "/s";
-    if (ks >= 0) {
-      out << "; inter-arrival KS D=" << escape(number(ks)) << ", p=" << escape(number(p));
-    }
-    out << "</span>";
-  }
-  const auto reasons = strings(verdict, "reasons");
-  if (reasons.empty()) {
-    out << "<p class=\"muted\">The run delivered the intended load with no finding.</p>";
-  } else {
-    out << "<ul>";
-    for (const auto& r : reasons) out << "<li>" << escape(r) << "</li>";
-    out << "</ul>";
-  }
-  if (const double settle = num(verdict, "settle_requests", 0); settle > 0) {
-    out << "<p class=\"muted\" id=\"settle-note\">" << escape(number(settle))
-        << " request(s) intended in settle windows are in no metric.</p>";
-  }
-  out << "</div><nav><a href=\"#summary\">Summary</a>";
-  if (!extras.stages.empty()) out << "<a href=\"#stages\">Stages</a>";
-  if (has_curve(extras)) out << "<a href=\"#curve\">Throughput-latency</a>";
-  out << "<a href=\"#distributions\">Distributions</a>"
-         "<a href=\"#over-time\">Over time</a>";
-  if (extras.server) out << "<a href=\"#server\">Server</a>";
-  out << "<a href=\"#ttft-by-turn\">TTFT by turn</a>"
-         "<a href=\"#errors\">Errors</a><a href=\"#insights\">Insights</a>"
-         "<a href=\"#workers\">Workers</a></nav></header>";
 }
 
 bool is_run_total(const std::string& tag) {
@@ -159,8 +56,10 @@ bool is_run_total(const std::string& tag) {
   return false;
 }
 
-void summary_section(std::ostringstream& out, const MetricsSnapshot& s) {
-  out << "<section id=\"summary\"><h2>Summary</h2><div class=\"cards\">";
+void summary_section(std::ostringstream& out, const MetricsSnapshot& s, bool pooled) {
+  out << "<section id=\"summary\"><h2>Summary"
+      << (pooled ? " <span class=\"muted\">(every stage pooled)</span>" : "")
+      << "</h2><div class=\"cards\">";
   auto card = [&](const std::string& value, const char* label) {
     out << "<div class=\"card\"><div class=\"v\">" << escape(value) << "</div><div class=\"k\">"
         << label << "</div></div>";
@@ -183,9 +82,10 @@ void summary_section(std::ostringstream& out, const MetricsSnapshot& s) {
   for (const auto& m : s.metrics) {
     out << "<tr><td class=\"text\" title=\"" << escape(m.tag) << "\">" << escape(m.header)
         << "</td>";
-    if (is_run_total(m.tag)) {
+    if (m.aggregate || is_run_total(m.tag)) {
       // One value for the whole run: percentiles of it would only repeat it.
-      out << "<td>" << number(m.avg) << "</td><td colspan=\"7\"></td>";
+      out << "<td>" << number(m.avg)
+          << "</td><td colspan=\"7\" class=\"text muted\">one value for the run</td>";
     } else {
       out << "<td>" << number(m.avg) << "</td><td>" << number(m.min) << "</td><td>" << number(m.max)
           << "</td><td>" << number(m.p(50)) << "</td><td>" << number(m.p(90)) << "</td><td>"
@@ -258,7 +158,7 @@ void stages_section(std::ostringstream& out, const SummaryExtras& extras) {
           stat_of(m, "inter_token_latency", 50), stat_of(m, "inter_token_latency", 99)}) {
       out << "<td>" << number(x) << "</td>";
     }
-    out << "<td class=\"text\"><span class=\"badge small " << verdict_class(status) << "\">"
+    out << "<td class=\"text reasons\"><span class=\"badge small " << verdict_class(status) << "\">"
         << escape(status) << "</span>";
     for (const auto& r : v.reasons) out << "<br><span class=\"muted\">" << escape(r) << "</span>";
     out << "</td>";
@@ -275,6 +175,47 @@ void stages_section(std::ostringstream& out, const SummaryExtras& extras) {
     out << "</tr>";
   }
   out << "</tbody></table></section>";
+}
+
+// "c=8", "r=2.5/s": a stage's level, short enough to sit beside a point.
+std::string level_label(const StageConfig& st) {
+  const bool rate = st.mode == LoadMode::kRate;
+  return (rate ? "r=" : "c=") + number(st.value) + (rate ? "/s" : "");
+}
+
+// A capacity search: TTFT p99 of every step against the value it tried, the SLO's TTFT p99
+// limit as a line, the steps that met it and those that missed it in two colours.
+void search_chart(std::ostringstream& out, const SummaryExtras& extras) {
+  const SearchFacts* search = extras.search;
+  if (search == nullptr || search->steps.empty()) return;
+  Line met{"met the SLO", "met"};
+  Line missed{"missed the SLO", "missed"};
+  met.dots_only = missed.dots_only = true;
+  for (const SearchStep& step : search->steps) {
+    if (step.stage_index < 0 || static_cast<size_t>(step.stage_index) >= extras.stages.size()) {
+      continue;
+    }
+    const MetricsSnapshot& m = extras.stages[static_cast<size_t>(step.stage_index)].metrics;
+    const double y = stat_of(m, "time_to_first_token", 99);
+    if (!std::isfinite(y)) continue;
+    Line& line = step.met ? met : missed;
+    line.points.emplace_back(step.value, y);
+    line.point_labels.push_back(number(step.value));
+  }
+  if (met.points.empty() && missed.points.empty()) return;
+  LineOptions o;
+  const auto& limits = search->config.slo.limits;
+  if (auto it = limits.find("time_to_first_token"); it != limits.end()) {
+    if (auto p99 = it->second.find("p99"); p99 != it->second.end()) {
+      o.threshold = p99->second;
+      o.threshold_label = "SLO: TTFT p99 <= " + number(p99->second) + " ms";
+    }
+  }
+  const std::string vary = to_string(search->config.vary);
+  out << "<figure id=\"search-chart\"><figcaption>TTFT p99 of each step against the searched "
+      << escape(vary) << "</figcaption>"
+      << line_svg({met, missed}, "TTFT p99 against " + vary, "ms (TTFT p99)", vary, o)
+      << "</figure>";
 }
 
 // The throughput-latency curve (sweeps and searches): one point per stage, in the order of the
@@ -300,10 +241,17 @@ void curve_section(std::ostringstream& out, const SummaryExtras& extras) {
     auto add = [x](Line& line, double y) {
       if (std::isfinite(y)) line.points.emplace_back(x, y);
     };
+    // Each point names its level on the upper line, so the curve reads without the table.
+    const std::string level = level_label(st->config);
+    auto add_labelled = [&](Line& line, double y) {
+      if (!std::isfinite(y)) return;
+      line.points.emplace_back(x, y);
+      line.point_labels.push_back(level);
+    };
     add(ttft50, stat_of(m, "time_to_first_token", 50));
-    add(ttft99, stat_of(m, "time_to_first_token", 99));
+    add_labelled(ttft99, stat_of(m, "time_to_first_token", 99));
     add(itl50, stat_of(m, "inter_token_latency", 50));
-    add(itl99, stat_of(m, "inter_token_latency", 99));
+    add_labelled(itl99, stat_of(m, "inter_token_latency", 99));
     add(requests, m.request_throughput);
     if (m.has_slo) {
       any_goodput = true;
@@ -321,6 +269,7 @@ void curve_section(std::ostringstream& out, const SummaryExtras& extras) {
   out << "<p class=\"muted\">One point per stage, joined in the order of the load offered "
          "(the stage's value). Where latency climbs steeply while output tokens/s stop growing "
          "is the knee.</p><div class=\"charts\">";
+  search_chart(out, extras);
   out << "<figure><figcaption>Time to first token against throughput</figcaption>"
       << line_svg({ttft50, ttft99}, "TTFT against output token throughput", "ms", "output tokens/s",
                   dots)
@@ -590,16 +539,34 @@ std::string report_html(const MetricsSnapshot& snapshot, const SummaryExtras& ex
          "<title>convoy report"
       << (name.empty() ? "" : ": ") << escape(name) << "</title><style>" << kReportStyle
       << "</style></head><body><main>";
-  header_section(out, run, verdict, snapshot, extras);
-  summary_section(out, snapshot);
+  PageSections sections;
+  // Nothing succeeded: no chart would hold a point, and the cause is in the insights and the
+  // errors, so those come first and the empty charts are left out.
+  sections.charts = snapshot.request_count > 0;
+  sections.stages = !extras.stages.empty();
+  sections.curve = has_curve(extras);
+  sections.server = extras.server != nullptr;
+  header_html(out, run, verdict, insights, snapshot, extras, sections);
+  if (!sections.charts) {
+    insights_section(out, insights);
+    errors_section(out, snapshot);
+    out << "<section id=\"no-charts\"><p class=\"empty\">" << no_success_text(snapshot)
+        << " No latency distribution, over-time or per-turn chart is drawn.</p></section>";
+  }
+  // A profile answers per stage first; the table pooling every stage comes after it.
   stages_section(out, extras);
   curve_section(out, extras);
-  distributions_section(out, snapshot);
-  over_time_section(out, snapshot, extras);
+  summary_section(out, snapshot, !extras.stages.empty());
+  if (sections.charts) {
+    distributions_section(out, snapshot);
+    over_time_section(out, snapshot, extras);
+  }
   out << server_section_html(snapshot, extras);  // "" without server telemetry
-  ttft_by_turn_section(out, snapshot);
-  errors_section(out, snapshot);
-  insights_section(out, insights);
+  if (sections.charts) {
+    ttft_by_turn_section(out, snapshot);
+    errors_section(out, snapshot);
+    insights_section(out, insights);
+  }
   workers_section(out, workers);
   out << "<footer>Generated by convoy";
   if (const std::string v = str(run, "convoy_version"); !v.empty()) out << " " << escape(v);

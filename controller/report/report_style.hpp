@@ -17,7 +17,7 @@ h1{margin:0 0 8px;font-size:22px}
 h2{font-size:18px;margin:0 0 12px}
 h3{font-size:15px;margin:0 0 8px}
 section{background:var(--card);border:1px solid var(--line);border-radius:8px;padding:20px 24px;
-margin-top:16px}
+margin-top:16px;overflow-x:auto}
 dl.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:8px 0 0}
 dl.facts dt{color:var(--muted)}
 dl.facts dd{margin:0;overflow-wrap:anywhere}
@@ -36,9 +36,10 @@ background:var(--bg)}
 table{border-collapse:collapse;width:100%}
 th,td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:right;
 font-variant-numeric:tabular-nums;vertical-align:top}
-th{background:var(--bg);font-weight:600}
+th{background:var(--bg);font-weight:600;overflow-wrap:normal;word-break:normal}
+td.reasons{min-width:16em}
 th:first-child,td:first-child,td.text,th.text{text-align:left}
-td.text{overflow-wrap:anywhere}
+td.text{overflow-wrap:normal;word-break:normal}
 .charts{display:flex;flex-wrap:wrap;gap:16px}
 figure{margin:0;flex:1 1 560px;max-width:620px}
 figcaption{font-weight:600;margin-bottom:4px}
@@ -55,6 +56,18 @@ svg.chart{width:100%;height:auto;display:block}
 .empty{color:var(--muted);font-style:italic}
 .stage-mark line{stroke:#8a93a6;stroke-width:1;stroke-dasharray:4 3}
 .stage-mark text{fill:var(--muted);font-size:10px}
+.slo-line line{stroke:var(--fail);stroke-width:1.2;stroke-dasharray:6 4}
+.slo-line text,.point-label{fill:var(--fg);font-size:10px}
+.dot.met{fill:var(--pass)}.dot.missed{fill:var(--fail)}
+.swatch.met{fill:var(--pass)}.swatch.missed{fill:var(--fail)}
+.answer{margin-top:14px;padding:12px 16px;border-radius:6px;background:var(--bg);
+border-left:4px solid var(--c1)}
+.answer dl{display:grid;grid-template-columns:max-content 1fr;gap:2px 16px;margin:0}
+.answer dt{color:var(--muted)}.answer dd{margin:0}
+.cause{margin-top:10px;padding:10px 14px;border-radius:6px;border-left:4px solid var(--fail);
+background:#fdf0f0}
+.cause p{margin:4px 0}
+details.zero-series summary{cursor:pointer;color:var(--muted)}
 #server h3{margin:18px 0 8px}
 .badge.small{padding:0 8px;font-size:11px}
 .insight{border:1px solid var(--line);border-left:4px solid var(--warn);border-radius:6px;

@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <limits>
 #include <string_view>
 #include <vector>
+
+#include <sys/ioctl.h>
+#include <unistd.h>
 
 namespace convoy::controller {
 
@@ -25,7 +29,19 @@ constexpr std::string_view kRows[] = {"time_to_first_token",
                                       "reasoning_token_count",
                                       "cached_tokens"};
 
-constexpr int kNumberWidth = 12;
+constexpr size_t kNumberWidth = 12;
+constexpr size_t kMinLabelWidth = 16;
+
+struct ResultColumn {
+  const char* name;
+  double (*value)(const MetricStats&);
+};
+constexpr ResultColumn kResultColumns[] = {{"avg", [](const MetricStats& m) { return m.avg; }},
+                                           {"min", [](const MetricStats& m) { return m.min; }},
+                                           {"max", [](const MetricStats& m) { return m.max; }},
+                                           {"p50", [](const MetricStats& m) { return m.p(50); }},
+                                           {"p90", [](const MetricStats& m) { return m.p(90); }},
+                                           {"p99", [](const MetricStats& m) { return m.p(99); }}};
 
 std::string pad_right(std::string s, size_t width) {
   if (s.size() < width) s.append(width - s.size(), ' ');
@@ -39,6 +55,7 @@ std::string pad_left(std::string s, size_t width) {
 
 std::string truncate(std::string s, size_t width) {
   if (s.size() <= width) return s;
+  if (width <= 3) return s.substr(0, width);
   s.resize(width - 3);
   return s + "...";
 }
@@ -62,7 +79,29 @@ std::string format_grouped(double value, int decimals) {
   return negative ? "-" + out : out;
 }
 
-void print_results_table(std::ostream& out, const MetricsSnapshot& s) {
+size_t console_width_of(std::optional<size_t> tty_columns, const char* columns_env) {
+  size_t width = kDefaultConsoleWidth;
+  if (tty_columns && *tty_columns > 0) {
+    width = *tty_columns;
+  } else if (columns_env != nullptr && *columns_env != '\0') {
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(columns_env, &end, 10);
+    if (end != columns_env && *end == '\0' && v > 0 && v < 100000) width = static_cast<size_t>(v);
+  }
+  return std::max(width, kMinConsoleWidth);
+}
+
+size_t console_width() {
+  std::optional<size_t> tty;
+  winsize ws{};
+  if (::isatty(STDOUT_FILENO) == 1 && ::ioctl(STDOUT_FILENO, TIOCGWINSZ, &ws) == 0 &&
+      ws.ws_col > 0) {
+    tty = ws.ws_col;
+  }
+  return console_width_of(tty, std::getenv("COLUMNS"));
+}
+
+void print_results_table(std::ostream& out, const MetricsSnapshot& s, size_t width) {
   std::vector<std::string> labels;
   std::vector<const MetricStats*> rows;
   for (std::string_view tag : kRows) {
@@ -75,19 +114,28 @@ void print_results_table(std::ostream& out, const MetricsSnapshot& s) {
   }
   size_t label_width = 6;
   for (const auto& l : labels) label_width = std::max(label_width, l.size());
-  const size_t total_width = label_width + size_t{6} * (kNumberWidth + 1);
+  // Columns that do not fit the width go, in this order: p90, min, max; then the labels are
+  // shortened. avg, p50 and p99 always stay.
+  std::vector<ResultColumn> columns(std::begin(kResultColumns), std::end(kResultColumns));
+  auto total = [&] { return label_width + columns.size() * (kNumberWidth + 1); };
+  for (const char* drop : {"p90", "min", "max"}) {
+    if (total() <= width) break;
+    std::erase_if(columns, [&](const ResultColumn& c) { return std::string_view(c.name) == drop; });
+  }
+  if (total() > width) {
+    const size_t numbers = columns.size() * (kNumberWidth + 1);
+    label_width = std::max(kMinLabelWidth, width > numbers ? width - numbers : 0);
+  }
+  const size_t total_width = total();
 
   out << "convoy | LLM metrics\n";
   out << pad_right("Metric", label_width);
-  for (const char* column : {"avg", "min", "max", "p50", "p90", "p99"}) {
-    out << ' ' << pad_left(column, kNumberWidth);
-  }
+  for (const ResultColumn& c : columns) out << ' ' << pad_left(c.name, kNumberWidth);
   out << '\n' << std::string(total_width, '-') << '\n';
   for (size_t i = 0; i < rows.size(); ++i) {
-    const MetricStats& m = *rows[i];
-    out << pad_right(labels[i], label_width);
-    for (double v : {m.avg, m.min, m.max, m.p(50), m.p(90), m.p(99)}) {
-      out << ' ' << pad_left(format_grouped(v), kNumberWidth);
+    out << pad_right(truncate(labels[i], label_width), label_width);
+    for (const ResultColumn& c : columns) {
+      out << ' ' << pad_left(format_grouped(c.value(*rows[i])), kNumberWidth);
     }
     out << '\n';
   }
@@ -165,10 +213,28 @@ std::string stage_line(const StageFacts& stage) {
   return line;
 }
 
-void print_stage_table(std::ostream& out, std::span<const StageFacts> stages) {
+namespace {
+
+struct StageColumn {
+  const char* name;
+  double (*value)(const MetricsSnapshot&);
+};
+constexpr StageColumn kStageColumns[] = {
+    {"requests", [](const MetricsSnapshot& s) { return static_cast<double>(s.request_count); }},
+    {"errors", [](const MetricsSnapshot& s) { return static_cast<double>(s.error_request_count); }},
+    {"req/s", [](const MetricsSnapshot& s) { return s.request_throughput; }},
+    {"tok/s", [](const MetricsSnapshot& s) { return s.output_token_throughput; }},
+    {"TTFT p50", [](const MetricsSnapshot& s) { return stat(s, "time_to_first_token", 50); }},
+    {"TTFT p99", [](const MetricsSnapshot& s) { return stat(s, "time_to_first_token", 99); }},
+    {"ITL p50", [](const MetricsSnapshot& s) { return stat(s, "inter_token_latency", 50); }},
+    {"ITL p99", [](const MetricsSnapshot& s) { return stat(s, "inter_token_latency", 99); }}};
+
+}  // namespace
+
+void print_stage_table(std::ostream& out, std::span<const StageFacts> stages, size_t width) {
   if (stages.empty()) return;
   constexpr size_t kMaxTextWidth = 32;
-  constexpr int kWidth = 10;
+  constexpr size_t kWidth = 10;
   size_t name_width = 5;
   size_t level_width = 5;
   bool any_slo = false;
@@ -178,30 +244,37 @@ void print_stage_table(std::ostream& out, std::span<const StageFacts> stages) {
         std::max(level_width, std::min(stage_level_text(st.config).size(), kMaxTextWidth));
     any_slo = any_slo || st.slo_met.has_value();
   }
-  constexpr const char* kColumns[] = {"requests", "errors",   "req/s",   "tok/s",
-                                      "TTFT p50", "TTFT p99", "ITL p50", "ITL p99"};
-  const size_t total_width =
-      name_width + 1 + level_width + std::size(kColumns) * (kWidth + 1) + (any_slo ? 8 : 0);
+  // Columns that do not fit the width go, in this order: ITL p50, TTFT p50, errors, req/s; then
+  // the stage names and levels are shortened (to 12 characters at least).
+  std::vector<StageColumn> columns(std::begin(kStageColumns), std::end(kStageColumns));
+  auto total = [&] {
+    return name_width + 1 + level_width + columns.size() * (kWidth + 1) + (any_slo ? 8 : 0);
+  };
+  for (const char* drop : {"ITL p50", "TTFT p50", "errors", "req/s"}) {
+    if (total() <= width) break;
+    std::erase_if(columns, [&](const StageColumn& c) { return std::string_view(c.name) == drop; });
+  }
+  while (total() > width && (name_width > 12 || level_width > 12)) {
+    (name_width >= level_width ? name_width : level_width) -= 1;
+  }
   out << "convoy | stages (latencies in ms, tok/s = output tokens/s)\n";
   out << pad_right("stage", name_width) << ' ' << pad_right("level", level_width);
-  for (const char* column : kColumns) out << ' ' << pad_left(column, kWidth);
+  for (const StageColumn& c : columns) out << ' ' << pad_left(c.name, kWidth);
   if (any_slo) out << "  " << pad_right("SLO", 6);
-  out << '\n' << std::string(total_width, '-') << '\n';
+  out << '\n' << std::string(total(), '-') << '\n';
   for (const StageFacts& st : stages) {
     const MetricsSnapshot& s = st.metrics;
-    out << pad_right(truncate(st.config.name, kMaxTextWidth), name_width) << ' '
-        << pad_right(truncate(stage_level_text(st.config), kMaxTextWidth), level_width);
-    out << ' ' << pad_left(format_grouped(static_cast<double>(s.request_count), 0), kWidth);
-    out << ' ' << pad_left(format_grouped(static_cast<double>(s.error_request_count), 0), kWidth);
-    for (double v : {s.request_throughput, s.output_token_throughput,
-                     stat(s, "time_to_first_token", 50), stat(s, "time_to_first_token", 99),
-                     stat(s, "inter_token_latency", 50), stat(s, "inter_token_latency", 99)}) {
-      out << ' ' << pad_left(format_grouped(v), kWidth);
+    out << pad_right(truncate(st.config.name, name_width), name_width) << ' '
+        << pad_right(truncate(stage_level_text(st.config), level_width), level_width);
+    for (const StageColumn& c : columns) {
+      const bool count =
+          std::string_view(c.name) == "requests" || std::string_view(c.name) == "errors";
+      out << ' ' << pad_left(format_grouped(c.value(s), count ? 0 : 2), kWidth);
     }
     if (any_slo) out << "  " << slo_text(st);
     out << '\n';
   }
-  out << std::string(total_width, '-') << '\n';
+  out << std::string(total(), '-') << '\n';
 }
 
 void print_search_result(std::ostream& out, const SearchFacts& search) {
@@ -227,10 +300,13 @@ void print_search_result(std::ostream& out, const SearchFacts& search) {
   out << '\n';
 }
 
-void print_error_table(std::ostream& out, const MetricsSnapshot& s) {
+void print_error_table(std::ostream& out, const MetricsSnapshot& s, size_t width) {
   if (s.errors.empty()) return;
   constexpr size_t kTypeWidth = 26;
-  constexpr size_t kMessageWidth = 60;
+  constexpr size_t kFixedWidth = 8 + 1 + 5 + 2 + kTypeWidth + 1;
+  // The message takes what the width leaves (at least 20 characters), up to 60.
+  const size_t kMessageWidth =
+      std::clamp<size_t>(width > kFixedWidth ? width - kFixedWidth : 0, 20, 60);
   out << "Errors\n";
   out << pad_left("count", 8) << ' ' << pad_left("code", 5) << "  " << pad_right("type", kTypeWidth)
       << ' ' << "message\n";

@@ -9,12 +9,15 @@
 #include <cstdlib>
 #include <ctime>
 #include <iostream>
+#include <memory>
+#include <span>
 
 #include "common/build_info.hpp"
 #include "common/exit_codes.hpp"
 #include "common/log.hpp"
 #include "common/redact.hpp"
 #include "controller/report/aiperf_export.hpp"
+#include "controller/report/headline.hpp"
 #include "controller/report/insights.hpp"
 #include "controller/report/report_html.hpp"
 #include "controller/report/results_table.hpp"
@@ -222,7 +225,12 @@ void add_slice_and_aiperf_files(const ReportInputs& in, const SummaryExtras& ext
 int write_run_report(const ReportInputs& in) {
   const Verdict judged = judge_run(in);  // with in.output_errors
   std::vector<Insight> insights = detect_insights(insight_inputs(in));
-  const SummaryExtras extras = summary_extras(in, insights);
+  SummaryExtras extras = summary_extras(in, insights);
+  // The headline's verdict line is re-rendered per pass from the verdict it is given.
+  const auto headline = std::make_shared<const Headline>(
+      make_headline(in.config, in.url, in.snapshot, judged, insights, in.facts.stages,
+                    in.facts.search ? &*in.facts.search : nullptr));
+  extras.headline = headline;
   // The files that carry the verdict are rendered from the failures known so far: a file that
   // cannot be written fails the verdict in the others (write_output_files re-renders them).
   auto verdict_for = [&](const std::vector<OutputError>& errors) {
@@ -257,23 +265,28 @@ int write_run_report(const ReportInputs& in) {
       errors.begin(), errors.end(), [](const OutputError& e) { return e.file == "summary.json"; });
 
   std::ostream& out = std::cout;
+  const size_t width = console_width();
   out << "\n";
-  print_results_table(out, in.snapshot);
-  if (!in.facts.stages.empty()) {
+  // Answer first: what was tested and what came out, then the tables that back it.
+  const std::span<const StageFacts> stages = in.facts.stages;
+  const SearchFacts* search = in.facts.search ? &*in.facts.search : nullptr;
+  print_headline(out, in.config.name, *headline, verdict);
+  if (!stages.empty()) {
+    // A profile's own table first; the run-wide one pools every stage and comes after it.
     out << "\n";
-    print_stage_table(out, in.facts.stages);
+    print_stage_table(out, stages, width);
+    if (search) print_search_result(out, *search);
   }
-  if (in.facts.search) {
-    out << "\n";
-    print_search_result(out, *in.facts.search);
-  }
+  out << "\n";
+  if (!stages.empty()) out << "All stages pooled:\n";
+  print_results_table(out, in.snapshot, width);
   if (in.facts.server) {
     out << "\n";
     print_server_table(out, in.facts.server->view);
   }
   if (!in.snapshot.errors.empty()) {
     out << "\n";
-    print_error_table(out, in.snapshot);
+    print_error_table(out, in.snapshot, width);
   }
   if (!insights.empty()) {
     out << "\n";

@@ -53,6 +53,64 @@ size_t role_rank(const std::string& role) {
   return static_cast<size_t>(it - std::begin(kRoleOrder));
 }
 
+// The vocabulary a family belongs to, by its name: "vllm" (vllm:...), "sglang", "trtllm",
+// "dynamo", "convoy-mock", "DCGM". One server often exports the same quantity in several (the
+// mock speaks vLLM's, Dynamo's and its own), so a chart or a sum takes one of them.
+std::string vocabulary_of(const std::string& name) {
+  if (const size_t colon = name.find(':'); colon != std::string::npos) return name.substr(0, colon);
+  if (name.rfind("convoy_mock_", 0) == 0) return "convoy-mock";
+  return name.substr(0, name.find('_'));
+}
+
+// Engines' own figures first, then the frontend's, then the mock's own names.
+size_t vocabulary_rank(const std::string& vocabulary) {
+  constexpr std::string_view kOrder[] = {"vllm", "sglang", "trtllm",
+                                         "DCGM", "dynamo", "convoy-mock"};
+  const auto* it = std::find(std::begin(kOrder), std::end(kOrder), vocabulary);
+  return static_cast<size_t>(it - std::begin(kOrder));
+}
+
+// The series of one family for a quantity: among `series` (one role), those of the family whose
+// vocabulary ranks first (then the first written). Adding several families would count the same
+// requests once per vocabulary.
+std::vector<const ServerSeries*> one_family(const std::vector<const ServerSeries*>& series) {
+  const ServerSeries* best = nullptr;
+  for (const ServerSeries* s : series) {
+    if (best == nullptr ||
+        vocabulary_rank(vocabulary_of(s->name)) < vocabulary_rank(vocabulary_of(best->name))) {
+      best = s;
+    }
+  }
+  std::vector<const ServerSeries*> out;
+  for (const ServerSeries* s : series) {
+    if (best != nullptr && s->name == best->name) out.push_back(s);
+  }
+  return out;
+}
+
+// The first of `roles` that the endpoint has, as one family.
+std::vector<const ServerSeries*> quantity(const ServerMetricsView& view,
+                                          const std::string& endpoint,
+                                          std::initializer_list<std::string_view> roles) {
+  for (std::string_view role : roles) {
+    auto found = one_family(view.with_role(endpoint, {role}));
+    if (!found.empty()) return found;
+  }
+  return {};
+}
+
+// Zero (or absent) over the whole run: a gauge that never moved off 0, a counter that did not
+// grow, a histogram with no observation.
+bool all_zero(const ServerSeries& s) {
+  auto zero = [](const std::optional<double>& v) { return !v || *v == 0; };
+  for (const ServerTimePoint& p : s.timeline) {
+    if (!zero(p.v) || !zero(p.v99)) return false;
+  }
+  if (s.is_counter()) return zero(s.delta);
+  if (s.is_histogram()) return zero(s.count);
+  return zero(s.min) && zero(s.max);
+}
+
 // Headline entries of one endpoint, in kRoleOrder (then as written).
 std::vector<const ServerSeries*> headline_of(const ServerMetricsView& view,
                                              const std::string& endpoint) {
@@ -155,8 +213,8 @@ int endpoint_charts(std::ostringstream& out, const ServerMetricsView& view,
                   const std::string& note) {
     if (figure(out, caption, lines, y, options, note)) ++drawn;
   };
-  const auto waiting = view.with_role(endpoint, {"requests_waiting", "queued"});
-  const auto running = view.with_role(endpoint, {"requests_running", "inflight"});
+  const auto waiting = quantity(view, endpoint, {"requests_waiting", "queued"});
+  const auto running = quantity(view, endpoint, {"requests_running", "inflight"});
   const Line w = line_of("server waiting", "s2", combined(waiting, true, 1));
   const Line r = line_of("server running", "s3", combined(running, true, 1));
   if (!w.points.empty() || !r.points.empty()) {
@@ -181,10 +239,11 @@ int endpoint_charts(std::ostringstream& out, const ServerMetricsView& view,
     draw("Time to first token: client and server", {client.ttft50, client.ttft99, p50, p99}, "ms",
          names_of({ttft}));
   }
-  const auto kv = view.with_role(endpoint, {"kv_usage"});
+  const auto kv = one_family(view.with_role(endpoint, {"kv_usage"}));
   if (!kv.empty()) {
-    draw("KV cache usage", {line_of("KV cache usage", "s1", combined(kv, false, 0))}, "% used",
-         names_of(kv) + (kv.size() > 1 ? " (mean)" : ""));
+    // A fraction (0 to 1) is drawn as percent (combined's unit scale), so the axis reads 0-100.
+    draw("KV cache usage", {line_of("KV cache usage", "s1", combined(kv, false, 0))},
+         "% of KV cache used", names_of(kv) + (kv.size() > 1 ? " (mean)" : ""));
   }
   const auto gpu = view.with_role(endpoint, {"gpu_util"});
   const auto sm = view.with_role(endpoint, {"sm_active"});
@@ -206,6 +265,7 @@ std::string cell(const std::optional<double>& v, double scale = 1) {
 }
 
 void headline_table(std::ostringstream& out, const std::vector<const ServerSeries*>& rows) {
+  if (rows.empty()) return;
   out << "<table class=\"server-table\"><thead><tr><th class=\"text\">metric</th>"
          "<th class=\"text\">labels</th><th>avg</th><th>p50</th><th>p99</th><th>max</th>"
          "<th>rate/s</th><th>total</th><th class=\"text\">unit</th></tr></thead><tbody>";
@@ -225,6 +285,71 @@ void headline_table(std::ostringstream& out, const std::vector<const ServerSerie
     out << "<td class=\"text\">" << escape(u.unit) << "</td></tr>";
   }
   out << "</tbody></table>";
+}
+
+// How an endpoint's headline series are split for the page and the console: the series that
+// stayed 0 are only counted, each quantity is shown in one vocabulary, and a family's label sets
+// (one per worker, engine or GPU) are detail.
+struct ServerRows {
+  std::vector<const ServerSeries*> single;      // the shown family has one label set
+  std::vector<const ServerSeries*> per_labels;  // the shown family has several
+  std::vector<const ServerSeries*> other_vocabularies;
+  std::vector<std::string> zero_families;  // every label set 0 the whole run, each name once
+  size_t zero_series = 0;
+};
+
+ServerRows split_rows(const std::vector<const ServerSeries*>& rows) {
+  ServerRows out;
+  std::vector<const ServerSeries*> moving;
+  for (const ServerSeries* s : rows) {
+    if (!all_zero(*s)) {
+      moving.push_back(s);
+      continue;
+    }
+    ++out.zero_series;
+    if (std::find(out.zero_families.begin(), out.zero_families.end(), s->name) ==
+        out.zero_families.end()) {
+      out.zero_families.push_back(s->name);
+    }
+  }
+  for (const ServerSeries* s : moving) {
+    std::vector<const ServerSeries*> same_role;
+    for (const ServerSeries* t : moving) {
+      if (t->role == s->role) same_role.push_back(t);
+    }
+    const auto family = one_family(same_role);
+    if (family.empty() || family.front()->name != s->name) {
+      out.other_vocabularies.push_back(s);
+    } else {
+      (family.size() > 1 ? out.per_labels : out.single).push_back(s);
+    }
+  }
+  return out;
+}
+
+void server_rows_html(std::ostringstream& out, const std::vector<const ServerSeries*>& rows) {
+  const ServerRows split = split_rows(rows);
+  headline_table(out, split.single);
+  if (!split.per_labels.empty()) {
+    out << "<details class=\"per-labels\"><summary>" << split.per_labels.size()
+        << " series by worker, engine or GPU (each label set)</summary>";
+    headline_table(out, split.per_labels);
+    out << "</details>";
+  }
+  if (!split.other_vocabularies.empty()) {
+    out << "<details class=\"other-vocabularies\"><summary>" << split.other_vocabularies.size()
+        << " series of the same quantities under other names (not added to the above)</summary>";
+    headline_table(out, split.other_vocabularies);
+    out << "</details>";
+  }
+  if (split.zero_series > 0) {
+    out << "<p class=\"muted zero-series\">" << split.zero_series
+        << " series were 0 the whole run:";
+    for (size_t i = 0; i < split.zero_families.size(); ++i) {
+      out << (i ? ", " : " ") << "<code>" << escape(split.zero_families[i]) << "</code>";
+    }
+    out << ".</p>";
+  }
 }
 
 void endpoints_table(std::ostringstream& out, const ServerMetricsView& view) {
@@ -288,7 +413,7 @@ std::string server_section_html(const MetricsSnapshot& s, const SummaryExtras& e
       out << "<p class=\"empty\">No headline series over time (" << e.other_series
           << " other series recorded, listed in summary.json server_metrics).</p>";
     }
-    if (!rows.empty()) headline_table(out, rows);
+    if (!rows.empty()) server_rows_html(out, rows);
     out << "</div>";
   }
   out << "</section>";
@@ -317,7 +442,19 @@ void print_server_table(std::ostream& out, const ServerMetricsView& view) {
     out << e.name << " (" << e.url << "): " << e.scrapes << " scrapes, " << e.errors << " errors";
     if (e.scrapes > 0 && e.errors == e.scrapes) out << ", every scrape failed: " << e.last_error;
     out << '\n';
-    const auto rows = headline_of(view, e.name);
+    // One vocabulary per quantity, and no row for a series that stayed 0 (as on the page).
+    const ServerRows split = split_rows(headline_of(view, e.name));
+    std::vector<const ServerSeries*> rows = split.single;
+    rows.insert(rows.end(), split.per_labels.begin(), split.per_labels.end());
+    std::string skipped;
+    if (split.zero_series > 0) {
+      skipped = std::to_string(split.zero_series) + " series were 0 the whole run";
+    }
+    if (!split.other_vocabularies.empty()) {
+      skipped += (skipped.empty() ? "" : "; ") + std::to_string(split.other_vocabularies.size()) +
+                 " repeat these under other names";
+    }
+    if (!skipped.empty()) out << "  (" << skipped << "; all in summary.json server_metrics)\n";
     if (rows.empty()) continue;
     out << "  " << pad("Metric", kLabel, false) << pad("unit", 9, false);
     for (const char* c : {"avg", "p99", "max", "rate/s", "total"}) out << pad(c, kNumber, true);

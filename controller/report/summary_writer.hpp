@@ -18,6 +18,8 @@
 
 namespace convoy::controller {
 
+struct Headline;  // headline.hpp
+
 // summary.json's own schema version (its top-level "schema_version"): bumped when the layout
 // changes. "1.0": aggregates carry {unit, avg} only, the top-level provenance fields, timeslices
 // (as AIPerf's export has them). The aiperf_export file profile_export_aiperf.json carries AIPerf's
@@ -48,6 +50,10 @@ struct SummaryExtras {
   // Server telemetry: summary.json "server_metrics" (its summary_json, written as is) and
   // report.html's Server section (its view); RunFacts::server, shared; nullptr: no such section.
   std::shared_ptr<const ServerTelemetry> server;
+  // What was tested and what came out, in words (headline.hpp): the box at the top of
+  // report.html. Not in summary.json (its figures are there under their own keys); nullptr: the
+  // page shows the run's facts only.
+  std::shared_ptr<const Headline> headline;
 };
 
 // schema_version, convoy_version, benchmark_id, start_time, end_time, was_cancelled; then one

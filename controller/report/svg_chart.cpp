@@ -64,15 +64,37 @@ std::string number(double v) {
   return text;
 }
 
-namespace {
+// "12345" -> "12,345": digits grouped by thousands (the integer part only).
+std::string grouped_digits(double v) {
+  char buf[48];
+  std::snprintf(buf, sizeof buf, "%.0f", std::fabs(v));
+  std::string digits = buf;
+  std::string out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return (v < 0 ? "-" : "") + out;
+}
 
-// An axis label: short, no trailing zeros.
 std::string tick_text(double v) {
-  if (std::fabs(v) < 1e-9) return "0";
-  char buf[32];
-  std::snprintf(buf, sizeof buf, std::fabs(v) >= 1e6 ? "%.0f" : "%.4g", v);
+  const double a = std::fabs(v);
+  if (a < 1e-9) return "0";
+  char buf[48];
+  if (a >= 1e6) {  // "2.5M": a wide number would crowd the axis
+    std::snprintf(buf, sizeof buf, "%.4g", v / 1e6);
+    return std::string(buf) + "M";
+  }
+  if (a >= 1000) return grouped_digits(v);
+  std::snprintf(buf, sizeof buf, "%.4g", v);
   return buf;
 }
+
+double text_width_px(std::string_view text, double font_px) {
+  return 0.65 * font_px * static_cast<double>(text.size());
+}
+
+namespace {
 
 // Fixed precision for SVG coordinates.
 std::string coord(double v) {
@@ -196,6 +218,76 @@ std::string histogram_svg(const std::vector<Bin>& bins, const std::string& title
   return out.str();
 }
 
+namespace {
+
+// Stage marks: a dashed line each, its label in the first of kMarkRows rows where it clears the
+// label before it (so neighbouring stages never run together into one string); a label that
+// fits in no row is left out, the line's tooltip still names it.
+constexpr int kMarkRows = 3;
+constexpr double kMarkFontPx = 10;
+
+template <typename Px>
+void marker_lines(std::ostringstream& out, const std::vector<Marker>& markers, Px px) {
+  std::vector<const Marker*> order;
+  for (const auto& m : markers) {
+    if (std::isfinite(m.x) && m.x >= 0) order.push_back(&m);
+  }
+  std::stable_sort(order.begin(), order.end(),
+                   [](const Marker* a, const Marker* b) { return a->x < b->x; });
+  double row_end[kMarkRows];
+  std::fill(std::begin(row_end), std::end(row_end), -1e9);
+  for (const Marker* m : order) {
+    const double x = px(m->x);
+    out << "<g class=\"stage-mark\"><title>" << escape(m->label) << "</title><line x1=\""
+        << coord(x) << "\" y1=\"" << coord(kTop) << "\" x2=\"" << coord(x) << "\" y2=\""
+        << coord(kTop + kPlotHeight) << "\"/>";
+    const double w = text_width_px(m->label, kMarkFontPx);
+    // Right of the line; left of it when it would run off the chart.
+    const bool flip = x + 3 + w > kChartWidth - 2;
+    const double left = flip ? x - 3 - w : x + 3;
+    for (int r = 0; r < kMarkRows; ++r) {
+      if (row_end[r] + 4 > left) continue;
+      row_end[r] = left + w;
+      out << "<text x=\"" << coord(flip ? x - 3 : x + 3) << "\" y=\"" << coord(kTop + 10 + 13 * r)
+          << "\"" << (flip ? " text-anchor=\"end\"" : "") << ">" << escape(m->label) << "</text>";
+      break;
+    }
+    out << "</g>";
+  }
+}
+
+// A horizontal reference line (an SLO) across the plot, its label above its right end.
+void threshold_line(std::ostringstream& out, double y, const std::string& label) {
+  out << "<g class=\"slo-line\"><line x1=\"" << coord(kLeft) << "\" y1=\"" << coord(y) << "\" x2=\""
+      << coord(kLeft + kPlotWidth) << "\" y2=\"" << coord(y) << "\"/><text x=\""
+      << coord(kLeft + kPlotWidth - 2) << "\" y=\"" << coord(y - 4) << "\" text-anchor=\"end\">"
+      << escape(label) << "</text></g>";
+}
+
+template <typename Px, typename Py>
+void line_points(std::ostringstream& out, const Line& l, bool dots, Px px, Py py) {
+  if (!l.dots_only) {
+    out << "<polyline class=\"line " << l.css_class << "\" points=\"";
+    for (const auto& [x, y] : l.points) out << coord(px(x)) << "," << coord(py(y)) << " ";
+    out << "\"><title>" << escape(l.name) << "</title></polyline>";
+  }
+  if (l.points.size() != 1 && !dots && !l.dots_only) return;
+  for (size_t i = 0; i < l.points.size(); ++i) {
+    const auto [x, y] = l.points[i];
+    const std::string label = i < l.point_labels.size() ? l.point_labels[i] : "";
+    out << "<circle class=\"dot " << l.css_class << "\" cx=\"" << coord(px(x)) << "\" cy=\""
+        << coord(py(y)) << "\" r=\"" << (l.dots_only ? "4" : "3") << "\"><title>" << escape(l.name)
+        << (label.empty() ? "" : " " + escape(label)) << ": " << escape(number(x)) << ", "
+        << escape(number(y)) << "</title></circle>";
+    if (!label.empty()) {
+      out << "<text class=\"point-label\" x=\"" << coord(px(x) + 5) << "\" y=\"" << coord(py(y) - 6)
+          << "\">" << escape(label) << "</text>";
+    }
+  }
+}
+
+}  // namespace
+
 std::string line_svg(const std::vector<Line>& lines, const std::string& title,
                      const std::string& y_label, const std::string& x_unit,
                      const LineOptions& options) {
@@ -211,6 +303,8 @@ std::string line_svg(const std::vector<Line>& lines, const std::string& title,
   for (const auto& m : options.markers) x_max = std::max(x_max, m.x);
   if (std::isfinite(options.x_max)) x_max = std::max(x_max, options.x_max);
   if (!(x_max > 0)) x_max = 1;
+  const bool has_threshold = std::isfinite(options.threshold) && options.threshold > 0;
+  if (has_threshold) y_max = std::max(y_max, options.threshold * 1.1);
   const Axes axes = y_axis(out, y_max, y_label);
   auto px = [&](double x) { return kLeft + x / x_max * kPlotWidth; };
   auto py = [&](double y) { return kTop + kPlotHeight - y / axes.y_max * kPlotHeight; };
@@ -219,26 +313,10 @@ std::string line_svg(const std::vector<Line>& lines, const std::string& title,
     x_tick(out, px(x_step * k), tick_text(x_step * k));
   }
   x_label(out, x_unit);
-  for (const auto& m : options.markers) {
-    if (!std::isfinite(m.x) || m.x < 0) continue;
-    const double x = px(m.x);
-    out << "<g class=\"stage-mark\"><title>" << escape(m.label) << "</title><line x1=\"" << coord(x)
-        << "\" y1=\"" << coord(kTop) << "\" x2=\"" << coord(x) << "\" y2=\""
-        << coord(kTop + kPlotHeight) << "\"/><text x=\"" << coord(x + 3) << "\" y=\""
-        << coord(kTop + 10) << "\">" << escape(m.label) << "</text></g>";
-  }
+  marker_lines(out, options.markers, px);
+  if (has_threshold) threshold_line(out, py(options.threshold), options.threshold_label);
   for (const auto& l : lines) {
-    if (l.points.empty()) continue;
-    out << "<polyline class=\"line " << l.css_class << "\" points=\"";
-    for (const auto& [x, y] : l.points) out << coord(px(x)) << "," << coord(py(y)) << " ";
-    out << "\"><title>" << escape(l.name) << "</title></polyline>";
-    if (l.points.size() == 1 || options.dots) {
-      for (const auto& [x, y] : l.points) {
-        out << "<circle class=\"dot " << l.css_class << "\" cx=\"" << coord(px(x)) << "\" cy=\""
-            << coord(py(y)) << "\" r=\"3\"><title>" << escape(l.name) << ": " << escape(number(x))
-            << ", " << escape(number(y)) << "</title></circle>";
-      }
-    }
+    if (!l.points.empty()) line_points(out, l, options.dots, px, py);
   }
   legend(out, lines);
   out << "</svg>";

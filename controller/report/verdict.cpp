@@ -275,6 +275,16 @@ Verdict judge_run(const ReportInputs& in) {
   judge_losses(v, in);
   judge_schedule(v, in);
   judge_profile(v, in);
+  // The stages that did not pass are named here, at the top: a sweep's bad step must not hide
+  // in the stage table below a run-wide verdict.
+  std::string flagged;
+  for (const StageFacts& st : in.facts.stages) {
+    const Verdict sv = judge_stage(st);
+    if (sv.status == VerdictStatus::kPass) continue;
+    flagged += (flagged.empty() ? "" : "; ") + st.config.name + " " + to_string(sv.status) +
+               (sv.reasons.empty() ? "" : ": " + sv.reasons.front());
+  }
+  if (!flagged.empty()) warn(v, "stage(s) not clean: " + flagged);
   return v;
 }
 

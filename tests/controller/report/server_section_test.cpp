@@ -184,6 +184,7 @@ TEST_CASE("the console's server table stops at kMaxServerTableRows rows per endp
   for (int i = 0; i < 14; ++i) {
     GaugeSpec g = gauge("dcgm", "DCGM_FI_DEV_GPU_UTIL", "gpu_util", "GPU utilisation", "%");
     g.labels = R"({"gpu":")" + std::to_string(i) + "\"}";
+    g.avg = g.max = 50;  // a series that stayed 0 gets no row (the next test)
     metrics.push_back(gauge_entry(g));
   }
   std::ostringstream out;
@@ -192,6 +193,63 @@ TEST_CASE("the console's server table stops at kMaxServerTableRows rows per endp
   CHECK(count_of(out.str(), "GPU utilisation {gpu=") == kMaxServerTableRows);
   CHECK(out.str().find("(4 more headline series in summary.json server_metrics)") !=
         std::string::npos);
+}
+
+// A mock run exports each quantity in three vocabularies (vLLM's, Dynamo's, its own), per
+// worker, mostly 0: the page shows one vocabulary, folds the per-worker rows, counts the zeros in
+// one line, and the running count is not added up across vocabularies.
+TEST_CASE("the Server section collapses zero series and takes one vocabulary per quantity") {
+  std::vector<std::string> metrics;
+  for (const char* w : {"0", "1"}) {
+    GaugeSpec running = gauge("mock", "vllm:num_requests_running", "requests_running",
+                              "requests running (vLLM)", "requests");
+    running.labels = std::string(R"({"engine":")") + w + "\"}";
+    running.avg = running.max = 4;
+    running.timeline = gauge_timeline(4, [](int) { return 4.0; });
+    metrics.push_back(gauge_entry(running));
+    GaugeSpec own = gauge("mock", "convoy_mock_worker_active_sequences", "requests_running",
+                          "sequences running (convoy-mock)", "requests");
+    own.labels = std::string(R"({"worker":")") + w + "\"}";
+    own.avg = own.max = 4;
+    own.timeline = gauge_timeline(4, [](int) { return 4.0; });
+    metrics.push_back(gauge_entry(own));
+    GaugeSpec queued = gauge("mock", "convoy_mock_worker_queued_requests", "requests_waiting",
+                             "requests queued (convoy-mock)", "requests");
+    queued.labels = std::string(R"({"worker":")") + w + "\"}";
+    queued.timeline = gauge_timeline(4, [](int) { return 0.0; });
+    metrics.push_back(gauge_entry(queued));
+  }
+  const std::string html = report_html(
+      client_snapshot(), extras_with(server_metrics({endpoint_entry("mock", 4, 0)}, metrics)));
+  const std::string server = server_part(html);
+  // Two engines at 4 each: 8 running, not 16 (the mock's own names repeat the same requests).
+  const size_t chart = server.find("aria-label=\"Queue depth and requests in flight\"");
+  REQUIRE(chart != std::string::npos);
+  CHECK(server.find(", vllm:num_requests_running</span>") != std::string::npos);
+  CHECK(server.find("convoy_mock_worker_active_sequences", chart) > server.find("</svg>", chart));
+  const size_t running = server.find("<polyline class=\"line s3\"", chart);
+  REQUIRE(running != std::string::npos);
+  const std::vector<double> ys = [&] {
+    std::vector<double> out;
+    const size_t begin = server.find("points=\"", running) + 8;
+    std::istringstream in(server.substr(begin, server.find('"', begin) - begin));
+    for (std::string p; in >> p;) out.push_back(std::stod(p.substr(p.find(',') + 1)));
+    return out;
+  }();
+  REQUIRE_FALSE(ys.empty());
+  // The y axis tops at 8 (a nice step over 8 requests): the line sits at the top, y = 28.
+  CHECK(ys.front() == doctest::Approx(28.0));
+  CHECK(server.find(
+            "2 series were 0 the whole run: <code>convoy_mock_worker_queued_requests</code>") !=
+        std::string::npos);
+  CHECK(server.find("<details class=\"per-labels\">") != std::string::npos);
+  CHECK(server.find("<details class=\"other-vocabularies\">") != std::string::npos);
+  std::ostringstream console;
+  print_server_table(console,
+                     parse_server_metrics(server_metrics({endpoint_entry("mock", 4, 0)}, metrics)));
+  CHECK(console.str().find("2 series were 0 the whole run; 2 repeat these under other names") !=
+        std::string::npos);
+  CHECK(console.str().find("sequences running (convoy-mock)") == std::string::npos);
 }
 
 // The section renders in a real browser: the DOM Chromium built holds the charts drawn.
