@@ -121,21 +121,13 @@ std::vector<std::string> slow_telemetry(const DribbleServer& server) {
           "telemetry.endpoints=[{name: slow, url: \"" + server.url() + "\"}]"};
 }
 
-// The quickstart run with its info lines ("measuring"), which the helper's --quiet silences.
-std::vector<std::string> logged_run_argv(const fs::path& out,
-                                         const std::vector<std::string>& sets) {
-  std::vector<std::string> argv = quickstart_run_argv(out, sets);
-  std::erase(argv, std::string("--quiet"));
-  return argv;
-}
-
 }  // namespace
 
 TEST_CASE("Ctrl-C ends a run whose scrape thread is busy with a dribbling endpoint") {
   SUBCASE("mid-run: exit 130 at once, summary.json and server_metrics.jsonl written") {
     DribbleServer server(true);
     const fs::path out = fresh_path("e2e-sigint-scrape");
-    Subprocess run(logged_run_argv(out, slow_telemetry(server)));
+    Subprocess run(logged_quickstart_run_argv(out, slow_telemetry(server)));
     // A scrape after the first is in flight and dribbling; conversations are too.
     REQUIRE(server.wait_dribbling(60));
     REQUIRE(run.wait_for_output("measuring", 60));
@@ -170,7 +162,7 @@ TEST_CASE("Ctrl-C ends a run whose scrape thread is busy with a dribbling endpoi
 
 TEST_CASE("Ctrl-C ends a run in a long stage promptly, with its files") {
   const fs::path out = fresh_path("e2e-sigint-long-stage");
-  Subprocess run(logged_run_argv(
+  Subprocess run(logged_quickstart_run_argv(
       out, {"dataset.conversations=400", "mock.itl_ms=20", "load.grace_s=2", "workers.local=1",
             "load.stages=[{name: long, concurrency: 4, duration_s: 3600}]"}));
   // The long stage has begun (the controller says so as it starts measuring).

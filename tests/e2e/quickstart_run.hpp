@@ -26,4 +26,13 @@ inline std::vector<std::string> quickstart_run_argv(const std::filesystem::path&
   return argv;
 }
 
+// The same run with its info lines ("measuring: ..."), which --quiet silences: for tests that
+// wait for one of them.
+inline std::vector<std::string> logged_quickstart_run_argv(const std::filesystem::path& out,
+                                                           const std::vector<std::string>& sets) {
+  std::vector<std::string> argv = quickstart_run_argv(out, sets);
+  std::erase(argv, std::string("--quiet"));
+  return argv;
+}
+
 }  // namespace convoy::test
