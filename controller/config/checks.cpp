@@ -137,6 +137,10 @@ bool every_rate_stage(const LoadConfig& l, Same same) {
   }
   return any;
 }
+
+bool same_distribution(const Distribution& a, const Distribution& b) {
+  return a.mean == b.mean && a.stddev == b.stddev && a.min == b.min && a.max == b.max;
+}
 }  // namespace
 
 bool is_endpoint(std::string_view e) {
@@ -290,6 +294,28 @@ void warn_ignored_load_keys(const yaml_util::Source& src, const LoadConfig& load
            std::string("it shapes gamma arrivals, and this stage's arrival is ") +
                to_string(st.arrival));
     }
+  }
+}
+
+void warn_ignored_dataset_keys(const yaml_util::Source& src, const DatasetConfig& dataset,
+                               std::vector<std::string>& warnings) {
+  if (dataset.type == DatasetType::kSynthetic) return;
+  const YAML::Node node = child_of(src.root(), "dataset");
+  const DatasetConfig defaults;
+  const std::string why = std::string("ignored: a ") + to_string(dataset.type) +
+                          " dataset's rows give every turn and prompt (synthetic datasets only)";
+  auto warn = [&](const char* key) {
+    const std::string path = std::string("dataset.") + key;
+    warnings.push_back(src.message(path, path, why));
+  };
+  if (given_in(node, "turns") && !same_distribution(dataset.turns, defaults.turns)) warn("turns");
+  if (given_in(node, "input_tokens") &&
+      !same_distribution(dataset.input_tokens, defaults.input_tokens)) {
+    warn("input_tokens");
+  }
+  if (given_in(node, "shared_prefix_tokens") &&
+      dataset.shared_prefix_tokens != defaults.shared_prefix_tokens) {
+    warn("shared_prefix_tokens");
   }
 }
 

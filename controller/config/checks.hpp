@@ -49,4 +49,10 @@ std::string curve_keys_problem(const std::string& dir, int local_workers);
 void warn_ignored_load_keys(const yaml_util::Source& src, const LoadConfig& load,
                             std::vector<std::string>& warnings);
 
+// dataset.turns, dataset.input_tokens and dataset.shared_prefix_tokens given (not at their
+// default) with a jsonl or mooncake dataset, whose rows say every turn: one warning each, as for
+// the load keys above.
+void warn_ignored_dataset_keys(const yaml_util::Source& src, const DatasetConfig& dataset,
+                               std::vector<std::string>& warnings);
+
 }  // namespace convoy::config_detail

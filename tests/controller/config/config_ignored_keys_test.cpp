@@ -133,3 +133,15 @@ TEST_CASE("ignored load keys: a default value is no belief to correct") {
   CHECK(
       warnings_of("load:\n  mode: concurrency\n  sweep: {rate: [1, 2], duration_s: 5}\n").empty());
 }
+
+TEST_CASE("ignored dataset keys: a file dataset's rows give its turns and prompts") {
+  const auto data = std::filesystem::path(CONVOY_SOURCE_DIR) / "configs/data/example.jsonl";
+  const auto w = warnings_of("dataset:\n  type: jsonl\n  path: " + data.string() +
+                             "\n  turns: {mean: 8}\n  input_tokens: {mean: 900, stddev: 10}\n"
+                             "  shared_prefix_tokens: 100\n  output_tokens: {mean: 50}\n");
+  REQUIRE(w.size() == 3);
+  CHECK(contains(w[0], "c.yaml:4: dataset.turns: ignored: a jsonl dataset's rows give"));
+  CHECK(contains(w[1], "c.yaml:5: dataset.input_tokens: ignored:"));
+  CHECK(contains(w[2], "c.yaml:6: dataset.shared_prefix_tokens: ignored:"));
+  CHECK(warnings_of("dataset: {turns: {mean: 8}, shared_prefix_tokens: 100}\n").empty());
+}
