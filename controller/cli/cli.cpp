@@ -89,6 +89,23 @@ unreachable, an output file not written), 130 interrupted (partial results writt
 Docs: docs/quickstart.md, docs/config.md (every key), docs/report.md (the outputs).
 )";
 
+constexpr const char kCheckTargetHelp[] =
+    "Also check the target as a run does before traffic (GET /v1/models with the key): exit 2 "
+    "on a refused key, an unserved model or a doubled path";
+
+struct KeygenFlags {
+  std::string dir;  // where the key pairs go
+  int workers = 1;  // worker key pairs, [1, 10000]
+};
+
+CLI::App* add_keygen_command(CLI::App& app, KeygenFlags& f) {
+  auto* keygen = app.add_subcommand("keygen", "Write CurveZMQ key pairs for authenticated runs");
+  keygen->add_option("dir", f.dir, "Folder to write the keys into")->required();
+  keygen->add_option("--workers", f.workers, "Worker key pairs to create")
+      ->check(CLI::Range(1, 10000));
+  return keygen;
+}
+
 // The subcommands, for "did you mean" on a mistyped one.
 const std::vector<std::string_view> kSubcommands = {"run",     "controller", "validate",
                                                     "profile", "keygen",     "compare"};
@@ -137,9 +154,7 @@ int cli_main(int argc, char** argv) {
   run->footer(kRunHelpFooter);
 
   ProfileFlags profile_flags;
-  auto* profile = app.add_subcommand(
-      "profile", "Run a benchmark from flags alone, no config file: convoy profile --url URL");
-  add_profile_flags(profile, profile_flags);
+  auto* profile = add_profile_command(app, profile_flags);
 
   RunFlags ctl_flags;
   auto* ctl = app.add_subcommand(
@@ -155,16 +170,10 @@ int cli_main(int argc, char** argv) {
   val->add_flag(kFlagLegacy, val_flags.legacy, kHelpLegacy);
   val->add_option(kFlagTimeout, val_flags.timeout_text, kHelpTimeout);
   bool check_target_flag = false;
-  val->add_flag("--check-target", check_target_flag,
-                "Also check the target as a run does before traffic (GET /v1/models with the "
-                "key): exit 2 on a refused key, an unserved model or a doubled path");
+  val->add_flag("--check-target", check_target_flag, kCheckTargetHelp);
 
-  std::string keygen_dir;
-  int keygen_workers = 1;
-  auto* keygen = app.add_subcommand("keygen", "Write CurveZMQ key pairs for authenticated runs");
-  keygen->add_option("dir", keygen_dir, "Folder to write the keys into")->required();
-  keygen->add_option("--workers", keygen_workers, "Worker key pairs to create")
-      ->check(CLI::Range(1, 10000));
+  KeygenFlags keygen_flags;
+  auto* keygen = add_keygen_command(app, keygen_flags);
 
   std::vector<std::string> compare_dirs;
   std::string compare_out;
@@ -198,10 +207,9 @@ int cli_main(int argc, char** argv) {
                 << " conversation(s) in the dataset)\n# "
                 << expected_duration_line(c, conversations) << "\n"
                 << to_yaml(with_urls_redacted(c));
-      if (check_target_flag) return check_target(c);
-      return kExitOk;
+      return check_target_flag ? check_target(c) : kExitOk;
     }
-    if (*keygen) return write_curve_keys(keygen_dir, keygen_workers);
+    if (*keygen) return write_curve_keys(keygen_flags.dir, keygen_flags.workers);
     if (*cmp) return compare::compare_main(compare_dirs, compare_out, std::cout, std::cerr);
   } catch (const ConfigError& e) {
     std::cerr << "convoy: error: " << e.what() << "\n";

@@ -286,6 +286,13 @@ not complete, 130 interrupted. Docs: docs/quickstart.md, docs/migration.md (AIPe
 bench serve, GuideLLM flags), docs/config.md (every key).
 )";
 
+CLI::App* add_profile_command(CLI::App& app, ProfileFlags& flags) {
+  auto* profile = app.add_subcommand(
+      "profile", "Run a benchmark from flags alone, no config file: convoy profile --url URL");
+  add_profile_flags(profile, flags);
+  return profile;
+}
+
 int profile_main(const ProfileFlags& flags) {
   if (flags.verbose) set_log_level(LogLevel::kDebug);
   if (!flags.api_key_typed.empty()) {

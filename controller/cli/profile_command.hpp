@@ -51,6 +51,8 @@ struct ProfileFlags {
 
 // Registers `convoy profile`'s flags (and their AIPerf spellings) on `cmd`.
 void add_profile_flags(CLI::App* cmd, ProfileFlags& flags);
+// The `profile` subcommand of `app`, its flags bound to `flags`.
+CLI::App* add_profile_command(CLI::App& app, ProfileFlags& flags);
 
 struct ProfilePlan {
   // "key.path=value" overrides, in order; `flag_of[i]` is how overrides[i] was asked for

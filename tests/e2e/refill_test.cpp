@@ -71,8 +71,7 @@ class CountingServer {
   struct Conn {
     std::string in;
     int64_t reply_at_ns = 0;  // 0: no request waiting for its reply
-    bool post = false;        // the waiting request is a POST (convoy's check before traffic,
-                              // GET /v1/models, is answered but not counted)
+    bool listing = false;     // that request is convoy's check before traffic (a GET): not counted
   };
 
   static std::string reply() {
@@ -84,9 +83,8 @@ class CountingServer {
            std::to_string(body.size()) + "\r\n\r\n" + body;
   }
 
-  // A whole request at the front of `in` (headers and Content-Length body): consumed; *post
-  // says whether it was a POST.
-  static bool take_request(std::string& in, bool* post) {
+  // A whole request at the front of `in` (headers and Content-Length body): consumed.
+  static bool take_request(std::string& in, bool& get) {
     const size_t end = in.find("\r\n\r\n");
     if (end == std::string::npos) return false;
     std::string head = in.substr(0, end);
@@ -97,7 +95,7 @@ class CountingServer {
       length = std::strtoul(head.c_str() + at + 17, nullptr, 10);
     }
     if (in.size() < end + 4 + length) return false;
-    *post = head.rfind("post ", 0) == 0;
+    get = head.rfind("get ", 0) == 0;
     in.erase(0, end + 4 + length);
     return true;
   }
@@ -112,7 +110,7 @@ class CountingServer {
       return;
     }
     c.in.append(buf, static_cast<size_t>(n));
-    if (c.reply_at_ns == 0 && take_request(c.in, &c.post)) {
+    if (c.reply_at_ns == 0 && take_request(c.in, c.listing)) {
       c.reply_at_ns = now_ns() + hold_ns_;
       max_in_flight_ = std::max(max_in_flight_.load(), ++in_flight_);
     }
@@ -123,10 +121,10 @@ class CountingServer {
       if (c.reply_at_ns == 0 || c.reply_at_ns > now) continue;
       c.reply_at_ns = 0;
       --in_flight_;  // before the client can read it and send its next request
-      if (c.post) ++requests_;
+      if (!c.listing) ++requests_;
       const std::string r = reply();
       (void)!::send(fd, r.data(), r.size(), MSG_NOSIGNAL);
-      if (take_request(c.in, &c.post)) {  // pipelined (curl does not, but be exact)
+      if (take_request(c.in, c.listing)) {  // pipelined (curl does not, but be exact)
         c.reply_at_ns = now + hold_ns_;
         max_in_flight_ = std::max(max_in_flight_.load(), ++in_flight_);
       }
