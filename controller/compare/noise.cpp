@@ -51,7 +51,7 @@ NoiseCheck judge_noise(double diff_pct, std::optional<ValueInterval> base,
                        std::optional<ValueInterval> value) {
   if (base && value) {
     const bool apart = value->low > base->high || value->high < base->low;
-    return {NoiseMethod::kRankInterval, apart && std::fabs(diff_pct) >= kResolutionPct};
+    return {NoiseMethod::kRankInterval, apart && std::fabs(diff_pct) >= kMinMarkedPct};
   }
   return {NoiseMethod::kMinRelative, std::fabs(diff_pct) >= kMinRelativeDiffPct};
 }
