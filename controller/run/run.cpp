@@ -67,19 +67,6 @@ bool running(RunPhase p) { return p == RunPhase::kWarmup || p == RunPhase::kMeas
 
 }  // namespace
 
-proto::WorkerSettings worker_settings(const Config& c, const std::string& url) {
-  proto::WorkerSettings s;
-  static_cast<proto::TargetSettings&>(s) = c.target;  // every target.* key, as configured
-  s.url = url;                                        // "mock" resolved to the mock's address
-  s.session_routing = c.session_routing;
-  s.cancel_fraction = c.load.cancel.fraction;
-  s.cancel_after_ms = c.load.cancel.after_ms;
-  s.history = c.dataset.history;
-  s.seed = c.seed;
-  if (c.dataset.tokenizer && !c.dataset.tokenizer_is_server()) s.tokenizer = *c.dataset.tokenizer;
-  return s;
-}
-
 class Run {
  public:
   Run(const RunOptions& options, const RunSeams& seams);

@@ -22,6 +22,11 @@ namespace convoy::controller {
 
 struct RunFacts;
 
+// What every worker is told in its Welcome: every target.* key as configured, `url` the target
+// ("mock" resolved to the mock's address), session routing, cancellation, history, the seed and
+// the tokenizer file (a local one; `server` counts nothing on workers).
+proto::WorkerSettings worker_settings(const Config& c, const std::string& url);
+
 class WorkerPlane {
  public:
   // `context`: the sockets' (nullptr: the plane's own); `clock`: the run's steady clock, which
