@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 #include <sstream>
+#include <string>
 #include <zmq.hpp>
 
 #include "common/zmq_util.hpp"
@@ -52,9 +53,11 @@ TEST_CASE("a worker killed mid-run is reported lost and no conversation is split
   fs::path out = fresh_path("e2e-worker-loss");
   // ~1 s conversations (3 turns of ~32 tokens at 10 ms), 12 at a time over 3 workers, 120 in
   // all: the run lasts long enough for the loss to be detected (3 s) while work remains.
-  Subprocess run(
+  std::vector<std::string> argv =
       quickstart_run_argv(out, {"workers.local=3", "mock.itl_ms=10", "dataset.conversations=120",
-                                "load.concurrency=12", "load.grace_s=5"}));
+                                "load.concurrency=12", "load.grace_s=5"});
+  std::erase(argv, std::string("--quiet"));  // -q would silence "measuring: " (an info line)
+  Subprocess run(argv);
 
   // The three convoy-worker children: measuring starts once all of them have registered.
   REQUIRE_MESSAGE(run.wait_for_output("measuring: ", 60), run.output());
