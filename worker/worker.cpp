@@ -342,7 +342,13 @@ struct Worker::Impl final : ControlSession::Handler {
     loop.add_fd(signal_fd, EPOLLIN, [this](uint32_t) {
       uint64_t v;
       [[maybe_unused]] auto n = ::read(signal_fd, &v, sizeof v);
-      log_info("signal received: cancelling and exiting");
+      // Over ipc:// the controller that started this worker got the same Ctrl-C and says so;
+      // a line from here would land in the middle of its live view.
+      if (options.connect.rfind("ipc://", 0) == 0) {
+        log_debug("signal received: cancelling and exiting");
+      } else {
+        log_info("signal received: cancelling and exiting");
+      }
       if (exit_code == 0) exit_code = 130;
       begin_shutdown();
     });

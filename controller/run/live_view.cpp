@@ -33,11 +33,13 @@ std::string count_of(int64_t done, std::optional<int64_t> total) {
   return text;
 }
 
-// "stage 2/4 concurrency=8", "stage 3 of a search rate=4 (rate 4/s)", "stage 1/1 measure
+// "stage 2/4 concurrency=8", "search step 3 concurrency=24", "stage 1/1 measure
 // (concurrency 8)": the level in parentheses unless the name already says it.
 std::string stage_text(const ViewStage& st, double stage_elapsed_s) {
-  std::string text = "stage " + std::to_string(st.config.index + 1);
-  text += st.count > 0 ? "/" + std::to_string(st.count) : " of a search";
+  // A search's steps are made one by one: how many is not known.
+  std::string text =
+      st.count > 0 ? "stage " + std::to_string(st.config.index + 1) + "/" + std::to_string(st.count)
+                   : "search step " + std::to_string(st.config.index + 1);
   text += " " + st.config.name;
   if (st.trace) return text + " (trace)";
   StageConfig now = st.config;  // a ramp's level where it is now

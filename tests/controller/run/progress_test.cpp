@@ -160,7 +160,7 @@ TEST_CASE("progress: a profile's stages, their requests and a search's bracket")
   p.set_bracket(8.0, 32.0);
   p.print(Progress::kPlainPeriodNs, 3, 2);
   const std::string text = out.text();
-  CHECK(text.find("stage 2 of a search concurrency=16 0:03, requests 1/40") != std::string::npos);
+  CHECK(text.find("search step 2 concurrency=16 0:03, requests 1/40") != std::string::npos);
   CHECK(text.find("search: SLO met at 8, missed at 32") != std::string::npos);
   p.stage_ended();
   p.print(2 * Progress::kPlainPeriodNs, 3, 2);

@@ -103,8 +103,7 @@ TEST_CASE("live view: a capacity search shows its step and its bracket") {
   s.errors = {};
   const std::vector<std::string> lines = render_live_view(s, 120);
   REQUIRE(lines.size() == 4);
-  CHECK(lines[0] ==
-        "stage 3 of a search concurrency=24  0:12/0:20, 0:08 left  run 0:12/1:00, 0:48 left");
+  CHECK(lines[0] == "search step 3 concurrency=24  0:12/0:20, 0:08 left  run 0:12/1:00, 0:48 left");
   CHECK(lines[3] == "search: SLO met at 16, missed at 32");
 }
 
