@@ -264,6 +264,31 @@ void threshold_line(std::ostringstream& out, double y, const std::string& label)
       << escape(label) << "</text></g>";
 }
 
+struct LabelBox {
+  double left, right, top, bottom;  // px in the chart's frame
+};
+
+// A point's label: above right of its dot, or left of it near the right edge; below the dot
+// when that spot is taken by a label before it; left out when both are.
+void point_label(std::ostringstream& out, std::vector<LabelBox>& placed, double x, double y,
+                 const std::string& label) {
+  const double w = text_width_px(label, kMarkFontPx);
+  const bool flip = x + 5 + w > kChartWidth - 2;
+  const double left = flip ? x - 5 - w : x + 5;
+  for (const double baseline : {y - 6, y + 14}) {
+    const LabelBox box{left, left + w, baseline - kMarkFontPx, baseline + 2};
+    const bool taken = std::any_of(placed.begin(), placed.end(), [&](const LabelBox& b) {
+      return box.left < b.right && b.left < box.right && box.top < b.bottom && b.top < box.bottom;
+    });
+    if (taken) continue;
+    placed.push_back(box);
+    out << "<text class=\"point-label\" x=\"" << coord(flip ? x - 5 : x + 5) << "\" y=\""
+        << coord(baseline) << "\"" << (flip ? " text-anchor=\"end\"" : "") << ">" << escape(label)
+        << "</text>";
+    return;
+  }
+}
+
 template <typename Px, typename Py>
 void line_points(std::ostringstream& out, const Line& l, bool dots, Px px, Py py) {
   if (!l.dots_only) {
@@ -272,6 +297,7 @@ void line_points(std::ostringstream& out, const Line& l, bool dots, Px px, Py py
     out << "\"><title>" << escape(l.name) << "</title></polyline>";
   }
   if (l.points.size() != 1 && !dots && !l.dots_only) return;
+  std::vector<LabelBox> placed;
   for (size_t i = 0; i < l.points.size(); ++i) {
     const auto [x, y] = l.points[i];
     const std::string label = i < l.point_labels.size() ? l.point_labels[i] : "";
@@ -279,10 +305,7 @@ void line_points(std::ostringstream& out, const Line& l, bool dots, Px px, Py py
         << coord(py(y)) << "\" r=\"" << (l.dots_only ? "4" : "3") << "\"><title>" << escape(l.name)
         << (label.empty() ? "" : " " + escape(label)) << ": " << escape(number(x)) << ", "
         << escape(number(y)) << "</title></circle>";
-    if (!label.empty()) {
-      out << "<text class=\"point-label\" x=\"" << coord(px(x) + 5) << "\" y=\"" << coord(py(y) - 6)
-          << "\">" << escape(label) << "</text>";
-    }
+    if (!label.empty()) point_label(out, placed, px(x), py(y), label);
   }
 }
 
