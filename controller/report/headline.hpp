@@ -3,6 +3,7 @@
 // function of the configuration, the metrics, the verdict and the insights.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <span>
 #include <string>
@@ -52,8 +53,9 @@ std::string verdict_line(const Verdict& verdict);
 //     dataset: synthetic, 24 conversations; turns mean 3; ISL mean 128 ...
 //     result:  72 requests ok, 0 failed; ...
 //     verdict: pass: the run delivered the intended load with no finding
-// then "answer:" (a profile) and "cause:" / "fix:" (a failed run).
+// then "answer:" (a profile) and "cause:" / "fix:" (a failed run). Values wrap at spaces to
+// `width` columns, under the value.
 void print_headline(std::ostream& out, const std::string& name, const Headline& h,
-                    const Verdict& verdict);
+                    const Verdict& verdict, size_t width = 120);
 
 }  // namespace convoy::controller

@@ -268,7 +268,7 @@ int write_run_report(const ReportInputs& in) {
   // Answer first: what was tested and what came out, then the tables that back it.
   const std::span<const StageFacts> stages = in.facts.stages;
   const SearchFacts* search = in.facts.search ? &*in.facts.search : nullptr;
-  print_headline(out, in.config.name, *headline, verdict);
+  print_headline(out, in.config.name, *headline, verdict, width);
   if (!stages.empty()) {
     // A profile's own table first; the run-wide one pools every stage and comes after it.
     out << "\n";
@@ -280,7 +280,7 @@ int write_run_report(const ReportInputs& in) {
   print_results_table(out, in.snapshot, width);
   if (in.facts.server) {
     out << "\n";
-    print_server_table(out, in.facts.server->view);
+    print_server_table(out, in.facts.server->view, width);
   }
   if (!in.snapshot.errors.empty()) {
     out << "\n";

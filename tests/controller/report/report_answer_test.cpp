@@ -128,6 +128,19 @@ TEST_CASE("the headline says what was tested and what came out") {
   const std::string text = out.str();
   CHECK(text.rfind("convoy | quickstart: mock-model at http://", 0) == 0);
   CHECK(text.find("verdict: pass: the run delivered the intended load") != std::string::npos);
+  // Wrapped to the width, under the value.
+  std::ostringstream narrow;
+  convoy::controller::print_headline(narrow, config.name, h, Verdict{}, 80);
+  std::istringstream lines(narrow.str());
+  std::string first;
+  std::getline(lines, first);  // the first line names the target, not wrapped
+  int continued = 0;
+  for (std::string line; std::getline(lines, line);) {
+    CAPTURE(line);
+    CHECK(line.size() <= 80);
+    if (line.rfind(std::string(11, ' '), 0) == 0) ++continued;
+  }
+  CHECK(continued > 0);
 }
 
 TEST_CASE("a failed run names its cause and fix in the headline and at the top of the page") {
