@@ -451,13 +451,13 @@ void print_server_table(std::ostream& out, const ServerMetricsView& view, size_t
     rows.insert(rows.end(), split.per_labels.begin(), split.per_labels.end());
     std::string skipped;
     if (split.zero_series > 0) {
-      skipped = std::to_string(split.zero_series) + " series were 0 the whole run";
+      skipped = std::to_string(split.zero_series) + " series stayed 0";
     }
     if (!split.other_vocabularies.empty()) {
       skipped += (skipped.empty() ? "" : "; ") + std::to_string(split.other_vocabularies.size()) +
                  " repeat these under other names";
     }
-    if (!skipped.empty()) out << "  (" << skipped << "; all in summary.json server_metrics)\n";
+    if (!skipped.empty()) out << "  (" << skipped << ": summary.json server_metrics)\n";
     if (rows.empty()) continue;
     out << "  " << pad("Metric", kLabel, false) << pad("unit", 9, false);
     for (const char* c : {"avg", "p99", "max", "rate/s", "total"}) {
