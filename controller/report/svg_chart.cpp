@@ -256,17 +256,20 @@ void marker_lines(std::ostringstream& out, const std::vector<Marker>& markers, P
   }
 }
 
-// A horizontal reference line (an SLO) across the plot, its label above its right end.
-void threshold_line(std::ostringstream& out, double y, const std::string& label) {
-  out << "<g class=\"slo-line\"><line x1=\"" << coord(kLeft) << "\" y1=\"" << coord(y) << "\" x2=\""
-      << coord(kLeft + kPlotWidth) << "\" y2=\"" << coord(y) << "\"/><text x=\""
-      << coord(kLeft + kPlotWidth - 2) << "\" y=\"" << coord(y - 4) << "\" text-anchor=\"end\">"
-      << escape(label) << "</text></g>";
-}
-
 struct LabelBox {
   double left, right, top, bottom;  // px in the chart's frame
 };
+
+// A horizontal reference line (an SLO) across the plot, its label above its left end; the
+// label's box goes in `placed` so that no point label is drawn over it.
+void threshold_line(std::ostringstream& out, std::vector<LabelBox>& placed, double y,
+                    const std::string& label) {
+  out << "<g class=\"slo-line\"><line x1=\"" << coord(kLeft) << "\" y1=\"" << coord(y) << "\" x2=\""
+      << coord(kLeft + kPlotWidth) << "\" y2=\"" << coord(y) << "\"/><text x=\"" << coord(kLeft + 4)
+      << "\" y=\"" << coord(y - 4) << "\">" << escape(label) << "</text></g>";
+  placed.push_back(
+      {kLeft + 4, kLeft + 4 + text_width_px(label, kMarkFontPx), y - 4 - kMarkFontPx, y - 2});
+}
 
 // A point's label: above right of its dot, or left of it near the right edge; below the dot
 // when that spot is taken by a label before it; left out when both are.
@@ -290,14 +293,14 @@ void point_label(std::ostringstream& out, std::vector<LabelBox>& placed, double 
 }
 
 template <typename Px, typename Py>
-void line_points(std::ostringstream& out, const Line& l, bool dots, Px px, Py py) {
+void line_points(std::ostringstream& out, std::vector<LabelBox>& placed, const Line& l, bool dots,
+                 Px px, Py py) {
   if (!l.dots_only) {
     out << "<polyline class=\"line " << l.css_class << "\" points=\"";
     for (const auto& [x, y] : l.points) out << coord(px(x)) << "," << coord(py(y)) << " ";
     out << "\"><title>" << escape(l.name) << "</title></polyline>";
   }
   if (l.points.size() != 1 && !dots && !l.dots_only) return;
-  std::vector<LabelBox> placed;
   for (size_t i = 0; i < l.points.size(); ++i) {
     const auto [x, y] = l.points[i];
     const std::string label = i < l.point_labels.size() ? l.point_labels[i] : "";
@@ -337,9 +340,10 @@ std::string line_svg(const std::vector<Line>& lines, const std::string& title,
   }
   x_label(out, x_unit);
   marker_lines(out, options.markers, px);
-  if (has_threshold) threshold_line(out, py(options.threshold), options.threshold_label);
+  std::vector<LabelBox> placed;  // text already drawn: later labels keep clear of it
+  if (has_threshold) threshold_line(out, placed, py(options.threshold), options.threshold_label);
   for (const auto& l : lines) {
-    if (!l.points.empty()) line_points(out, l, options.dots, px, py);
+    if (!l.points.empty()) line_points(out, placed, l, options.dots, px, py);
   }
   legend(out, lines);
   out << "</svg>";
