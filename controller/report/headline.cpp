@@ -236,22 +236,18 @@ std::string verdict_line(const Verdict& verdict) {
   return text;
 }
 
-namespace {
-
-// "  label:  value" with the value wrapped at spaces to `width` columns, continuation lines
-// indented under the value (a word longer than the line stays whole).
-void headline_row(std::ostream& out, const char* label, const std::string& value, size_t width) {
-  const std::string indent(11, ' ');
-  std::string line = std::string("  ") + label;
-  line.resize(indent.size(), ' ');
+std::string wrap_at_spaces(const std::string& prefix, const std::string& text, size_t width) {
+  const std::string indent(prefix.size(), ' ');
+  std::string out;
+  std::string line = prefix;
   size_t at = 0;
   bool first_word = true;
-  while (at < value.size()) {
-    size_t end = value.find(' ', at);
-    if (end == std::string::npos) end = value.size();
-    const std::string word = value.substr(at, end - at);
+  while (at < text.size()) {
+    size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(at, end - at);
     if (!first_word && line.size() + 1 + word.size() > width) {
-      out << line << '\n';
+      out += line + '\n';
       line = indent;
       first_word = true;
     }
@@ -259,7 +255,17 @@ void headline_row(std::ostream& out, const char* label, const std::string& value
     first_word = false;
     at = end + 1;
   }
-  out << line << '\n';
+  return out + line + '\n';
+}
+
+namespace {
+
+// "  label:  value" with the value wrapped at spaces to `width` columns, continuation lines
+// indented under the value (a word longer than the line stays whole).
+void headline_row(std::ostream& out, const char* label, const std::string& value, size_t width) {
+  std::string prefix = std::string("  ") + label;
+  prefix.resize(11, ' ');
+  out << wrap_at_spaces(prefix, value, width);
 }
 
 }  // namespace

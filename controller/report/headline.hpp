@@ -58,4 +58,8 @@ std::string verdict_line(const Verdict& verdict);
 void print_headline(std::ostream& out, const std::string& name, const Headline& h,
                     const Verdict& verdict, size_t width = 120);
 
+// `prefix` then `text` wrapped at spaces to `width` columns, each continuation line indented by
+// the prefix's length; a word longer than a line stays whole. Ends with a newline.
+std::string wrap_at_spaces(const std::string& prefix, const std::string& text, size_t width);
+
 }  // namespace convoy::controller

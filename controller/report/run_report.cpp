@@ -295,16 +295,16 @@ int write_run_report(const ReportInputs& in) {
 
   std::ostream& out = std::cout;
   print_console_tables(out, in, *headline, verdict, insights);
-  out << "\nVerdict: " << to_string(verdict.status);
-  for (const auto& r : verdict.reasons) out << "\n  - " << r;
+  out << "\nVerdict: " << to_string(verdict.status) << '\n';
+  for (const auto& r : verdict.reasons) out << wrap_at_spaces("  - ", r, console_width());
   if (verdict.settle_requests > 0) {
-    out << "\n  (" << verdict.settle_requests
-        << " request(s) intended in settle windows are in no metric)";
+    out << "  (" << verdict.settle_requests
+        << " request(s) intended in settle windows are in no metric)\n";
   }
   if (summary_written) {
-    out << "\nOutputs: " << in.out_dir.string() << "/summary.json\n";
+    out << "Outputs: " << in.out_dir.string() << "/summary.json\n";
   } else {
-    out << "\nOutputs: incomplete, summary.json could not be written (see the errors)\n";
+    out << "Outputs: incomplete, summary.json could not be written (see the errors)\n";
   }
   out.flush();
   for (const OutputError& e : errors) log_error(describe(e));
