@@ -455,9 +455,9 @@ void print_server_table(std::ostream& out, const ServerMetricsView& view, size_t
     }
     if (!split.other_vocabularies.empty()) {
       skipped += (skipped.empty() ? "" : "; ") + std::to_string(split.other_vocabularies.size()) +
-                 " repeat these under other names";
+                 " repeat them under other names";
     }
-    if (!skipped.empty()) out << "  (" << skipped << ": summary.json server_metrics)\n";
+    if (!skipped.empty()) out << "  (" << skipped << ": in summary.json)\n";
     if (rows.empty()) continue;
     out << "  " << pad("Metric", kLabel, false) << pad("unit", 9, false);
     for (const char* c : {"avg", "p99", "max", "rate/s", "total"}) {
