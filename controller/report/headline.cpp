@@ -236,17 +236,51 @@ std::string verdict_line(const Verdict& verdict) {
   return text;
 }
 
+std::string wrap_at_spaces(const std::string& prefix, const std::string& text, size_t width) {
+  const std::string indent(prefix.size(), ' ');
+  std::string out;
+  std::string line = prefix;
+  size_t at = 0;
+  bool first_word = true;
+  while (at < text.size()) {
+    size_t end = text.find(' ', at);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(at, end - at);
+    if (!first_word && line.size() + 1 + word.size() > width) {
+      out += line + '\n';
+      line = indent;
+      first_word = true;
+    }
+    line += (first_word ? "" : " ") + word;
+    first_word = false;
+    at = end + 1;
+  }
+  return out + line + '\n';
+}
+
+namespace {
+
+// "  label:  value" with the value wrapped at spaces to `width` columns, continuation lines
+// indented under the value (a word longer than the line stays whole).
+void headline_row(std::ostream& out, const char* label, const std::string& value, size_t width) {
+  std::string prefix = std::string("  ") + label;
+  prefix.resize(11, ' ');
+  out << wrap_at_spaces(prefix, value, width);
+}
+
+}  // namespace
+
 void print_headline(std::ostream& out, const std::string& name, const Headline& h,
-                    const Verdict& verdict) {
+                    const Verdict& verdict, size_t width) {
   out << "convoy | " << name << ": " << h.model << " at " << h.target << " (" << h.endpoint
       << ")\n";
-  out << "  load:    " << h.load << '\n';
-  out << "  dataset: " << h.dataset << '\n';
-  out << "  result:  " << h.results << '\n';
-  if (!h.answer.empty()) out << "  answer:  " << h.answer << '\n';
-  out << "  verdict: " << verdict_line(verdict) << '\n';
-  if (!h.cause.empty()) out << "  cause:   " << h.cause << '\n';
-  if (!h.fix.empty()) out << "  fix:     " << h.fix << '\n';
+  headline_row(out, "load:", h.load, width);
+  headline_row(out, "dataset:", h.dataset, width);
+  headline_row(out, "result:", h.results, width);
+  if (!h.answer.empty()) headline_row(out, "answer:", h.answer, width);
+  headline_row(out, "verdict:", verdict_line(verdict), width);
+  if (!h.cause.empty()) headline_row(out, "cause:", h.cause, width);
+  if (!h.fix.empty()) headline_row(out, "fix:", h.fix, width);
 }
 
 }  // namespace convoy::controller

@@ -3,6 +3,7 @@
 // function of the configuration, the metrics, the verdict and the insights.
 #pragma once
 
+#include <cstddef>
 #include <ostream>
 #include <span>
 #include <string>
@@ -52,8 +53,13 @@ std::string verdict_line(const Verdict& verdict);
 //     dataset: synthetic, 24 conversations; turns mean 3; ISL mean 128 ...
 //     result:  72 requests ok, 0 failed; ...
 //     verdict: pass: the run delivered the intended load with no finding
-// then "answer:" (a profile) and "cause:" / "fix:" (a failed run).
+// then "answer:" (a profile) and "cause:" / "fix:" (a failed run). Values wrap at spaces to
+// `width` columns, under the value.
 void print_headline(std::ostream& out, const std::string& name, const Headline& h,
-                    const Verdict& verdict);
+                    const Verdict& verdict, size_t width = 120);
+
+// `prefix` then `text` wrapped at spaces to `width` columns, each continuation line indented by
+// the prefix's length; a word longer than a line stays whole. Ends with a newline.
+std::string wrap_at_spaces(const std::string& prefix, const std::string& text, size_t width);
 
 }  // namespace convoy::controller

@@ -131,9 +131,13 @@ void stages_section(std::ostringstream& out, const SummaryExtras& extras) {
   out << "<p class=\"muted\">A request belongs to the stage in which it was intended to be sent; "
          "requests intended in a settle window are in no stage. Start and end in seconds from "
          "the measure start; latencies in ms.</p>"
-         "<table id=\"stage-table\"><thead><tr><th>#</th><th class=\"text\">stage</th>"
-         "<th class=\"text\">level</th><th>start s</th><th>end s</th><th>requests</th>"
-         "<th>errors</th><th>requests/s</th><th>output tokens/s</th>";
+         "<table id=\"stage-table\"><thead><tr><th>#</th><th class=\"text\">stage</th>";
+  // A sweep's or a search's stage is named by its level ("concurrency=8"): no second column.
+  const bool show_level =
+      extras.profile != ProfileKind::kSweep && extras.profile != ProfileKind::kSearch;
+  if (show_level) out << "<th class=\"text\">level</th>";
+  out << "<th>start s</th><th>end s</th><th>requests</th><th>errors</th><th>req/s</th>"
+         "<th>output tok/s</th>";
   if (any_goodput) out << "<th>goodput</th>";
   out << "<th>TTFT p50</th><th>TTFT p99</th><th>ITL p50</th><th>ITL p99</th>"
          "<th class=\"text\">verdict</th>";
@@ -147,11 +151,12 @@ void stages_section(std::ostringstream& out, const SummaryExtras& extras) {
       return number(static_cast<double>(ns - extras.measure_start_ns) / 1e9);
     };
     out << "<tr class=\"stage-row\"><td>" << st.config.index << "</td><td class=\"text\">"
-        << escape(st.config.name) << "</td><td class=\"text\">"
-        << escape(stage_level_text(st.config)) << "</td><td>" << seconds(st.start_ns) << "</td><td>"
-        << seconds(st.end_ns) << "</td><td>" << m.request_count << "</td><td>"
-        << m.error_request_count << "</td><td>" << number(m.request_throughput) << "</td><td>"
-        << number(m.output_token_throughput) << "</td>";
+        << escape(st.config.name) << "</td>";
+    if (show_level) out << "<td class=\"text\">" << escape(stage_level_text(st.config)) << "</td>";
+    out << "<td>" << seconds(st.start_ns) << "</td><td>" << seconds(st.end_ns) << "</td><td>"
+        << m.request_count << "</td><td>" << m.error_request_count << "</td><td>"
+        << number(m.request_throughput) << "</td><td>" << number(m.output_token_throughput)
+        << "</td>";
     if (any_goodput) out << "<td>" << (m.has_slo ? number(m.goodput) : "-") << "</td>";
     for (double x :
          {stat_of(m, "time_to_first_token", 50), stat_of(m, "time_to_first_token", 99),
@@ -163,7 +168,7 @@ void stages_section(std::ostringstream& out, const SummaryExtras& extras) {
     for (const auto& r : v.reasons) out << "<br><span class=\"muted\">" << escape(r) << "</span>";
     out << "</td>";
     if (any_slo) {
-      out << "<td class=\"text\">";
+      out << "<td class=\"text reasons\">";
       if (st.slo_met) {
         out << (*st.slo_met ? "met" : "missed");
         for (const auto& f : st.slo_failures) {

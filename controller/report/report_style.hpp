@@ -34,10 +34,10 @@ background:var(--bg)}
 .card{border:1px solid var(--line);border-radius:6px;padding:8px 14px;min-width:140px}
 .card .v{font-size:20px;font-weight:600}.card .k{color:var(--muted);font-size:12px}
 table{border-collapse:collapse;width:100%}
-th,td{padding:5px 10px;border-bottom:1px solid var(--line);text-align:right;
+th,td{padding:5px 8px;border-bottom:1px solid var(--line);text-align:right;
 font-variant-numeric:tabular-nums;vertical-align:top}
 th{background:var(--bg);font-weight:600;overflow-wrap:normal;word-break:normal}
-td.reasons{min-width:16em}
+td.reasons{min-width:12em}
 th:first-child,td:first-child,td.text,th.text{text-align:left}
 td.text{overflow-wrap:normal;word-break:normal}
 .charts{display:flex;flex-wrap:wrap;gap:16px}

@@ -220,6 +220,37 @@ void add_slice_and_aiperf_files(const ReportInputs& in, const SummaryExtras& ext
   files.push_back({kAiperfCsvFile, [&](const auto&) { return aiperf_profile_csv(in.snapshot); }});
 }
 
+// The console report up to the verdict, answer first: the headline, then a profile's own table
+// (the run-wide one pools every stage and comes after it), the results, server, errors and
+// insights, each within the console's width.
+void print_console_tables(std::ostream& out, const ReportInputs& in, const Headline& headline,
+                          const Verdict& verdict, const std::vector<Insight>& insights) {
+  const size_t width = console_width();
+  out << "\n";
+  const std::span<const StageFacts> stages = in.facts.stages;
+  print_headline(out, in.config.name, headline, verdict, width);
+  if (!stages.empty()) {
+    out << "\n";
+    print_stage_table(out, stages, width);
+    if (in.facts.search) print_search_result(out, *in.facts.search);
+  }
+  out << "\n";
+  if (!stages.empty()) out << "All stages pooled:\n";
+  print_results_table(out, in.snapshot, width);
+  if (in.facts.server) {
+    out << "\n";
+    print_server_table(out, in.facts.server->view, width);
+  }
+  if (!in.snapshot.errors.empty()) {
+    out << "\n";
+    print_error_table(out, in.snapshot, width);
+  }
+  if (!insights.empty()) {
+    out << "\n";
+    print_insights(out, insights);
+  }
+}
+
 }  // namespace
 
 int write_run_report(const ReportInputs& in) {
@@ -265,43 +296,17 @@ int write_run_report(const ReportInputs& in) {
       errors.begin(), errors.end(), [](const OutputError& e) { return e.file == "summary.json"; });
 
   std::ostream& out = std::cout;
-  const size_t width = console_width();
-  out << "\n";
-  // Answer first: what was tested and what came out, then the tables that back it.
-  const std::span<const StageFacts> stages = in.facts.stages;
-  const SearchFacts* search = in.facts.search ? &*in.facts.search : nullptr;
-  print_headline(out, in.config.name, *headline, verdict);
-  if (!stages.empty()) {
-    // A profile's own table first; the run-wide one pools every stage and comes after it.
-    out << "\n";
-    print_stage_table(out, stages, width);
-    if (search) print_search_result(out, *search);
-  }
-  out << "\n";
-  if (!stages.empty()) out << "All stages pooled:\n";
-  print_results_table(out, in.snapshot, width);
-  if (in.facts.server) {
-    out << "\n";
-    print_server_table(out, in.facts.server->view);
-  }
-  if (!in.snapshot.errors.empty()) {
-    out << "\n";
-    print_error_table(out, in.snapshot, width);
-  }
-  if (!insights.empty()) {
-    out << "\n";
-    print_insights(out, insights);
-  }
-  out << "\nVerdict: " << to_string(verdict.status);
-  for (const auto& r : verdict.reasons) out << "\n  - " << r;
+  print_console_tables(out, in, *headline, verdict, insights);
+  out << "\nVerdict: " << to_string(verdict.status) << '\n';
+  for (const auto& r : verdict.reasons) out << wrap_at_spaces("  - ", r, console_width());
   if (verdict.settle_requests > 0) {
-    out << "\n  (" << verdict.settle_requests
-        << " request(s) intended in settle windows are in no metric)";
+    out << "  (" << verdict.settle_requests
+        << " request(s) intended in settle windows are in no metric)\n";
   }
   if (summary_written) {
-    out << "\nOutputs: " << in.out_dir.string() << "/summary.json\n";
+    out << "Outputs: " << in.out_dir.string() << "/summary.json\n";
   } else {
-    out << "\nOutputs: incomplete, summary.json could not be written (see the errors)\n";
+    out << "Outputs: incomplete, summary.json could not be written (see the errors)\n";
   }
   out.flush();
   for (const OutputError& e : errors) log_error(describe(e));

@@ -433,10 +433,13 @@ std::string grouped(const std::optional<double>& v, double scale = 1) {
 
 }  // namespace
 
-void print_server_table(std::ostream& out, const ServerMetricsView& view) {
+void print_server_table(std::ostream& out, const ServerMetricsView& view, size_t width) {
   if (!view.present) return;
-  constexpr size_t kLabel = 44;
   constexpr size_t kNumber = 11;
+  // Within `width`: the p99 column goes first (below 110 columns), then the metric names shrink.
+  const bool p99 = width >= 110;
+  const size_t numbers = 2 + 9 + (p99 ? 5 : 4) * kNumber;
+  const size_t kLabel = std::clamp<size_t>(width > numbers ? width - numbers : 0, 20, 44);
   out << "convoy | server metrics\n";
   for (const ServerEndpointView& e : view.endpoints) {
     out << e.name << " (" << e.url << "): " << e.scrapes << " scrapes, " << e.errors << " errors";
@@ -448,16 +451,18 @@ void print_server_table(std::ostream& out, const ServerMetricsView& view) {
     rows.insert(rows.end(), split.per_labels.begin(), split.per_labels.end());
     std::string skipped;
     if (split.zero_series > 0) {
-      skipped = std::to_string(split.zero_series) + " series were 0 the whole run";
+      skipped = std::to_string(split.zero_series) + " series stayed 0";
     }
     if (!split.other_vocabularies.empty()) {
       skipped += (skipped.empty() ? "" : "; ") + std::to_string(split.other_vocabularies.size()) +
-                 " repeat these under other names";
+                 " repeat them under other names";
     }
-    if (!skipped.empty()) out << "  (" << skipped << "; all in summary.json server_metrics)\n";
+    if (!skipped.empty()) out << "  (" << skipped << ": in summary.json)\n";
     if (rows.empty()) continue;
     out << "  " << pad("Metric", kLabel, false) << pad("unit", 9, false);
-    for (const char* c : {"avg", "p99", "max", "rate/s", "total"}) out << pad(c, kNumber, true);
+    for (const char* c : {"avg", "p99", "max", "rate/s", "total"}) {
+      if (p99 || std::string_view(c) != "p99") out << pad(c, kNumber, true);
+    }
     out << '\n';
     for (size_t i = 0; i < rows.size() && i < kMaxServerTableRows; ++i) {
       const ServerSeries& s = *rows[i];
@@ -467,11 +472,12 @@ void print_server_table(std::ostream& out, const ServerMetricsView& view) {
       if (label.size() > kLabel - 1) label = label.substr(0, kLabel - 4) + "...";
       out << "  " << pad(label, kLabel, false) << pad(u.unit, 9, false);
       if (s.is_counter()) {
-        out << pad("-", kNumber, true) << pad("-", kNumber, true) << pad("-", kNumber, true)
-            << pad(grouped(s.rate_per_s), kNumber, true) << pad(grouped(s.delta), kNumber, true);
+        out << pad("-", kNumber, true) << (p99 ? pad("-", kNumber, true) : "")
+            << pad("-", kNumber, true) << pad(grouped(s.rate_per_s), kNumber, true)
+            << pad(grouped(s.delta), kNumber, true);
       } else {
         out << pad(grouped(s.avg, u.scale), kNumber, true)
-            << pad(grouped(s.p99, u.scale), kNumber, true)
+            << (p99 ? pad(grouped(s.p99, u.scale), kNumber, true) : "")
             << pad(grouped(s.max, u.scale), kNumber, true) << pad("-", kNumber, true)
             << pad(s.is_histogram() ? grouped(s.count) : "-", kNumber, true);
       }

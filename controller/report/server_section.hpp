@@ -9,6 +9,7 @@
 #include <string>
 
 #include "controller/report/metrics.hpp"
+#include "controller/report/results_table.hpp"
 #include "controller/report/server_metrics_view.hpp"
 #include "controller/report/summary_writer.hpp"
 
@@ -25,7 +26,9 @@ double server_axis_end_s(const MetricsSnapshot& snapshot, const SummaryExtras& e
 // Per endpoint: its scrapes and errors, then up to kMaxServerTableRows headline rows (metric,
 // unit, avg, p99, max, rate/s, total); nothing when there is no telemetry.
 inline constexpr size_t kMaxServerTableRows = 10;
-// `view` not present (no telemetry): nothing.
-void print_server_table(std::ostream& out, const ServerMetricsView& view);
+// `view` not present (no telemetry): nothing. Within `width` columns: below 110 the p99 column
+// is left out, then the metric names are shortened (to 20 characters at least).
+void print_server_table(std::ostream& out, const ServerMetricsView& view,
+                        size_t width = kDefaultConsoleWidth);
 
 }  // namespace convoy::controller

@@ -256,16 +256,45 @@ void marker_lines(std::ostringstream& out, const std::vector<Marker>& markers, P
   }
 }
 
-// A horizontal reference line (an SLO) across the plot, its label above its right end.
-void threshold_line(std::ostringstream& out, double y, const std::string& label) {
+struct LabelBox {
+  double left, right, top, bottom;  // px in the chart's frame
+};
+
+// A horizontal reference line (an SLO) across the plot, its label above its left end; the
+// label's box goes in `placed` so that no point label is drawn over it.
+void threshold_line(std::ostringstream& out, std::vector<LabelBox>& placed, double y,
+                    const std::string& label) {
   out << "<g class=\"slo-line\"><line x1=\"" << coord(kLeft) << "\" y1=\"" << coord(y) << "\" x2=\""
-      << coord(kLeft + kPlotWidth) << "\" y2=\"" << coord(y) << "\"/><text x=\""
-      << coord(kLeft + kPlotWidth - 2) << "\" y=\"" << coord(y - 4) << "\" text-anchor=\"end\">"
-      << escape(label) << "</text></g>";
+      << coord(kLeft + kPlotWidth) << "\" y2=\"" << coord(y) << "\"/><text x=\"" << coord(kLeft + 4)
+      << "\" y=\"" << coord(y - 4) << "\">" << escape(label) << "</text></g>";
+  placed.push_back(
+      {kLeft + 4, kLeft + 4 + text_width_px(label, kMarkFontPx), y - 4 - kMarkFontPx, y - 2});
+}
+
+// A point's label: above right of its dot, or left of it near the right edge; below the dot
+// when that spot is taken by a label before it; left out when both are.
+void point_label(std::ostringstream& out, std::vector<LabelBox>& placed, double x, double y,
+                 const std::string& label) {
+  const double w = text_width_px(label, kMarkFontPx);
+  const bool flip = x + 5 + w > kChartWidth - 2;
+  const double left = flip ? x - 5 - w : x + 5;
+  for (const double baseline : {y - 6, y + 14}) {
+    const LabelBox box{left, left + w, baseline - kMarkFontPx, baseline + 2};
+    const bool taken = std::any_of(placed.begin(), placed.end(), [&](const LabelBox& b) {
+      return box.left < b.right && b.left < box.right && box.top < b.bottom && b.top < box.bottom;
+    });
+    if (taken) continue;
+    placed.push_back(box);
+    out << "<text class=\"point-label\" x=\"" << coord(flip ? x - 5 : x + 5) << "\" y=\""
+        << coord(baseline) << "\"" << (flip ? " text-anchor=\"end\"" : "") << ">" << escape(label)
+        << "</text>";
+    return;
+  }
 }
 
 template <typename Px, typename Py>
-void line_points(std::ostringstream& out, const Line& l, bool dots, Px px, Py py) {
+void line_points(std::ostringstream& out, std::vector<LabelBox>& placed, const Line& l, bool dots,
+                 Px px, Py py) {
   if (!l.dots_only) {
     out << "<polyline class=\"line " << l.css_class << "\" points=\"";
     for (const auto& [x, y] : l.points) out << coord(px(x)) << "," << coord(py(y)) << " ";
@@ -279,10 +308,7 @@ void line_points(std::ostringstream& out, const Line& l, bool dots, Px px, Py py
         << coord(py(y)) << "\" r=\"" << (l.dots_only ? "4" : "3") << "\"><title>" << escape(l.name)
         << (label.empty() ? "" : " " + escape(label)) << ": " << escape(number(x)) << ", "
         << escape(number(y)) << "</title></circle>";
-    if (!label.empty()) {
-      out << "<text class=\"point-label\" x=\"" << coord(px(x) + 5) << "\" y=\"" << coord(py(y) - 6)
-          << "\">" << escape(label) << "</text>";
-    }
+    if (!label.empty()) point_label(out, placed, px(x), py(y), label);
   }
 }
 
@@ -314,9 +340,10 @@ std::string line_svg(const std::vector<Line>& lines, const std::string& title,
   }
   x_label(out, x_unit);
   marker_lines(out, options.markers, px);
-  if (has_threshold) threshold_line(out, py(options.threshold), options.threshold_label);
+  std::vector<LabelBox> placed;  // text already drawn: later labels keep clear of it
+  if (has_threshold) threshold_line(out, placed, py(options.threshold), options.threshold_label);
   for (const auto& l : lines) {
-    if (!l.points.empty()) line_points(out, l, options.dots, px, py);
+    if (!l.points.empty()) line_points(out, placed, l, options.dots, px, py);
   }
   legend(out, lines);
   out << "</svg>";

@@ -128,6 +128,19 @@ TEST_CASE("the headline says what was tested and what came out") {
   const std::string text = out.str();
   CHECK(text.rfind("convoy | quickstart: mock-model at http://", 0) == 0);
   CHECK(text.find("verdict: pass: the run delivered the intended load") != std::string::npos);
+  // Wrapped to the width, under the value.
+  std::ostringstream narrow;
+  convoy::controller::print_headline(narrow, config.name, h, Verdict{}, 80);
+  std::istringstream lines(narrow.str());
+  std::string first;
+  std::getline(lines, first);  // the first line names the target, not wrapped
+  int continued = 0;
+  for (std::string line; std::getline(lines, line);) {
+    CAPTURE(line);
+    CHECK(line.size() <= 80);
+    if (line.rfind(std::string(11, ' '), 0) == 0) ++continued;
+  }
+  CHECK(continued > 0);
 }
 
 TEST_CASE("a failed run names its cause and fix in the headline and at the top of the page") {
@@ -437,4 +450,29 @@ TEST_CASE("report.html of a sweep reads cleanly in headless Chromium") {
   CAPTURE(run.out.substr(run.out.find("data-words"), 120));
   CHECK(body_attribute(run.out, "data-overlaps") == 0);
   CHECK(body_attribute(run.out, "data-broken") == 0);
+}
+
+TEST_CASE("the run's verdict names the stages that did not pass") {
+  Config config;
+  config.load.profile = convoy::ProfileKind::kSweep;
+  convoy::controller::RunFacts facts;
+  facts.stages = answer_stages({1, 4});
+  MetricsAggregator agg{Config{}};
+  agg.add(streamed_ok_record(kS));
+  convoy::proto::Record bad;
+  bad.intended_ns = bad.sent_ns = kS;
+  bad.end_ns = kS + kMs;
+  bad.error.kind = convoy::proto::ErrorKind::kHttpStatus;
+  bad.error.code = 500;
+  bad.http_status = 500;
+  agg.add(bad);
+  facts.stages[1].metrics = agg.snapshot();
+  const std::string url = "http://127.0.0.1:1";
+  const std::filesystem::path out_dir = "/nonexistent";
+  convoy::controller::ReportInputs in{config, url,   out_dir, {}, answer_ok_snapshot(10),
+                                      facts,  false, false,   {}, {}};
+  const Verdict v = convoy::controller::judge_run(in);
+  CHECK(v.status == VerdictStatus::kWarn);
+  REQUIRE_FALSE(v.reasons.empty());
+  CHECK(v.reasons.back() == "stage(s) not clean: concurrency=4 warn: 1 request(s) failed (50.00%)");
 }

@@ -247,8 +247,9 @@ TEST_CASE("the Server section collapses zero series and takes one vocabulary per
   std::ostringstream console;
   print_server_table(console,
                      parse_server_metrics(server_metrics({endpoint_entry("mock", 4, 0)}, metrics)));
-  CHECK(console.str().find("2 series were 0 the whole run; 2 repeat these under other names") !=
-        std::string::npos);
+  CHECK(
+      console.str().find("(2 series stayed 0; 2 repeat them under other names: in summary.json)") !=
+      std::string::npos);
   CHECK(console.str().find("sequences running (convoy-mock)") == std::string::npos);
 }
 
