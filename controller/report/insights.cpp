@@ -463,12 +463,13 @@ std::string insights_to_json(const std::vector<Insight>& insights) {
 
 namespace {
 
-constexpr size_t kPanelWidth = 88;              // including the two borders
-constexpr size_t kPanelText = kPanelWidth - 4;  // "| " + text + " |"
+constexpr size_t kPanelMaxWidth = 88;  // including the two borders
+constexpr size_t kPanelMinWidth = 40;
 
-// Word-wraps `text` to kPanelText columns; continuation lines start with `indent`.
+// Word-wraps `text` to `text_width` columns ("| " + text + " |" fills the panel's width);
+// continuation lines start with `indent`.
 std::vector<std::string> wrap(const std::string& first_prefix, const std::string& text,
-                              const std::string& indent) {
+                              const std::string& indent, size_t text_width) {
   std::vector<std::string> lines;
   std::string line = first_prefix;
   bool line_has_word = false;
@@ -476,15 +477,15 @@ std::vector<std::string> wrap(const std::string& first_prefix, const std::string
   std::string word;
   while (words >> word) {
     const size_t needed = line.size() + (line_has_word ? 1 : 0) + word.size();
-    if (line_has_word && needed > kPanelText) {
+    if (line_has_word && needed > text_width) {
       lines.push_back(line);
       line = indent;
       line_has_word = false;
     }
     if (line_has_word) line += ' ';
     // A word longer than a whole line (a url, a quoted token) is split where it must be.
-    while (line.size() + word.size() > kPanelText) {
-      const size_t room = kPanelText - line.size();
+    while (line.size() + word.size() > text_width) {
+      const size_t room = text_width - line.size();
       line += word.substr(0, room);
       word.erase(0, room);
       lines.push_back(line);
@@ -497,37 +498,41 @@ std::vector<std::string> wrap(const std::string& first_prefix, const std::string
   return lines;
 }
 
-void row(std::ostream& out, const std::string& text) {
-  out << "| " << text << std::string(kPanelText - std::min(text.size(), kPanelText), ' ') << " |\n";
+void row(std::ostream& out, const std::string& text, size_t text_width) {
+  out << "| " << text << std::string(text_width - std::min(text.size(), text_width), ' ') << " |\n";
 }
 
-void section(std::ostream& out, const char* heading, const std::vector<std::string>& items) {
+void section(std::ostream& out, const char* heading, const std::vector<std::string>& items,
+             size_t text_width) {
   if (items.empty()) return;
-  row(out, heading);
+  row(out, heading, text_width);
   for (const auto& item : items) {
-    for (const auto& line : wrap("  - ", item, "    ")) row(out, line);
+    for (const auto& line : wrap("  - ", item, "    ", text_width)) row(out, line, text_width);
   }
 }
 
 }  // namespace
 
-void print_insights(std::ostream& out, const std::vector<Insight>& insights) {
+void print_insights(std::ostream& out, const std::vector<Insight>& insights, size_t width) {
+  const size_t panel_width = std::clamp(width, kPanelMinWidth, kPanelMaxWidth);
+  const size_t text_width = panel_width - 4;
   for (const auto& i : insights) {
     std::string upper = i.severity;
     for (char& c : upper) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
     std::string head = "+- " + upper + ": " + i.title + " ";
-    if (head.size() + 1 > kPanelWidth) head = head.substr(0, kPanelWidth - 5) + "... ";
-    out << head << std::string(kPanelWidth - 1 - head.size(), '-') << "+\n";
-    for (const auto& line : wrap("", i.problem, "")) row(out, line);
-    section(out, "Likely causes:", i.likely_causes);
-    section(out, "Investigate:", i.investigate);
-    section(out, "Fix:", i.fixes);
+    if (head.size() + 1 > panel_width) head = head.substr(0, panel_width - 5) + "... ";
+    out << head << std::string(panel_width - 1 - head.size(), '-') << "+\n";
+    for (const auto& line : wrap("", i.problem, "", text_width)) row(out, line, text_width);
+    section(out, "Likely causes:", i.likely_causes, text_width);
+    section(out, "Investigate:", i.investigate, text_width);
+    section(out, "Fix:", i.fixes, text_width);
     if (!i.example_correlation_ids.empty()) {
-      for (const auto& line : wrap("Examples: ", join(i.example_correlation_ids, " "), "  ")) {
-        row(out, line);
+      const std::string ids = join(i.example_correlation_ids, " ");
+      for (const auto& line : wrap("Examples: ", ids, "  ", text_width)) {
+        row(out, line, text_width);
       }
     }
-    out << '+' << std::string(kPanelWidth - 2, '-') << "+\n";
+    out << '+' << std::string(panel_width - 2, '-') << "+\n";
   }
 }
 

@@ -115,7 +115,8 @@ const std::vector<std::string>& dynamo_session_headers();
 // affected_requests, example_correlation_ids}, for summary.json's "insights".
 std::string insights_to_json(const std::vector<Insight>& insights);
 
-// Console panels in a plain-text box, one per insight; nothing when the list is empty.
-void print_insights(std::ostream& out, const std::vector<Insight>& insights);
+// Console panels in a plain-text box, one per insight; nothing when the list is empty. Each box
+// is `width` columns wide at most (88; the console's width when narrower, at least 40).
+void print_insights(std::ostream& out, const std::vector<Insight>& insights, size_t width = 88);
 
 }  // namespace convoy::controller

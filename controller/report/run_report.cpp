@@ -247,7 +247,7 @@ void print_console_tables(std::ostream& out, const ReportInputs& in, const Headl
   }
   if (!insights.empty()) {
     out << "\n";
-    print_insights(out, insights);
+    print_insights(out, insights, width);
   }
 }
 

@@ -322,4 +322,10 @@ TEST_CASE("print_insights draws one box per insight, every line the same width")
     ++count;
   }
   CHECK(count > 10);
+  SUBCASE("an 80-column console gets 80-column boxes") {
+    std::ostringstream narrow;
+    print_insights(narrow, detect_insights(in), 80);
+    std::istringstream narrow_lines(narrow.str());
+    while (std::getline(narrow_lines, line)) CHECK(line.size() == 80);
+  }
 }
