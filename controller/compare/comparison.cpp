@@ -90,7 +90,7 @@ std::string judgement(Better better, std::optional<double> pct) {
 
 std::string judgement(const Row& row, size_t i) {
   if (i >= row.diff_pct.size()) return "";
-  const std::string j = judgement(row.better, row.diff_pct[i]);
+  std::string j = judgement(row.better, row.diff_pct[i]);
   if (j.empty() || i >= row.noise.size() || !row.noise[i] || row.noise[i]->significant) return j;
   return "within noise";
 }
