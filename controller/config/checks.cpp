@@ -319,4 +319,12 @@ void warn_ignored_dataset_keys(const yaml_util::Source& src, const DatasetConfig
   }
 }
 
+void warn_ignored_output_keys(const yaml_util::Source& src, const OutputConfig& output,
+                              std::vector<std::string>& warnings) {
+  if (output.metrics_linger_s <= 0 || output.metrics_listen) return;
+  warnings.push_back(src.message("output.metrics_linger_s", "output.metrics_linger_s",
+                                 "ignored: output.metrics_listen is not set, so there is no "
+                                 "live /metrics to keep up after the run"));
+}
+
 }  // namespace convoy::config_detail

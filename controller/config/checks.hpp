@@ -55,4 +55,9 @@ void warn_ignored_load_keys(const yaml_util::Source& src, const LoadConfig& load
 void warn_ignored_dataset_keys(const yaml_util::Source& src, const DatasetConfig& dataset,
                                std::vector<std::string>& warnings);
 
+// output.metrics_linger_s above 0 without output.metrics_listen: there is no live /metrics to
+// keep up, so the run would not wait; one warning, as for the load keys above.
+void warn_ignored_output_keys(const yaml_util::Source& src, const OutputConfig& output,
+                              std::vector<std::string>& warnings);
+
 }  // namespace convoy::config_detail

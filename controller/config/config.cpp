@@ -575,6 +575,7 @@ Config parse_config(const std::string& yaml_text, const std::string& path,
     read_top(Section(src, src.root(), "", kTopKeys), c);
     config_detail::warn_ignored_load_keys(src, c.load, c.warnings);
     config_detail::warn_ignored_dataset_keys(src, c.dataset, c.warnings);
+    config_detail::warn_ignored_output_keys(src, c.output, c.warnings);
     config_detail::check_limits(src, c);
     for (const auto& w : c.warnings) log_warn(w);
     return c;

@@ -145,3 +145,12 @@ TEST_CASE("ignored dataset keys: a file dataset's rows give its turns and prompt
   CHECK(contains(w[2], "c.yaml:6: dataset.shared_prefix_tokens: ignored:"));
   CHECK(warnings_of("dataset: {turns: {mean: 8}, shared_prefix_tokens: 100}\n").empty());
 }
+
+TEST_CASE("ignored output keys: metrics_linger_s without metrics_listen warns at its line") {
+  const auto w = warnings_of("output:\n  html: false\n  metrics_linger_s: 5\n");
+  REQUIRE(w.size() == 1);
+  CHECK(contains(w[0],
+                 "c.yaml:3: output.metrics_linger_s: ignored: output.metrics_listen is not set"));
+  CHECK(warnings_of("output:\n  metrics_listen: 127.0.0.1:0\n  metrics_linger_s: 5\n").empty());
+  CHECK(warnings_of("output:\n  metrics_linger_s: 0\n").empty());
+}
