@@ -123,7 +123,8 @@ std::optional<QueueingEvidence> queueing_evidence(
 
 void queueing_insight(const InsightInputs& in, const ServerMetricsView& view,
                       const std::string& endpoint, std::vector<Insight>* out) {
-  const auto series = view.with_role(endpoint, {"requests_waiting", "queued"});
+  // One vocabulary: the mock and Dynamo export the same waiting requests under several names.
+  const auto series = one_family(view.with_role(endpoint, {"requests_waiting", "queued"}));
   if (series.empty()) return;
   const auto e = queueing_evidence(summed(series), in.client_ttft_p50_over_time);
   if (!e) return;
@@ -155,7 +156,7 @@ void queueing_insight(const InsightInputs& in, const ServerMetricsView& view,
 void kv_pressure_insight(const ServerMetricsView& view, const std::string& endpoint,
                          std::vector<Insight>* out) {
   const auto usage = view.with_role(endpoint, {"kv_usage"});
-  const auto preemptions = view.with_role(endpoint, {"preemptions"});
+  const auto preemptions = one_family(view.with_role(endpoint, {"preemptions"}));
   if (usage.empty() || preemptions.empty()) return;
   const ServerSeries* top = nullptr;
   double peak = 0;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <string_view>
 #include <utility>
 
 namespace convoy::controller {
@@ -209,6 +210,34 @@ std::shared_ptr<const ServerTelemetry> make_server_telemetry(std::string summary
   results->view = parse_server_metrics(summary_json);
   results->summary_json = std::move(summary_json);
   return results;
+}
+
+std::string vocabulary_of(const std::string& name) {
+  if (const size_t colon = name.find(':'); colon != std::string::npos) return name.substr(0, colon);
+  if (name.rfind("convoy_mock_", 0) == 0) return "convoy-mock";
+  return name.substr(0, name.find('_'));
+}
+
+size_t vocabulary_rank(const std::string& vocabulary) {
+  constexpr std::string_view kOrder[] = {"vllm", "sglang", "trtllm",
+                                         "DCGM", "dynamo", "convoy-mock"};
+  const auto* it = std::find(std::begin(kOrder), std::end(kOrder), vocabulary);
+  return static_cast<size_t>(it - std::begin(kOrder));
+}
+
+std::vector<const ServerSeries*> one_family(const std::vector<const ServerSeries*>& series) {
+  const ServerSeries* best = nullptr;
+  for (const ServerSeries* s : series) {
+    if (best == nullptr ||
+        vocabulary_rank(vocabulary_of(s->name)) < vocabulary_rank(vocabulary_of(best->name))) {
+      best = s;
+    }
+  }
+  std::vector<const ServerSeries*> out;
+  for (const ServerSeries* s : series) {
+    if (best != nullptr && s->name == best->name) out.push_back(s);
+  }
+  return out;
 }
 
 }  // namespace convoy::controller

@@ -71,6 +71,17 @@ struct ServerMetricsView {
 
 ServerMetricsView parse_server_metrics(const std::string& json);
 
+// The vocabulary a family belongs to, by its name: "vllm" (vllm:...), "sglang", "trtllm",
+// "dynamo", "convoy-mock", "DCGM". One server often exports the same quantity in several (the
+// mock speaks vLLM's, Dynamo's and its own), so a chart or a sum takes one of them.
+std::string vocabulary_of(const std::string& name);
+// Engines' own figures first, then the frontend's, then the mock's own names.
+size_t vocabulary_rank(const std::string& vocabulary);
+// The series of one family for a quantity: among `series` (one role), those of the family whose
+// vocabulary ranks first (then the first written). Adding several families would count the same
+// requests once per vocabulary.
+std::vector<const ServerSeries*> one_family(const std::vector<const ServerSeries*>& series);
+
 // What the telemetry room hands the run, and the run the report, when telemetry stops: built
 // once, shared read-only by every output that reads it.
 struct ServerTelemetry {

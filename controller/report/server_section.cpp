@@ -53,41 +53,6 @@ size_t role_rank(const std::string& role) {
   return static_cast<size_t>(it - std::begin(kRoleOrder));
 }
 
-// The vocabulary a family belongs to, by its name: "vllm" (vllm:...), "sglang", "trtllm",
-// "dynamo", "convoy-mock", "DCGM". One server often exports the same quantity in several (the
-// mock speaks vLLM's, Dynamo's and its own), so a chart or a sum takes one of them.
-std::string vocabulary_of(const std::string& name) {
-  if (const size_t colon = name.find(':'); colon != std::string::npos) return name.substr(0, colon);
-  if (name.rfind("convoy_mock_", 0) == 0) return "convoy-mock";
-  return name.substr(0, name.find('_'));
-}
-
-// Engines' own figures first, then the frontend's, then the mock's own names.
-size_t vocabulary_rank(const std::string& vocabulary) {
-  constexpr std::string_view kOrder[] = {"vllm", "sglang", "trtllm",
-                                         "DCGM", "dynamo", "convoy-mock"};
-  const auto* it = std::find(std::begin(kOrder), std::end(kOrder), vocabulary);
-  return static_cast<size_t>(it - std::begin(kOrder));
-}
-
-// The series of one family for a quantity: among `series` (one role), those of the family whose
-// vocabulary ranks first (then the first written). Adding several families would count the same
-// requests once per vocabulary.
-std::vector<const ServerSeries*> one_family(const std::vector<const ServerSeries*>& series) {
-  const ServerSeries* best = nullptr;
-  for (const ServerSeries* s : series) {
-    if (best == nullptr ||
-        vocabulary_rank(vocabulary_of(s->name)) < vocabulary_rank(vocabulary_of(best->name))) {
-      best = s;
-    }
-  }
-  std::vector<const ServerSeries*> out;
-  for (const ServerSeries* s : series) {
-    if (best != nullptr && s->name == best->name) out.push_back(s);
-  }
-  return out;
-}
-
 // The first of `roles` that the endpoint has, as one family.
 std::vector<const ServerSeries*> quantity(const ServerMetricsView& view,
                                           const std::string& endpoint,

@@ -64,6 +64,28 @@ TEST_CASE("server_queueing fires when the client's TTFT rose with the server's w
   CHECK_FALSE(q->fixes.empty());
 }
 
+TEST_CASE("server_queueing counts one vocabulary when a server exports waiting under several") {
+  // The mock and Dynamo's frontend export the same waiting requests as vLLM's gauge and the
+  // frontend's queued gauge: the evidence takes one family (vLLM's), not their sum (30).
+  const auto step = [](int i) { return i < 10 ? 0.0 : 15.0; };
+  GaugeSpec vllm = gauge("vllm", "vllm:num_requests_waiting", "requests_waiting",
+                         "requests waiting (vLLM)", "requests");
+  GaugeSpec dynamo = gauge("vllm", "dynamo_frontend_queued_requests", "queued",
+                           "requests queued (Dynamo frontend)", "requests");
+  for (GaugeSpec* g : {&vllm, &dynamo}) {
+    g->max = 15;
+    g->timeline = gauge_timeline(20, step);
+  }
+  InsightInputs in = with_server(
+      server_metrics({endpoint_entry("vllm", 20, 0)}, {gauge_entry(dynamo), gauge_entry(vllm)}));
+  in.client_ttft_p50_over_time = client_ttft([](int i) { return i < 10 ? 40.0 : 400.0; });
+  const Insight* q = convoy::test::find_insight(detect_insights(in), "server_queueing");
+  REQUIRE(q != nullptr);
+  CHECK(q->problem.find("(vllm:num_requests_waiting) on endpoint 'vllm' peaked at 15;") !=
+        std::string::npos);
+  CHECK(q->problem.find("summed") == std::string::npos);
+}
+
 TEST_CASE("server_queueing stays quiet when TTFT did not follow the waiting count") {
   SUBCASE("TTFT flat while requests waited") {
     InsightInputs in = with_server(waiting_json([](int i) { return i < 10 ? 0.0 : 15.0; }));
