@@ -13,6 +13,7 @@
 #include "controller/config/checks.hpp"
 #include "controller/config/config_keys.hpp"
 #include "controller/config/did_you_mean.hpp"
+#include "controller/config/distribution_yaml.hpp"
 #include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
@@ -27,6 +28,7 @@ namespace fs = std::filesystem;
 using config_detail::bind_problem;
 using config_detail::is_endpoint;
 using config_detail::listen_address_problem;
+using config_detail::read_distribution;
 using yaml_util::format_number;
 using yaml_util::quote;
 using yaml_util::Section;
@@ -234,44 +236,6 @@ void read_mock(const Section& top, MockConfig& m) {
     }
     m.extra_args.push_back(arg.Scalar());
   }
-}
-
-// A distribution: {mean, stddev, min, max} or a bare number N (always N). `floor` is the least
-// value the key allows; min: null means the floor.
-void read_distribution(const Section& s, std::string_view key, Distribution& d, double floor) {
-  const YAML::Node n = s.node(key);
-  if (!n.IsDefined()) return;
-  const std::string path = s.path(key);
-  if (n.IsScalar()) {
-    auto v = yaml_util::parse_number(n.Scalar());
-    if (!v) {
-      s.source().fail(
-          path, "expected a number or {mean, stddev, min, max}, got " + yaml_util::describe(n));
-    }
-    d = Distribution{*v, 0, *v, *v};
-    s.check(*v >= floor, key, "must be at least " + num(floor) + ", got " + num(*v));
-    return;
-  }
-  if (!n.IsMap()) {
-    s.source().fail(path,
-                    "expected a number or {mean, stddev, min, max}, got " + yaml_util::describe(n));
-  }
-  const Section m(s.source(), n, path, kDistributionKeys);
-  m.read("mean", d.mean);
-  m.read("stddev", d.stddev);
-  m.read("min", d.min);
-  if (!d.min) d.min = floor;
-  m.read("max", d.max);
-  at_least(m, "stddev", d.stddev, 0);
-  at_least(m, "min", *d.min, floor);
-  if (d.max) {
-    at_least(m, "max", *d.max, floor);
-    s.check(*d.min <= *d.max, key, "min " + num(*d.min) + " is greater than max " + num(*d.max));
-  }
-  const bool inside = d.mean >= *d.min && (!d.max || d.mean <= *d.max);
-  s.check(inside, key,
-          "mean " + num(d.mean) + " is outside [" + num(*d.min) + ", " +
-              (d.max ? num(*d.max) : std::string("unbounded")) + "]");
 }
 
 // dataset.subagents: synthetic sub-agent conversations (JSONL rows name their parent instead).

@@ -14,12 +14,33 @@
 
 namespace convoy {
 
-// A distribution for per-conversation or per-turn draws (normal, clamped to [min, max]).
+// One component of a mixture distribution: picked with probability weight / (sum of the mix's
+// weights), then drawn as a plain distribution (normal, clamped to [min, max]).
+struct MixComponent {
+  double weight = 0;  // relative (any positive scale, e.g. percent); >= 0
+  double mean = 0;
+  double stddev = 0;          // >= 0
+  std::optional<double> min;  // clamp; the key's floor when unset
+  std::optional<double> max;  // clamp; unbounded when unset
+  bool operator==(const MixComponent&) const = default;
+};
+
+// A distribution for per-conversation or per-turn draws: normal, clamped to [min, max], or, when
+// `mix` is non-empty, a mixture (AIPerf's sequence distribution): each draw picks a component by
+// weight, then draws from it.
 struct Distribution {
+  Distribution() = default;
+  Distribution(double m, double s, std::optional<double> lo, std::optional<double> hi)
+      : mean(m), stddev(s), min(lo), max(hi) {}
+
   double mean = 0;
   double stddev = 0;
   std::optional<double> min;  // clamp; defaults depend on the key (>= 0 always)
   std::optional<double> max;
+  // Empty: the plain form above. Non-empty (weights >= 0, summing to > 0): a mixture; then
+  // mean and stddev are the mixture's own (for reports), min the key's floor (a lower clamp on
+  // every component, raised where exact tokens need it) and max unset.
+  std::vector<MixComponent> mix;
 };
 
 // The enums and sections a worker also needs are the wire types (proto/messages.hpp): defined

@@ -61,6 +61,16 @@ const Range kBurstiness{limits::kMinBurstiness, limits::kMaxBurstiness, ""};
 void check_distribution(const Source& src, const std::string& path, const Distribution& d,
                         double hi, const char* unit) {
   const Range r{0, hi, unit};
+  for (std::size_t i = 0; i < d.mix.size(); ++i) {
+    const MixComponent& c = d.mix[i];
+    const std::string item = path + ".mix[" + std::to_string(i) + "]";
+    in_range(src, item + ".weight", c.weight, Range{0, 1e9, ""});
+    in_range(src, item + ".mean", c.mean, r);
+    in_range(src, item + ".stddev", c.stddev, r);
+    opt_in_range(src, item + ".min", c.min, r);
+    opt_in_range(src, item + ".max", c.max, r);
+  }
+  if (!d.mix.empty()) return;  // the mixture's own mean and stddev follow from its components
   in_range(src, path + ".mean", d.mean, r);
   in_range(src, path + ".stddev", d.stddev, r);
   opt_in_range(src, path + ".min", d.min, r);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "controller/dataset/ids.hpp"
@@ -180,7 +181,14 @@ int64_t exact_floor(const Config& config, const TokenPlan& plan) {
   const int64_t first = plan.text->tag_tokens(tag) + plan.first_turn_overhead;
   const int64_t floor = std::max(first, plan.later_turn_overhead);
   const Distribution& d = dataset.input_tokens;
-  const double lowest = std::max(d.min.value_or(1), d.mean - 6 * std::max(d.stddev, 0.0));
+  double lowest = std::max(d.min.value_or(1), d.mean - 6 * std::max(d.stddev, 0.0));
+  if (!d.mix.empty()) {  // a mixture: its lowest component's
+    lowest = std::numeric_limits<double>::infinity();
+    for (const auto& c : d.mix) {
+      if (c.weight <= 0) continue;
+      lowest = std::min(lowest, std::max(c.min.value_or(1), c.mean - 6 * std::max(c.stddev, 0.0)));
+    }
+  }
   if (lowest >= static_cast<double>(floor)) return floor;
   const std::string where = config.source_path.empty() ? "" : config.source_path + ": ";
   throw ConfigError(
