@@ -256,6 +256,27 @@ void read_subagents(const Section& dataset, DatasetConfig& d) {
   d.subagents = a;
 }
 
+// dataset.prefixes: a pool of shared prefixes, K of them in each conversation's system prompt.
+void read_prefixes(const Section& dataset, DatasetConfig& d) {
+  const YAML::Node n = dataset.node("prefixes");
+  if (!n.IsDefined() || n.IsNull()) {
+    if (n.IsDefined()) d.prefixes.reset();
+    return;
+  }
+  const Section s = dataset.section("prefixes", kPrefixesKeys);
+  PrefixesConfig p = d.prefixes.value_or(PrefixesConfig{});
+  s.read("pool", p.pool);
+  s.read("tokens", p.tokens);
+  s.read("per_conversation", p.per_conversation);
+  at_least(s, "pool", static_cast<double>(p.pool), 1);
+  at_least(s, "tokens", static_cast<double>(p.tokens), 1);
+  at_least(s, "per_conversation", static_cast<double>(p.per_conversation), 1);
+  s.check(p.per_conversation <= p.pool, "per_conversation",
+          "must be at most pool (" + std::to_string(p.pool) + "), got " +
+              std::to_string(p.per_conversation));
+  d.prefixes = p;
+}
+
 // dataset.tokenizer and dataset.count_chat_template (docs/datasets.md "Exact tokens"). The file is
 // read when the dataset opens; here only that it exists.
 void read_tokenizer(const Section& s, DatasetConfig& d) {
@@ -290,6 +311,7 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   read_distribution(s, "think_time_ms", d.think_time_ms, 0);
   s.read_enum("history", d.history, kHistoryNames, proto::parse_history_mode);
   read_subagents(s, d);
+  read_prefixes(s, d);
   read_tokenizer(s, d);
 
   const Source& src = s.source();
@@ -303,6 +325,10 @@ void read_dataset(const Section& top, DatasetConfig& d) {
     src.fail_at(s.path("subagents"), s.path("subagents"),
                 "synthetic datasets only; a " + type +
                     " dataset names sub-agents in its rows (\"parent\", \"spawn_after_turn\")");
+  }
+  if (d.prefixes) {
+    src.fail_at(s.path("prefixes"), s.path("prefixes"),
+                "synthetic datasets only; a " + type + " dataset's rows give every prompt");
   }
   if (!d.path) src.fail_at(s.path("type"), s.path("path"), "required when dataset.type is " + type);
   std::error_code ec;

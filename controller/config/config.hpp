@@ -67,6 +67,15 @@ struct MockConfig {
   std::vector<std::string> extra_args;  // passed verbatim to convoy-mock
 };
 
+// dataset.prefixes (synthetic): a pool of `pool` distinct prefixes of `tokens` tokens each; every
+// conversation's system prompt ends with `per_conversation` of them, drawn from the pool without
+// repeats (the prefix-reuse pattern KV-cache studies synthesise).
+struct PrefixesConfig {
+  int64_t pool = 1;              // distinct prefixes, >= 1
+  int64_t tokens = 128;          // tokens in each prefix, >= 1
+  int64_t per_conversation = 1;  // prefixes per conversation, in [1, min(pool, 64)]
+};
+
 // dataset.subagents (synthetic): each lead conversation spawns sub-agents with `probability`;
 // `count` children (a draw), each with `turns` turns, spawned after the lead's turn
 // `spawn_after_turn` (a draw, clamped to 1 .. the lead's turns).
@@ -89,6 +98,7 @@ struct DatasetConfig {
   Distribution think_time_ms{0, 0, 0, std::nullopt};
   HistoryMode history = HistoryMode::kLive;
   std::optional<SubagentsConfig> subagents;  // synthetic only
+  std::optional<PrefixesConfig> prefixes;    // synthetic only
   // dataset.tokenizer: a tokenizer.json (or its folder; resolved like dataset.path), or "server"
   // (the target's POST /tokenize). Unset: the 4-bytes-a-token estimate (docs/datasets.md).
   std::optional<std::string> tokenizer;

@@ -60,8 +60,10 @@ inline const Keys kDatasetKeys = {"type",
                                   "think_time_ms",
                                   "history",
                                   "subagents",
+                                  "prefixes",
                                   "tokenizer",
                                   "count_chat_template"};
+inline const Keys kPrefixesKeys = {"pool", "tokens", "per_conversation"};
 inline const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 inline const Keys kDistributionKeys = {"mean", "stddev", "min", "max", "mix"};
 inline const Keys kMixComponentKeys = {"weight", "mean", "stddev", "min", "max"};

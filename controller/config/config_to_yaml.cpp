@@ -103,6 +103,12 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  history: " << to_string(d.history) << "\n"
     << "  tokenizer: " << opt_str(d.tokenizer) << "\n"
     << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n";
+  if (d.prefixes) {
+    y << "  prefixes: {pool: " << d.prefixes->pool << ", tokens: " << d.prefixes->tokens
+      << ", per_conversation: " << d.prefixes->per_conversation << "}\n";
+  } else {
+    y << "  prefixes: null\n";
+  }
   if (!d.subagents) {
     y << "  subagents: null\n";
     return;

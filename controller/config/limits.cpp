@@ -167,6 +167,13 @@ void check_dataset(const Source& src, const DatasetConfig& d) {
   in_range(src, "dataset.shared_prefix_tokens", static_cast<double>(d.shared_prefix_tokens),
            Range{0, limits::kMaxTokens, "tokens"});
   check_distribution(src, "dataset.think_time_ms", d.think_time_ms, limits::kMaxDelayMs, "ms");
+  if (const auto& p = d.prefixes) {
+    in_range(src, "dataset.prefixes.pool", static_cast<double>(p->pool), Range{1, 1e6, "prefixes"});
+    in_range(src, "dataset.prefixes.tokens", static_cast<double>(p->tokens),
+             Range{1, limits::kMaxTokens, "tokens"});
+    in_range(src, "dataset.prefixes.per_conversation", static_cast<double>(p->per_conversation),
+             Range{1, 64, "prefixes"});
+  }
   if (const auto& a = d.subagents) {
     check_distribution(src, "dataset.subagents.count", a->count, limits::kMaxSubagents,
                        "sub-agents");

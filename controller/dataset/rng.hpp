@@ -25,6 +25,8 @@ enum class Stream : uint64_t {
   kSubagentId = 7,     // sub-agent correlation ids (index = lead, turn = position)
   kSubagents = 8,      // dataset.subagents: whether a lead spawns, how many, their shapes
   kSubagentText = 9,   // a sub-agent's draws of its own (index = lead, turn = position)
+  kPrefixPool = 10,    // dataset.prefixes: prefix j's corpus offset (index = j)
+  kPrefixPick = 11,    // dataset.prefixes: which prefixes conversation `index` holds
 };
 
 // A 64-bit seed for one (seed, index, stream) triple; distinct triples give unrelated seeds.
