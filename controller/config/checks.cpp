@@ -139,7 +139,8 @@ bool every_rate_stage(const LoadConfig& l, Same same) {
 }
 
 bool same_distribution(const Distribution& a, const Distribution& b) {
-  return a.mean == b.mean && a.stddev == b.stddev && a.min == b.min && a.max == b.max;
+  return a.mean == b.mean && a.stddev == b.stddev && a.min == b.min && a.max == b.max &&
+         a.mix == b.mix;
 }
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "controller/config/checks.hpp"
 #include "controller/config/config_keys.hpp"
 #include "controller/config/did_you_mean.hpp"
+#include "controller/config/distribution_yaml.hpp"
 #include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
@@ -27,6 +28,7 @@ namespace fs = std::filesystem;
 using config_detail::bind_problem;
 using config_detail::is_endpoint;
 using config_detail::listen_address_problem;
+using config_detail::read_distribution;
 using yaml_util::format_number;
 using yaml_util::quote;
 using yaml_util::Section;
@@ -236,44 +238,6 @@ void read_mock(const Section& top, MockConfig& m) {
   }
 }
 
-// A distribution: {mean, stddev, min, max} or a bare number N (always N). `floor` is the least
-// value the key allows; min: null means the floor.
-void read_distribution(const Section& s, std::string_view key, Distribution& d, double floor) {
-  const YAML::Node n = s.node(key);
-  if (!n.IsDefined()) return;
-  const std::string path = s.path(key);
-  if (n.IsScalar()) {
-    auto v = yaml_util::parse_number(n.Scalar());
-    if (!v) {
-      s.source().fail(
-          path, "expected a number or {mean, stddev, min, max}, got " + yaml_util::describe(n));
-    }
-    d = Distribution{*v, 0, *v, *v};
-    s.check(*v >= floor, key, "must be at least " + num(floor) + ", got " + num(*v));
-    return;
-  }
-  if (!n.IsMap()) {
-    s.source().fail(path,
-                    "expected a number or {mean, stddev, min, max}, got " + yaml_util::describe(n));
-  }
-  const Section m(s.source(), n, path, kDistributionKeys);
-  m.read("mean", d.mean);
-  m.read("stddev", d.stddev);
-  m.read("min", d.min);
-  if (!d.min) d.min = floor;
-  m.read("max", d.max);
-  at_least(m, "stddev", d.stddev, 0);
-  at_least(m, "min", *d.min, floor);
-  if (d.max) {
-    at_least(m, "max", *d.max, floor);
-    s.check(*d.min <= *d.max, key, "min " + num(*d.min) + " is greater than max " + num(*d.max));
-  }
-  const bool inside = d.mean >= *d.min && (!d.max || d.mean <= *d.max);
-  s.check(inside, key,
-          "mean " + num(d.mean) + " is outside [" + num(*d.min) + ", " +
-              (d.max ? num(*d.max) : std::string("unbounded")) + "]");
-}
-
 // dataset.subagents: synthetic sub-agent conversations (JSONL rows name their parent instead).
 void read_subagents(const Section& dataset, DatasetConfig& d) {
   const YAML::Node n = dataset.node("subagents");
@@ -290,6 +254,27 @@ void read_subagents(const Section& dataset, DatasetConfig& d) {
   read_distribution(s, "turns", a.turns, 1);
   read_distribution(s, "spawn_after_turn", a.spawn_after_turn, 1);
   d.subagents = a;
+}
+
+// dataset.prefixes: a pool of shared prefixes, K of them in each conversation's system prompt.
+void read_prefixes(const Section& dataset, DatasetConfig& d) {
+  const YAML::Node n = dataset.node("prefixes");
+  if (!n.IsDefined() || n.IsNull()) {
+    if (n.IsDefined()) d.prefixes.reset();
+    return;
+  }
+  const Section s = dataset.section("prefixes", kPrefixesKeys);
+  PrefixesConfig p = d.prefixes.value_or(PrefixesConfig{});
+  s.read("pool", p.pool);
+  s.read("tokens", p.tokens);
+  s.read("per_conversation", p.per_conversation);
+  at_least(s, "pool", static_cast<double>(p.pool), 1);
+  at_least(s, "tokens", static_cast<double>(p.tokens), 1);
+  at_least(s, "per_conversation", static_cast<double>(p.per_conversation), 1);
+  s.check(p.per_conversation <= p.pool, "per_conversation",
+          "must be at most pool (" + std::to_string(p.pool) + "), got " +
+              std::to_string(p.per_conversation));
+  d.prefixes = p;
 }
 
 // dataset.tokenizer and dataset.count_chat_template (docs/datasets.md "Exact tokens"). The file is
@@ -326,6 +311,7 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   read_distribution(s, "think_time_ms", d.think_time_ms, 0);
   s.read_enum("history", d.history, kHistoryNames, proto::parse_history_mode);
   read_subagents(s, d);
+  read_prefixes(s, d);
   read_tokenizer(s, d);
 
   const Source& src = s.source();
@@ -339,6 +325,10 @@ void read_dataset(const Section& top, DatasetConfig& d) {
     src.fail_at(s.path("subagents"), s.path("subagents"),
                 "synthetic datasets only; a " + type +
                     " dataset names sub-agents in its rows (\"parent\", \"spawn_after_turn\")");
+  }
+  if (d.prefixes) {
+    src.fail_at(s.path("prefixes"), s.path("prefixes"),
+                "synthetic datasets only; a " + type + " dataset's rows give every prompt");
   }
   if (!d.path) src.fail_at(s.path("type"), s.path("path"), "required when dataset.type is " + type);
   std::error_code ec;

@@ -14,12 +14,33 @@
 
 namespace convoy {
 
-// A distribution for per-conversation or per-turn draws (normal, clamped to [min, max]).
+// One component of a mixture distribution: picked with probability weight / (sum of the mix's
+// weights), then drawn as a plain distribution (normal, clamped to [min, max]).
+struct MixComponent {
+  double weight = 0;  // relative (any positive scale, e.g. percent); >= 0
+  double mean = 0;
+  double stddev = 0;          // >= 0
+  std::optional<double> min;  // clamp; the key's floor when unset
+  std::optional<double> max;  // clamp; unbounded when unset
+  bool operator==(const MixComponent&) const = default;
+};
+
+// A distribution for per-conversation or per-turn draws: normal, clamped to [min, max], or, when
+// `mix` is non-empty, a mixture (AIPerf's sequence distribution): each draw picks a component by
+// weight, then draws from it.
 struct Distribution {
+  Distribution() = default;
+  Distribution(double m, double s, std::optional<double> lo, std::optional<double> hi)
+      : mean(m), stddev(s), min(lo), max(hi) {}
+
   double mean = 0;
   double stddev = 0;
   std::optional<double> min;  // clamp; defaults depend on the key (>= 0 always)
   std::optional<double> max;
+  // Empty: the plain form above. Non-empty (weights >= 0, summing to > 0): a mixture; then
+  // mean and stddev are the mixture's own (for reports), min the key's floor (a lower clamp on
+  // every component, raised where exact tokens need it) and max unset.
+  std::vector<MixComponent> mix;
 };
 
 // The enums and sections a worker also needs are the wire types (proto/messages.hpp): defined
@@ -46,6 +67,15 @@ struct MockConfig {
   std::vector<std::string> extra_args;  // passed verbatim to convoy-mock
 };
 
+// dataset.prefixes (synthetic): a pool of `pool` distinct prefixes of `tokens` tokens each; every
+// conversation's system prompt ends with `per_conversation` of them, drawn from the pool without
+// repeats (the prefix-reuse pattern KV-cache studies synthesise).
+struct PrefixesConfig {
+  int64_t pool = 1;              // distinct prefixes, >= 1
+  int64_t tokens = 128;          // tokens in each prefix, >= 1
+  int64_t per_conversation = 1;  // prefixes per conversation, in [1, min(pool, 64)]
+};
+
 // dataset.subagents (synthetic): each lead conversation spawns sub-agents with `probability`;
 // `count` children (a draw), each with `turns` turns, spawned after the lead's turn
 // `spawn_after_turn` (a draw, clamped to 1 .. the lead's turns).
@@ -68,6 +98,7 @@ struct DatasetConfig {
   Distribution think_time_ms{0, 0, 0, std::nullopt};
   HistoryMode history = HistoryMode::kLive;
   std::optional<SubagentsConfig> subagents;  // synthetic only
+  std::optional<PrefixesConfig> prefixes;    // synthetic only
   // dataset.tokenizer: a tokenizer.json (or its folder; resolved like dataset.path), or "server"
   // (the target's POST /tokenize). Unset: the 4-bytes-a-token estimate (docs/datasets.md).
   std::optional<std::string> tokenizer;

@@ -23,6 +23,7 @@ std::vector<std::string> known_paths() {
   add("output", kOutputKeys);
   add("fail_on", kFailOnKeys);
   add("dataset.subagents", kSubagentKeys);
+  add("dataset.prefixes", kPrefixesKeys);
   add("telemetry", kTelemetryKeys);
   config_detail::add_load_profile_paths(paths);
   return paths;

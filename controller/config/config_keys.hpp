@@ -60,10 +60,13 @@ inline const Keys kDatasetKeys = {"type",
                                   "think_time_ms",
                                   "history",
                                   "subagents",
+                                  "prefixes",
                                   "tokenizer",
                                   "count_chat_template"};
+inline const Keys kPrefixesKeys = {"pool", "tokens", "per_conversation"};
 inline const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
-inline const Keys kDistributionKeys = {"mean", "stddev", "min", "max"};
+inline const Keys kDistributionKeys = {"mean", "stddev", "min", "max", "mix"};
+inline const Keys kMixComponentKeys = {"weight", "mean", "stddev", "min", "max"};
 inline const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",
                                "burstiness", "sessions",        "requests", "duration_s",
                                "grace_s",    "warmup_sessions", "cancel",   "warmup_s",

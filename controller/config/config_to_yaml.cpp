@@ -9,6 +9,7 @@
 
 #include "controller/config/config.hpp"
 #include "controller/config/config_keys.hpp"
+#include "controller/config/distribution_yaml.hpp"
 #include "controller/config/load_profile_yaml.hpp"
 #include "controller/config/yaml_util.hpp"
 
@@ -19,13 +20,7 @@ namespace {
 using yaml_util::format_number;
 using yaml_util::quote;
 
-std::string distribution_yaml(const Distribution& d) {
-  auto opt = [](const std::optional<double>& v) {
-    return v ? format_number(*v) : std::string("null");
-  };
-  return "{mean: " + format_number(d.mean) + ", stddev: " + format_number(d.stddev) +
-         ", min: " + opt(d.min) + ", max: " + opt(d.max) + "}";
-}
+using config_detail::distribution_yaml;
 
 template <class T>
 std::string opt_int(const std::optional<T>& v) {
@@ -108,6 +103,12 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  history: " << to_string(d.history) << "\n"
     << "  tokenizer: " << opt_str(d.tokenizer) << "\n"
     << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n";
+  if (d.prefixes) {
+    y << "  prefixes: {pool: " << d.prefixes->pool << ", tokens: " << d.prefixes->tokens
+      << ", per_conversation: " << d.prefixes->per_conversation << "}\n";
+  } else {
+    y << "  prefixes: null\n";
+  }
   if (!d.subagents) {
     y << "  subagents: null\n";
     return;

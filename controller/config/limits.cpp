@@ -61,6 +61,16 @@ const Range kBurstiness{limits::kMinBurstiness, limits::kMaxBurstiness, ""};
 void check_distribution(const Source& src, const std::string& path, const Distribution& d,
                         double hi, const char* unit) {
   const Range r{0, hi, unit};
+  for (std::size_t i = 0; i < d.mix.size(); ++i) {
+    const MixComponent& c = d.mix[i];
+    const std::string item = path + ".mix[" + std::to_string(i) + "]";
+    in_range(src, item + ".weight", c.weight, Range{0, 1e9, ""});
+    in_range(src, item + ".mean", c.mean, r);
+    in_range(src, item + ".stddev", c.stddev, r);
+    opt_in_range(src, item + ".min", c.min, r);
+    opt_in_range(src, item + ".max", c.max, r);
+  }
+  if (!d.mix.empty()) return;  // the mixture's own mean and stddev follow from its components
   in_range(src, path + ".mean", d.mean, r);
   in_range(src, path + ".stddev", d.stddev, r);
   opt_in_range(src, path + ".min", d.min, r);
@@ -157,6 +167,13 @@ void check_dataset(const Source& src, const DatasetConfig& d) {
   in_range(src, "dataset.shared_prefix_tokens", static_cast<double>(d.shared_prefix_tokens),
            Range{0, limits::kMaxTokens, "tokens"});
   check_distribution(src, "dataset.think_time_ms", d.think_time_ms, limits::kMaxDelayMs, "ms");
+  if (const auto& p = d.prefixes) {
+    in_range(src, "dataset.prefixes.pool", static_cast<double>(p->pool), Range{1, 1e6, "prefixes"});
+    in_range(src, "dataset.prefixes.tokens", static_cast<double>(p->tokens),
+             Range{1, limits::kMaxTokens, "tokens"});
+    in_range(src, "dataset.prefixes.per_conversation", static_cast<double>(p->per_conversation),
+             Range{1, 64, "prefixes"});
+  }
   if (const auto& a = d.subagents) {
     check_distribution(src, "dataset.subagents.count", a->count, limits::kMaxSubagents,
                        "sub-agents");

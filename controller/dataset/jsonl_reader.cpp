@@ -427,6 +427,15 @@ std::string describe_bytes(uint64_t bytes) {
 }
 
 double draw_upper_bound(const Distribution& d) {
+  if (!d.mix.empty()) {  // a mixture: its highest component's bound
+    double bound = 0;
+    for (const auto& c : d.mix) {
+      if (c.weight > 0) {
+        bound = std::max(bound, draw_upper_bound(Distribution{c.mean, c.stddev, c.min, c.max}));
+      }
+    }
+    return bound;
+  }
   const double tail = d.mean + 6 * std::max(d.stddev, 0.0);
   const double hi = d.max ? std::min(*d.max, tail) : tail;
   return std::max(hi, d.min.value_or(hi));  // a min above the max wins, as in draw_real

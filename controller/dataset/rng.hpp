@@ -25,6 +25,8 @@ enum class Stream : uint64_t {
   kSubagentId = 7,     // sub-agent correlation ids (index = lead, turn = position)
   kSubagents = 8,      // dataset.subagents: whether a lead spawns, how many, their shapes
   kSubagentText = 9,   // a sub-agent's draws of its own (index = lead, turn = position)
+  kPrefixPool = 10,    // dataset.prefixes: prefix j's corpus offset (index = j)
+  kPrefixPick = 11,    // dataset.prefixes: which prefixes conversation `index` holds
 };
 
 // A 64-bit seed for one (seed, index, stream) triple; distinct triples give unrelated seeds.
@@ -82,9 +84,37 @@ class Rng {
   uint64_t s_[4] = {};
 };
 
-// A real draw from `d`: Normal(mean, stddev) clamped to [max(d.min, floor), d.max].
+// A mixture's component for one draw, picked by weight with one uniform draw, as a plain
+// distribution whose min is also at least the mixture's own min (a floor raised for exact tokens).
+// `d.mix` is non-empty with weights summing to > 0 (the config loader's rule).
+inline Distribution pick_component(const Distribution& d, Rng& rng) {
+  double total = 0;
+  for (const auto& c : d.mix) total += c.weight;
+  double x = rng.uniform01() * total;
+  const MixComponent* chosen = &d.mix.back();
+  for (const auto& c : d.mix) {
+    if (c.weight > 0 && x < c.weight) {
+      chosen = &c;
+      break;
+    }
+    x -= c.weight;
+  }
+  // Rounding can leave x just past the last weight: the last component with weight takes it.
+  if (chosen->weight <= 0) {
+    for (const auto& c : d.mix) {
+      if (c.weight > 0) chosen = &c;
+    }
+  }
+  std::optional<double> lo = chosen->min;
+  if (d.min) lo = std::max(lo.value_or(*d.min), *d.min);
+  return Distribution{chosen->mean, chosen->stddev, lo, chosen->max};
+}
+
+// A real draw from `d`: Normal(mean, stddev) clamped to [max(d.min, floor), d.max]; a mixture
+// picks a component first (one more uniform draw), then draws from it.
 // stddev <= 0 gives the (clamped) mean without consuming randomness.
 inline double draw_real(const Distribution& d, Rng& rng, double floor) {
+  if (!d.mix.empty()) return draw_real(pick_component(d, rng), rng, floor);
   double v = d.stddev > 0 ? rng.normal(d.mean, d.stddev) : d.mean;
   const double lo = std::max(d.min.value_or(floor), floor);
   v = std::max(v, lo);
@@ -93,8 +123,10 @@ inline double draw_real(const Distribution& d, Rng& rng, double floor) {
 }
 
 // An integer draw: the real draw rounded to nearest, then clamped to the integers inside
-// [max(d.min, floor), d.max] (so a clamp never leaves the range by rounding).
+// [max(d.min, floor), d.max] (so a clamp never leaves the range by rounding); a mixture as in
+// draw_real.
 inline int64_t draw_integer(const Distribution& d, Rng& rng, int64_t floor) {
+  if (!d.mix.empty()) return draw_integer(pick_component(d, rng), rng, floor);
   const double lo_real =
       std::max(d.min.value_or(static_cast<double>(floor)), static_cast<double>(floor));
   const auto lo = static_cast<int64_t>(std::ceil(lo_real));

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "controller/dataset/ids.hpp"
@@ -89,6 +90,33 @@ void add_subagents(proto::Conversation& conversation, const Config& config, uint
   }
 }
 
+// dataset.prefixes: conversation `index`'s prefixes, each followed by a newline: K pool indices
+// drawn without repeats from (seed, index), prefix j the same text (from (seed, j)) wherever it is
+// used, so conversations holding the same first prefix share it as a cacheable prefix.
+std::string pool_prefixes(const Config& config, uint64_t index, const Corpus& corpus,
+                          const TokenPlan* plan) {
+  const PrefixesConfig& spec = *config.dataset.prefixes;
+  Rng pick(config.seed, index, Stream::kPrefixPick);
+  std::vector<uint64_t> chosen;
+  const auto pool = static_cast<uint64_t>(std::max<int64_t>(spec.pool, 1));
+  const auto wanted = static_cast<size_t>(std::clamp<int64_t>(spec.per_conversation, 1, spec.pool));
+  while (chosen.size() < wanted) {  // wanted <= pool (and <= 64): rejection ends quickly
+    const uint64_t j = pick.below(pool);
+    if (std::find(chosen.begin(), chosen.end(), j) == chosen.end()) chosen.push_back(j);
+  }
+  std::string out;
+  for (const uint64_t j : chosen) {
+    Rng where(config.seed, j, Stream::kPrefixPool);
+    if (plan == nullptr) {
+      corpus.append_excerpt(out, where.next_u64(), bytes_for_tokens(spec.tokens));
+    } else {
+      plan->text->append(out, where.next_u64(), spec.tokens, false);
+    }
+    out += '\n';
+  }
+  return out;
+}
+
 proto::Conversation build_conversation(const Config& config, uint64_t index, const Corpus& corpus,
                                        const std::string& system_prompt, const TokenPlan* plan) {
   const DatasetConfig& dataset = config.dataset;
@@ -97,6 +125,10 @@ proto::Conversation build_conversation(const Config& config, uint64_t index, con
   conversation.conversation_id = default_conversation_id(index);
   conversation.correlation_id = correlation_id(config.seed, index);
   conversation.system_prompt = system_prompt;
+  if (dataset.prefixes) {
+    if (!system_prompt.empty()) conversation.system_prompt += '\n';
+    conversation.system_prompt += pool_prefixes(config, index, corpus, plan);
+  }
 
   Rng shape(config.seed, index, Stream::kShape);
   Rng text(config.seed, index, Stream::kText);
@@ -131,10 +163,14 @@ void check_wire_bounds(const Config& config, double bytes_per_token) {
   const double input = std::max(draw_upper_bound(dataset.input_tokens), 1.0);
   const double output = std::max(draw_upper_bound(dataset.output_tokens), 1.0);
   const double turns = std::max(std::round(draw_upper_bound(dataset.turns)), 1.0);
-  const auto prefix = static_cast<double>(std::max<int64_t>(dataset.shared_prefix_tokens, 0));
+  double prefix = static_cast<double>(std::max<int64_t>(dataset.shared_prefix_tokens, 0));
   string_bound("input_tokens", input, "a turn's text");
   if (recorded) string_bound("output_tokens", output, "with history: recorded, a reply");
   string_bound("shared_prefix_tokens", prefix, "the system prompt");
+  if (const auto& p = dataset.prefixes) {  // a newline between and after each: a token at most
+    prefix += static_cast<double>(p->per_conversation) * static_cast<double>(p->tokens + 1) + 1;
+    string_bound("prefixes", prefix, "the system prompt with its pool prefixes");
+  }
 
   const double per_turn = (input + (recorded ? output : 0)) * bytes_per_token +
                           static_cast<double>(turn_wire_bytes_bound(proto::Turn{}));
@@ -180,7 +216,14 @@ int64_t exact_floor(const Config& config, const TokenPlan& plan) {
   const int64_t first = plan.text->tag_tokens(tag) + plan.first_turn_overhead;
   const int64_t floor = std::max(first, plan.later_turn_overhead);
   const Distribution& d = dataset.input_tokens;
-  const double lowest = std::max(d.min.value_or(1), d.mean - 6 * std::max(d.stddev, 0.0));
+  double lowest = std::max(d.min.value_or(1), d.mean - 6 * std::max(d.stddev, 0.0));
+  if (!d.mix.empty()) {  // a mixture: its lowest component's
+    lowest = std::numeric_limits<double>::infinity();
+    for (const auto& c : d.mix) {
+      if (c.weight <= 0) continue;
+      lowest = std::min(lowest, std::max(c.min.value_or(1), c.mean - 6 * std::max(c.stddev, 0.0)));
+    }
+  }
   if (lowest >= static_cast<double>(floor)) return floor;
   const std::string where = config.source_path.empty() ? "" : config.source_path + ": ";
   throw ConfigError(

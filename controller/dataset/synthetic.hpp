@@ -40,7 +40,7 @@ proto::Conversation make_synthetic_conversation(const Config& config, uint64_t i
 // draws could make a conversation that cannot cross the wire: a turn's text, a recorded reply or
 // the system prompt over proto::kMaxStringBytes, or a whole conversation over
 // kMaxConversationWireBytes (judged at each draw's upper bound: the smaller of max and
-// mean + 6 stddev).
+// mean + 6 stddev; for a mixture, its highest component of weight > 0).
 std::unique_ptr<Dataset> open_synthetic_dataset(const Config& config,
                                                 const Corpus& corpus = Corpus::embedded(),
                                                 std::shared_ptr<const TokenPlan> plan = nullptr);
