@@ -262,7 +262,8 @@ TEST_CASE("errors name the file, line and key") {
     CHECK_ERROR("target:\n  headers: [a]\n", "target.headers: expected a mapping");
     CHECK_ERROR("target:\n  extra_body: 5\n", "target.extra_body: expected a mapping");
     CHECK_ERROR("mock:\n  extra_args: --x\n", "mock.extra_args: expected a list of strings");
-    CHECK_ERROR("dataset:\n  turns: many\n", "dataset.turns: expected a number or {mean");
+    CHECK_ERROR("dataset:\n  turns: many\n",
+                "dataset.turns: expected a number, {mean, stddev, min, max} or {mix: ");
     CHECK_ERROR("mock:\n  workers: 99999999999\n", "mock.workers: out of range");
   }
   SUBCASE("bad enum values list the allowed ones") {
