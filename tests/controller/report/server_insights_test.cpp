@@ -79,7 +79,8 @@ TEST_CASE("server_queueing counts one vocabulary when a server exports waiting u
   InsightInputs in = with_server(
       server_metrics({endpoint_entry("vllm", 20, 0)}, {gauge_entry(dynamo), gauge_entry(vllm)}));
   in.client_ttft_p50_over_time = client_ttft([](int i) { return i < 10 ? 40.0 : 400.0; });
-  const Insight* q = convoy::test::find_insight(detect_insights(in), "server_queueing");
+  const auto insights = detect_insights(in);  // find_insight points into it
+  const Insight* q = convoy::test::find_insight(insights, "server_queueing");
   REQUIRE(q != nullptr);
   CHECK(q->problem.find("(vllm:num_requests_waiting) on endpoint 'vllm' peaked at 15;") !=
         std::string::npos);
