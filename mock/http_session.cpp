@@ -317,6 +317,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     info_.model = ctx_.options.model;
     info_.with_worker_id = req.want_worker_id;
     info_.with_timing = req.want_timing;
+    info_.received_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                                 std::chrono::system_clock::now().time_since_epoch())
+                                 .count();
     info_.report_cached_tokens = ctx_.options.contract != Contract::kLegacy;
 
     auto on_admit = [self = shared_from_this(), generation = generation_] {
@@ -407,7 +410,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     }
     if (!stream_) {
       // Nothing to send until the last step.
-      if (index + 1 >= job_->max_tokens) return finish();
+      if (index + 1 >= job_->max_tokens) {
+        info_.total_ms = std::chrono::duration<double, std::milli>(now - job_->arrived_at).count();
+        return finish();
+      }
       next_token_ = job_->max_tokens - 1;
       return schedule(token_time(next_token_));
     }
@@ -421,6 +427,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       fault_pending_ = false;
       if (job_->faults.reset) return reset_connection();
       if (job_->faults.malformed) send_chunk(std::string(kMalformedEvent));
+    }
+    if (index + 1 >= job_->max_tokens) {
+      info_.total_ms = std::chrono::duration<double, std::milli>(now - job_->arrived_at).count();
     }
     std::string events = token_event(endpoint_, info_, index);
     next_token_ = index + 1;

@@ -86,20 +86,22 @@ void nvext(Writer& w, const ResponseInfo& info, bool worker_id, bool timing) {
   if (timing) {
     w.Key("timing");
     w.StartObject();
+    w.Key("request_received_ms");
+    w.Int64(info.received_unix_ms);
+    w.Key("prefill_wait_time_ms");
+    w.Double(info.queue_ms);
+    w.Key("prefill_time_ms");
+    w.Double(info.prefill_ms);
     w.Key("ttft_ms");
     w.Double(info.ttft_ms);
-    w.Key("queue_ms");
-    w.Double(info.queue_ms);
-    w.Key("prefill_ms");
-    w.Double(info.prefill_ms);
+    w.Key("total_time_ms");
+    w.Double(info.total_ms);
     w.Key("kv_hit_rate");
     w.Double(info.prompt_tokens > 0
                  ? static_cast<double>(info.cached_tokens) / static_cast<double>(info.prompt_tokens)
                  : 0.0);
-    w.Key("cached_tokens");
-    w.Int64(info.cached_tokens);
-    w.Key("prompt_tokens");
-    w.Int64(info.prompt_tokens);
+    w.Key("router_queue_depth");
+    w.Int(0);
     w.EndObject();
   }
   w.EndObject();

@@ -27,9 +27,14 @@ struct ResponseInfo {
   bool with_timing = false;
   uint64_t instance_id = 0;  // the serving worker as nvext.worker_id reports it
   int dp_rank = 0;
-  double ttft_ms = 0;
-  double queue_ms = 0;
-  double prefill_ms = 0;
+  // nvext.timing, as Dynamo 1.6.1's frontend reports it (measured: request_received_ms,
+  // prefill_wait_time_ms, prefill_time_ms, ttft_ms, total_time_ms, kv_hit_rate,
+  // router_queue_depth): the mock's own exact times for this request.
+  int64_t received_unix_ms = 0;  // when the request arrived (unix ms)
+  double ttft_ms = 0;            // arrival -> first token
+  double queue_ms = 0;           // arrival -> admitted (prefill_wait_time_ms)
+  double prefill_ms = 0;         // admitted -> first token (prefill_time_ms)
+  double total_ms = 0;           // arrival -> last token (total_time_ms)
 };
 
 // One SSE event ("data: {...}\n\n") carrying output token `index` of `info.completion_tokens`

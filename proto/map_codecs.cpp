@@ -91,6 +91,7 @@ constexpr std::array kRecordMembers = {
     CONVOY_MEMBER(Record, reasoning_tokens),
     CONVOY_MEMBER(Record, first_output_token_ns),
     CONVOY_MEMBER(Record, early_release),
+    CONVOY_MEMBER(Record, server_timing),
 };
 
 constexpr std::array kRecordErrorMembers = {

@@ -116,9 +116,13 @@ struct TargetSettings {
   // On the wire: every base url; each conversation family names its own by Conversation.url_index
   // (the controller picks it by rendezvous hash of the root's correlation id).
   std::vector<std::string> urls;
+  // target.server_timing: ask for nvext.extra_fields ["timing"] and record the server's own
+  // per-request timing (Record.server_timing). session_routing.verify asks for it too.
+  bool server_timing = false;
   MSGPACK_DEFINE_MAP(url, endpoint, model, streaming, api_key_env, headers, extra_body_json,
                      request_timeout_s, connect_timeout_s, use_server_token_counts,
-                     max_completion_tokens, http2, insecure, max_response_bytes, urls)
+                     max_completion_tokens, http2, insecure, max_response_bytes, urls,
+                     server_timing)
 };
 
 // session_routing.*: the config's SessionRoutingConfig and the worker's view are this struct.
@@ -310,6 +314,22 @@ struct RecordError {
   MSGPACK_DEFINE_MAP(kind, code, type, message)
 };
 
+// The server's own timing of one request, as Dynamo's frontend reports it in nvext.timing when
+// the request asks for nvext.extra_fields ["timing"] (target.server_timing, or
+// session_routing.verify). Milliseconds from the frontend receiving the request; < 0: not
+// reported. Measured on Dynamo 1.6.1: {request_received_ms, prefill_wait_time_ms,
+// prefill_time_ms, ttft_ms, total_time_ms, kv_hit_rate, router_queue_depth}; newer frontends
+// add avg_itl_ms (ai-dynamo/dynamo lib/llm/src/protocols/common/timing.rs, RequestTracker).
+struct ServerTiming {
+  double queue_ms = -1;    // prefill_wait_time_ms: received -> prefill started
+  double prefill_ms = -1;  // prefill_time_ms: prefill started -> first token
+  double ttft_ms = -1;     // ttft_ms: received -> first token
+  double total_ms = -1;    // total_time_ms: received -> the last token
+  double avg_itl_ms = -1;  // avg_itl_ms, when the server reports it
+  bool present() const { return ttft_ms >= 0 || total_ms >= 0; }
+  MSGPACK_DEFINE_MAP(queue_ms, prefill_ms, ttft_ms, total_ms, avg_itl_ms)
+};
+
 // One request. Times (intended_ns and the Timings) are the worker's steady clock in ns; 0 = did
 // not happen.
 struct Record : Timings {
@@ -343,12 +363,13 @@ struct Record : Timings {
   // reasoning chunk); Timings.first_output_token_ns is the first chunk with non-reasoning
   // content, and first_token_ns stays the first token of any kind.
   int64_t reasoning_tokens = 0;
+  ServerTiming server_timing;  // the server's nvext.timing (target.server_timing)
   MSGPACK_DEFINE_MAP(x_request_id, x_correlation_id, conversation_id, conversation_index,
                      turn_index, final_turn, phase, intended_ns, sent_ns, first_byte_ns,
                      first_token_ns, second_token_ns, last_token_ns, end_ns, chunk_gaps_ns,
                      input_tokens, output_tokens, cached_tokens, usage_from_server, http_status,
                      error, session_control, subagent, url_index, served_by, dp_rank, close_request,
-                     reasoning_tokens, first_output_token_ns, early_release)
+                     reasoning_tokens, first_output_token_ns, early_release, server_timing)
 };
 
 // A record's timestamps: when it was intended, then its Timings, in records.jsonl's order.

@@ -355,6 +355,7 @@ proto::Record ConversationRunner::response_record(Family& f, size_t m, uint32_t 
   r.session_control = f.members[m].session_control;
   r.served_by = std::move(response.served_by);
   r.dp_rank = response.dp_rank;
+  r.server_timing = response.server_timing;
   return r;
 }
 

@@ -46,6 +46,10 @@ void apply_served_by(HttpResponse& r, const ServedBy& served) {
   r.dp_rank = served.dp_rank;
 }
 
+void apply_server_timing(HttpResponse& r, const proto::ServerTiming& timing) {
+  if (timing.present() && !r.server_timing.present()) r.server_timing = timing;  // the first wins
+}
+
 void apply_usage(HttpResponse& r, const Usage& usage) {
   if (!usage.present) return;
   r.has_usage = true;
@@ -80,6 +84,7 @@ bool on_sse_event(Transfer& t, const SseEvent& event) {
   }
   apply_usage(r, chunk.usage);
   apply_served_by(r, chunk.served_by);
+  apply_server_timing(r, chunk.server_timing);
   if (chunk.has_content) record_content(r, event.recv_ns);
   if (chunk.has_reasoning) ++r.reasoning_events;
   if (chunk.has_output && r.first_output_token_ns == 0) r.first_output_token_ns = event.recv_ns;
@@ -221,6 +226,7 @@ void finish_reply(Transfer& t, CURLcode code) {
     } else {
       apply_usage(r, chunk.usage);
       apply_served_by(r, chunk.served_by);
+      apply_server_timing(r, chunk.server_timing);
       // A whole body arrives at once: it has no first token, so no TTFT, TTST or ITL (as in
       // AIPerf, whose streaming metrics need SSE); latency ends at end_ns.
       r.content_events = chunk.items > 0 ? chunk.items : (chunk.has_content ? 1 : 0);

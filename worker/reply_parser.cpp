@@ -6,6 +6,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <cmath>
+
 namespace convoy::worker {
 
 namespace {
@@ -111,6 +113,26 @@ ServedBy served_by_of(const Value& root) {
   return out;
 }
 
+// nvext.timing's milliseconds (proto::ServerTiming has the fields and their meaning).
+proto::ServerTiming server_timing_of(const Value& root) {
+  proto::ServerTiming out;
+  const Value* nvext = member(root, "nvext");
+  const Value* timing = nvext == nullptr ? nullptr : member(*nvext, "timing");
+  if (timing == nullptr || !timing->IsObject()) return out;
+  const auto ms = [&](const char* key) {
+    const Value* v = member(*timing, key);
+    if (v == nullptr || !v->IsNumber()) return -1.0;
+    const double d = v->GetDouble();
+    return std::isfinite(d) && d >= 0 ? d : -1.0;
+  };
+  out.queue_ms = ms("prefill_wait_time_ms");
+  out.prefill_ms = ms("prefill_time_ms");
+  out.ttft_ms = ms("ttft_ms");
+  out.total_ms = ms("total_time_ms");
+  out.avg_itl_ms = ms("avg_itl_ms");
+  return out;
+}
+
 // Fills message/type/code from an object shaped {"message","type","code"}.
 void fields_from(const Value& object, ServerError& error) {
   error.message = trim_message(string_of(member(object, "message")));
@@ -187,6 +209,7 @@ ReplyChunk parse_reply(std::string_view json, Endpoint endpoint, bool streaming,
   if (chunk.error.present) return chunk;
   chunk.usage = usage_of(root);
   chunk.served_by = served_by_of(root);
+  chunk.server_timing = server_timing_of(root);
   switch (endpoint) {
     case Endpoint::kChat:
       collect_choices(root, streaming ? "delta" : "message", text, chunk);

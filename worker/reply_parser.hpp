@@ -66,6 +66,9 @@ struct ReplyChunk {
   Usage usage;
   ServerError error;   // {"error": ...} or {"object": "error", ...}
   ServedBy served_by;  // nvext.worker_id (session_routing.verify)
+  // nvext.timing (target.server_timing): the server's own timing of the request, on the chunk
+  // with finish_reason (streamed) or the body. A field that is not a finite number >= 0 stays -1.
+  proto::ServerTiming server_timing;
 };
 
 // One SSE `data:` payload of a streamed reply. Appends choice 0's content (chat:

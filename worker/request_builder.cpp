@@ -151,9 +151,10 @@ JsonDocument merged_nvext(const Value* existing, const SessionControl& control) 
   return nvext;
 }
 
-// session_routing.verify: nvext.extra_fields gets "worker_id" (once), beside whatever the body
-// already asks for there. Dynamo answers with nvext.worker_id in the reply (see reply_parser).
-void ask_for_worker_id(Value& body, Allocator& a) {
+// nvext.extra_fields gets `field` (once), beside whatever the body already asks for there:
+// "worker_id" (session_routing.verify) and "timing" (target.server_timing, or verify). Dynamo
+// answers with nvext.worker_id / nvext.timing in the reply (see reply_parser).
+void ask_for_extra_field(Value& body, const char* field, Allocator& a) {
   auto nvext = body.FindMember("nvext");
   if (nvext == body.MemberEnd()) {
     body.AddMember("nvext", Value(rapidjson::kObjectType), a);
@@ -170,9 +171,9 @@ void ask_for_worker_id(Value& body, Allocator& a) {
     fields->value.SetArray();
   }
   for (const auto& f : fields->value.GetArray()) {
-    if (f.IsString() && view(f) == "worker_id") return;
+    if (f.IsString() && view(f) == field) return;
   }
-  fields->value.PushBack(Value("worker_id", a), a);
+  fields->value.PushBack(Value(field, a), a);
 }
 
 std::string to_string(const Value& v) {
@@ -223,7 +224,8 @@ RequestBuilder::RequestBuilder(const proto::WorkerSettings& settings)
       streaming_(settings.streaming),
       include_usage_(settings.use_server_token_counts),
       max_completion_tokens_(settings.max_completion_tokens),
-      verify_(settings.session_routing.verify) {
+      verify_(settings.session_routing.verify),
+      server_timing_(settings.server_timing) {
   const std::string& extra = settings.extra_body_json.empty() ? "{}" : settings.extra_body_json;
   extra_body_.Parse(extra.data(), extra.size());
   if (extra_body_.HasParseError()) {
@@ -313,7 +315,8 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
   }
   merge_json_object(body, extra_body_, a);
   if (turn_extra.IsObject()) merge_json_object(body, turn_extra, a);
-  if (verify_) ask_for_worker_id(body, a);
+  if (verify_) ask_for_extra_field(body, "worker_id", a);
+  if (verify_ || server_timing_) ask_for_extra_field(body, "timing", a);
   static_cast<Value&>(*out) = body;  // rapidjson's assignment moves
   return true;
 }

@@ -52,6 +52,7 @@ class RequestBuilder {
   bool include_usage_;
   bool max_completion_tokens_;
   bool verify_;                     // session_routing.verify: ask for nvext.extra_fields worker_id
+  bool server_timing_;              // target.server_timing: ask for nvext.extra_fields timing
   rapidjson::Document extra_body_;  // an object; merged into every body
 };
 
@@ -65,9 +66,10 @@ class RequestBuilder {
 //                max_completion_tokens does not apply: the completions API only has max_tokens.
 //   embeddings:  {"model", "input": the user text}; no stream, no token limit.
 // Then target.extra_body, then the turn's extra_json are merged in (later wins; objects merge
-// recursively, anything else replaces). Last, with session_routing.verify, "worker_id" is added
-// to nvext.extra_fields (kept with whatever else the merged body asks there; a non-array
-// extra_fields is replaced), so Dynamo reports the serving worker in the reply's nvext.
+// recursively, anything else replaces). Last, with session_routing.verify, "worker_id" and
+// "timing" are added to nvext.extra_fields, and "timing" with target.server_timing (kept with
+// whatever else the merged body asks there; a non-array extra_fields is replaced), so Dynamo
+// reports the serving worker and its own timing of the request in the reply's nvext.
 // Throws RequestFormatError.
 rapidjson::Document format_body(const proto::WorkerSettings& s, const std::string& system_prompt,
                                 const std::vector<ChatMessage>& history, const proto::Turn& turn);

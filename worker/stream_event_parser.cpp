@@ -80,7 +80,7 @@ class StreamEventHandler
   }
   bool Key(const char* str, rapidjson::SizeType length, bool) {
     slot_ = key_slot(std::string_view(str, length));
-    return true;
+    return slot_ != Slot::kDecline;
   }
   bool StartObject() { return open(true); }
   bool EndObject(rapidjson::SizeType) { return close(); }
@@ -104,6 +104,7 @@ class StreamEventHandler
   // What the value after the current key means.
   enum class Slot : uint8_t {
     kNone,
+    kDecline,  // a member the fast path leaves to the DOM path (nvext.timing)
     kChoices,
     kUsage,
     kError,
@@ -184,6 +185,7 @@ class StreamEventHandler
         if (key == "nvext") return first(kSeenNvext) ? Slot::kNvext : Slot::kNone;
         return Slot::kNone;
       case Ctx::kNvext:
+        if (key == "timing") return Slot::kDecline;  // once a request: the DOM path reads it
         return key == "worker_id" && first(kSeenWorkerId) ? Slot::kWorkerId : Slot::kNone;
       case Ctx::kWorkerId:
         if (key == "decode_worker_id") {

@@ -48,6 +48,8 @@ struct HttpResponse : proto::Timings {
   // event that carries one, in a stream); "" / -1: not reported.
   std::string served_by;
   int64_t dp_rank = -1;
+  // target.server_timing: the server's own timing (nvext.timing; the first event with one).
+  proto::ServerTiming server_timing;
   int64_t http_status = 0;
   proto::RecordError error;             // kind kNone on success
   bool request_reached_server = false;  // false for dns/connect/tls/send failures

@@ -208,6 +208,7 @@ void read_target(const Section& top, TargetConfig& t, std::vector<std::string>& 
   s.read("max_response_bytes", t.max_response_bytes);
   s.check(t.max_response_bytes > 0, "max_response_bytes",
           "must be a positive number of bytes, got " + std::to_string(t.max_response_bytes));
+  s.read("server_timing", t.server_timing);
 }
 
 void read_mock(const Section& top, MockConfig& m) {

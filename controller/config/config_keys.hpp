@@ -47,7 +47,8 @@ inline const Keys kTargetKeys = {"url",
                                  "http2",
                                  "insecure",
                                  "max_response_bytes",
-                                 "urls"};
+                                 "urls",
+                                 "server_timing"};
 inline const Keys kMockKeys = {"workers", "contract",        "router_mode", "itl_ms",
                                "speedup", "engine_sessions", "extra_args"};
 inline const Keys kDatasetKeys = {"type",

@@ -72,7 +72,8 @@ void target_yaml(std::ostream& y, const TargetConfig& t) {
     << "  max_completion_tokens: " << yes_no(t.max_completion_tokens) << "\n"
     << "  http2: " << yes_no(t.http2) << "\n"
     << "  insecure: " << yes_no(t.insecure) << "\n"
-    << "  max_response_bytes: " << t.max_response_bytes << "\n";
+    << "  max_response_bytes: " << t.max_response_bytes << "\n"
+    << "  server_timing: " << yes_no(t.server_timing) << "\n";
 }
 
 void mock_and_dataset_yaml(std::ostream& y, const Config& c) {

@@ -74,6 +74,14 @@ struct InsightInputs {
   // Server telemetry; add_server_inputs (server_insights.hpp) fills these.
   std::shared_ptr<const ServerTelemetry> server;  // nullptr = no telemetry
   std::optional<double> client_ttft_p50_ms;       // the run's time_to_first_token p50
+  // target.server_timing: client TTFT minus the server's, per request (summary.json
+  // server_timing.ttft_client_minus_server); nullopt without per-request server timing.
+  struct TtftGap {
+    double p50_ms = 0;
+    double p99_ms = 0;
+    int64_t count = 0;  // requests with server timing and a client TTFT
+  };
+  std::optional<TtftGap> ttft_gap;
   // The client's TTFT p50 per time bucket (by first-token time): (bucket middle in seconds
   // since the measure start, ms), buckets with a TTFT only.
   std::vector<std::pair<double, double>> client_ttft_p50_over_time;

@@ -1,5 +1,7 @@
 #include "controller/report/metrics.hpp"
 
+#include "controller/report/server_timing.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <iterator>
@@ -250,6 +252,9 @@ MetricsAggregator::MetricsAggregator(const Config& config)
   if (config.output.slice_s) {
     timeslices_ = std::make_unique<TimeSliceAggregator>(*config.output.slice_s, !slos_.empty());
   }
+  if (config.target.server_timing || config.session_routing.verify) {
+    server_timing_ = std::make_unique<ServerTimingAggregator>();
+  }
 }
 
 MetricsAggregator::~MetricsAggregator() = default;
@@ -293,6 +298,7 @@ void MetricsAggregator::add(const proto::Record& record, const RequestMetrics& m
   if (m.schedule_lag_ns) histograms_[kScheduleLag].record(*m.schedule_lag_ns);
   if (m.ok) {
     add_success(record, m);
+    if (server_timing_) server_timing_->add(record, m);
   } else {
     add_error(record);
   }
@@ -467,6 +473,7 @@ void MetricsAggregator::fill_routing_metrics(MetricsSnapshot& s) const {
     s.targets.push_back(std::move(t));
   }
   if (affinity_) s.affinity = affinity_->summary();
+  if (server_timing_) s.server_timing = server_timing_->summary();
 }
 
 MetricsSnapshot MetricsAggregator::snapshot() const {
@@ -532,6 +539,7 @@ size_t MetricsAggregator::memory_bytes() const {
   if (affinity_) bytes += affinity_->memory_bytes();
   bytes += client_timeline_.memory_bytes();
   if (timeslices_) bytes += timeslices_->memory_bytes();
+  if (server_timing_) bytes += server_timing_->memory_bytes();
   return bytes;
 }
 

@@ -152,6 +152,21 @@ struct TargetStats {
   double error_rate() const;                   // errors / (requests + errors); 0 when none
 };
 
+// summary.json "server_timing" (target.server_timing or session_routing.verify): the server's own
+// per-request timing (nvext.timing) and the client-minus-server gaps; built by
+// ServerTimingAggregator (controller/report/server_timing.hpp).
+struct ServerTimingSummary {
+  int64_t requests = 0;                    // successful measured requests with server timing
+  int64_t requests_without_timing = 0;     // successful measured requests without it
+  std::optional<MetricStats> queue;        // server_queue_time
+  std::optional<MetricStats> prefill;      // server_prefill_time
+  std::optional<MetricStats> ttft;         // server_time_to_first_token
+  std::optional<MetricStats> itl;          // server_inter_token_latency
+  std::optional<MetricStats> total;        // server_request_latency
+  std::optional<MetricStats> ttft_gap;     // ttft_client_minus_server
+  std::optional<MetricStats> latency_gap;  // request_latency_client_minus_server
+};
+
 struct MetricsSnapshot {
   // Summary order. Distribution metrics appear once they have a value; request_count,
   // error_request_count, request_throughput, output_token_throughput, total_token_throughput,
@@ -198,7 +213,8 @@ struct MetricsSnapshot {
   int64_t early_release_count = 0;
   int64_t sessions_started = 0;      // requests at turn 0 of a lead or sub-agent (measured+warmup)
   std::vector<TargetStats> targets;  // per target.urls entry; empty without target.urls
-  std::optional<AffinitySummary> affinity;  // with session_routing.verify
+  std::optional<AffinitySummary> affinity;           // with session_routing.verify
+  std::optional<ServerTimingSummary> server_timing;  // target.server_timing or verify
 
   // output.slice_s: the slices, and their width (slice_s, or a multiple of it once a
   // run outlasts TimeSliceAggregator::kMaxSlices of them); empty / 0 without slice_s.
@@ -207,6 +223,7 @@ struct MetricsSnapshot {
 };
 
 class TimeSliceAggregator;
+class ServerTimingAggregator;
 
 class MetricsAggregator {
  public:
@@ -326,6 +343,8 @@ class MetricsAggregator {
   int64_t early_release_count_ = 0;
   int64_t sessions_started_ = 0;
   std::unique_ptr<TimeSliceAggregator> timeslices_;  // output.slice_s; null without it
+  // target.server_timing or session_routing.verify; null otherwise.
+  std::unique_ptr<ServerTimingAggregator> server_timing_;
 };
 
 }  // namespace convoy::controller

@@ -14,6 +14,7 @@
 #include "common/utf8.hpp"
 #include "controller/report/json_line_writer.hpp"
 #include "controller/report/metrics.hpp"
+#include "controller/report/server_timing.hpp"
 
 namespace convoy::controller {
 
@@ -137,6 +138,35 @@ void put_session_control(LineWriter& w, const std::string& json, rapidjson::Stri
   w.RawValue(scratch.GetString(), scratch.GetSize(), type);
 }
 
+// target.server_timing: the server's own timing (nvext.timing) and the client-minus-server gaps,
+// in ms; null when the server reported none.
+template <class Writer>
+void put_server_timing(Writer& w, const proto::Record& r, const RequestMetrics& m) {
+  w.Key("server_timing");
+  const std::optional<RequestServerTiming> t = request_server_timing(r, m);
+  if (!t) {
+    w.Null();
+    return;
+  }
+  const auto put = [&w](std::string_view key, const std::optional<double>& v) {
+    w.PlainKey(key);
+    if (v) {
+      w.Double(*v);
+    } else {
+      w.Null();
+    }
+  };
+  w.StartObject();
+  put("queue_ms", t->queue_ms);
+  put("prefill_ms", t->prefill_ms);
+  put("ttft_ms", t->ttft_ms);
+  put("itl_ms", t->itl_ms);
+  put("total_ms", t->total_ms);
+  put("ttft_gap_ms", t->ttft_gap_ms);
+  put("latency_gap_ms", t->latency_gap_ms);
+  w.EndObject();
+}
+
 void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
                             const proto::Record& r, const RequestMetrics& m,
                             std::string_view worker_id, std::string_view host,
@@ -193,6 +223,7 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
   } else {
     w.Null();
   }
+  put_server_timing(w, r, m);
   w.Key("close_request");  // final_marker close_request's extra request: in no metric
   w.Bool(r.close_request);
   w.Key("early_release");  // a session released after its conversation ended early: in no metric

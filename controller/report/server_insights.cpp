@@ -215,13 +215,59 @@ std::pair<double, double> bucket_around(const std::vector<std::pair<double, doub
   return {low, buckets.back().first};
 }
 
+// The TTFT histogram of one family: the frontend's (dynamo_frontend_*) when it is scraped (it
+// times the request from where the client's HTTP ends), else one_family's choice. Adding several
+// families would count each request once per family.
+std::vector<const ServerSeries*> ttft_family(const ServerMetricsView& view,
+                                             const std::string& endpoint) {
+  std::vector<const ServerSeries*> hs;
+  std::vector<const ServerSeries*> frontend;
+  for (const ServerSeries* s : view.with_role(endpoint, {"ttft"})) {
+    if (!s->is_histogram() || s->buckets.empty()) continue;
+    hs.push_back(s);
+    if (s->name.rfind("dynamo_frontend_", 0) == 0) frontend.push_back(s);
+  }
+  return one_family(frontend.empty() ? hs : frontend);
+}
+
+const char* const kOverheadCauses[] = {
+    "Network round trips or TLS between convoy and the server.",
+    "Frontend work before the engine: tokenisation, routing, queueing there.",
+    "A loaded client: compare the workers' CPU % and schedule_lag."};
+
+// Per-request server timing (target.server_timing): the gap measured request by request.
+void measured_overhead_insight(const InsightInputs& in, std::vector<Insight>* out) {
+  if (!in.ttft_gap || in.ttft_gap->count == 0 || !in.client_ttft_p50_ms) return;
+  const double client_ms = *in.client_ttft_p50_ms;
+  const double gap_ms = in.ttft_gap->p50_ms;
+  const double fraction = client_ms > 0 ? gap_ms / client_ms : 0;
+  if (gap_ms < kMinOverheadMs || fraction < kMinOverheadFraction) return;
+  Insight i;
+  i.id = "client_side_overhead";
+  i.severity =
+      gap_ms >= kLargeOverheadMs && fraction >= kLargeOverheadFraction ? "warning" : "info";
+  i.title = "TTFT outside the server, measured per request";
+  i.problem =
+      "Each request's TTFT at the client minus the server's own (nvext.timing ttft_ms): "
+      "p50 " +
+      ms(gap_ms) + " (" + pct(fraction) + " of the client's TTFT p50 " + ms(client_ms) + "), p99 " +
+      ms(in.ttft_gap->p99_ms) +
+      ", spent in the network, the frontend's HTTP side and the client (evidence: " +
+      std::to_string(in.ttft_gap->count) +
+      " requests with server timing; summary.json server_timing.ttft_client_minus_server).";
+  i.likely_causes.assign(std::begin(kOverheadCauses), std::end(kOverheadCauses));
+  i.investigate = {"records.jsonl: server_timing.ttft_gap_ms per request, against sent time.",
+                   "summary.json: schedule_lag, the workers' max_cpu_percent."};
+  i.fixes = {"Run convoy closer to the server, or add workers if they are busy."};
+  out->push_back(std::move(i));
+}
+
+// Without per-request timing: the client's TTFT p50 against one histogram family's p50.
 void overhead_insight(const InsightInputs& in, const ServerMetricsView& view,
                       const std::string& endpoint, std::vector<Insight>* out) {
+  if (in.ttft_gap && in.ttft_gap->count > 0) return;  // measured per request instead
   if (!in.client_ttft_p50_ms || !(*in.client_ttft_p50_ms > 0)) return;
-  std::vector<const ServerSeries*> hs;
-  for (const ServerSeries* s : view.with_role(endpoint, {"ttft"})) {
-    if (s->is_histogram() && !s->buckets.empty()) hs.push_back(s);
-  }
+  const std::vector<const ServerSeries*> hs = ttft_family(view, endpoint);
   if (hs.empty()) return;
   const auto buckets = merge_buckets(hs);
   const std::optional<double> server_s = bucket_quantile(buckets, 0.5);
@@ -233,27 +279,36 @@ void overhead_insight(const InsightInputs& in, const ServerMetricsView& view,
   const double fraction = gap_ms / client_ms;
   if (std::fabs(gap_ms) < kMinOverheadMs || std::fabs(fraction) < kMinOverheadFraction) return;
   const auto [low, high] = bucket_around(buckets, 0.5);
-  const bool large = gap_ms >= kLargeOverheadMs && fraction >= kLargeOverheadFraction;
+  const std::string evidence =
+      "(evidence: " + endpoint_phrase(*hs.front()) + "; its p50 lies in the bucket " +
+      ms(low * to_ms) + " to " + (std::isinf(high) ? std::string("+Inf") : ms(high * to_ms)) +
+      ", " + fixed_digits(buckets.back().second, 0) + " observations in the window)";
   Insight i;
   i.id = "client_side_overhead";
-  i.severity = large ? "warning" : "info";
-  i.title = "TTFT outside the server: '" + endpoint + "'";
-  i.problem = "The client's TTFT p50 is " + ms(client_ms) + "; the server's own, " +
-              endpoint_phrase(*hs.front()) + ", is " + ms(server_ms) + ": a gap of " + ms(gap_ms) +
-              " (" + pct(fraction) +
-              " of the client's), spent in the network, the frontend and the client (evidence: " +
-              "the server's p50 lies in its histogram bucket " + ms(low * to_ms) + " to " +
-              (std::isinf(high) ? std::string("+Inf") : ms(high * to_ms)) + ", " +
-              fixed_digits(buckets.back().second, 0) + " observations in the window).";
   if (gap_ms < 0) {
-    i.problem +=
-        " The server reports more than the client saw: its buckets are too coarse "
-        "here, or it measures from an earlier point (the request's arrival).";
+    // Not network time: a histogram cannot show the client faster than the server.
+    i.severity = "info";
+    i.title = "Server TTFT above the client's: '" + endpoint + "'";
+    i.problem = "The server's TTFT p50 (" + ms(server_ms) + ") is above the client's (" +
+                ms(client_ms) + ") by " + ms(-gap_ms) + " " + evidence +
+                ". This is no overhead: the server's buckets are too coarse here, or it counts "
+                "requests the client did not (other clients, warmup), or from an earlier point.";
+    i.likely_causes = {"Coarse histogram buckets around the p50.",
+                       "Other clients of the same server in the scrape window."};
+    i.investigate = {"target.server_timing: true measures the gap per request."};
+    i.fixes = {"Use target.server_timing for a per-request gap."};
+    out->push_back(std::move(i));
+    return;
   }
-  i.likely_causes = {"Network round trips or TLS between convoy and the server.",
-                     "Frontend work before the engine: tokenisation, routing, queueing there.",
-                     "A loaded client: compare the workers' CPU % and schedule_lag."};
-  i.investigate = {"Scrape the frontend too (Dynamo's dynamo_frontend_*) to split the gap.",
+  i.severity =
+      gap_ms >= kLargeOverheadMs && fraction >= kLargeOverheadFraction ? "warning" : "info";
+  i.title = "TTFT outside the server: '" + endpoint + "'";
+  i.problem = "The client's TTFT p50 is " + ms(client_ms) + "; the server's own is " +
+              ms(server_ms) + ": a gap of " + ms(gap_ms) + " (" + pct(fraction) +
+              " of the client's), spent in the network, the frontend and the client " + evidence +
+              ".";
+  i.likely_causes.assign(std::begin(kOverheadCauses), std::end(kOverheadCauses));
+  i.investigate = {"target.server_timing: true measures the gap per request (Dynamo).",
                    "summary.json: schedule_lag, the workers' max_cpu_percent."};
   i.fixes = {"Run convoy closer to the server, or add workers if they are busy."};
   out->push_back(std::move(i));
@@ -285,6 +340,10 @@ void add_server_inputs(const MetricsSnapshot& snapshot,
   if (const MetricStats* ttft = snapshot.find("time_to_first_token"); ttft && ttft->count > 0) {
     in->client_ttft_p50_ms = ttft->p(50);
   }
+  if (snapshot.server_timing && snapshot.server_timing->ttft_gap) {
+    const MetricStats& gap = *snapshot.server_timing->ttft_gap;
+    in->ttft_gap = InsightInputs::TtftGap{gap.p(50), gap.p(99), gap.count};
+  }
   const double width = snapshot.client_timeline_bucket_s;
   for (const ClientTimePoint& p : snapshot.client_timeline) {
     if (p.ttft_p50_ms)
@@ -293,6 +352,7 @@ void add_server_inputs(const MetricsSnapshot& snapshot,
 }
 
 void server_insights(const InsightInputs& in, std::vector<Insight>* out) {
+  measured_overhead_insight(in, out);
   if (!in.server || !in.server->view.present) return;
   const ServerMetricsView& view = in.server->view;
   for (const ServerEndpointView& e : view.endpoints) {

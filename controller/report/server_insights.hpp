@@ -3,8 +3,10 @@
 // the client's TTFT:
 //   server_queueing         the client's TTFT rose while the server's waiting count rose;
 //   kv_cache_pressure       KV cache usage above 95% with preemptions increasing;
-//   client_side_overhead    the server's TTFT histogram p50 against the client's TTFT p50: the
-//                           gap is network, frontend and client, in ms and %;
+//   client_side_overhead    the gap between the client's TTFT and the server's: measured per
+//                           request with target.server_timing, else the client's p50 against
+//                           one TTFT histogram family's p50 (the frontend's when scraped); a
+//                           negative gap is reported as coarse buckets, never as network time;
 //   telemetry_endpoint_failed  a scrape endpoint that failed every scrape.
 // Pure: a function of InsightInputs; detect_insights calls server_insights.
 #pragma once

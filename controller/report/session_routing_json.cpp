@@ -24,7 +24,10 @@ void string(Writer& w, const std::string& s) {
   w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
 }
 
-void stats(Writer& w, const char* key, const std::optional<MetricStats>& m) {
+}  // namespace
+
+void write_metric_stats(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key,
+                        const std::optional<MetricStats>& m) {
   w.Key(key);
   if (!m) {
     w.Null();
@@ -52,8 +55,6 @@ void stats(Writer& w, const char* key, const std::optional<MetricStats>& m) {
   w.EndObject();
 }
 
-}  // namespace
-
 std::string targets_json(const MetricsSnapshot& snapshot) {
   rapidjson::StringBuffer sb;
   Writer w(sb);
@@ -70,8 +71,8 @@ std::string targets_json(const MetricsSnapshot& snapshot) {
     w.Int64(t.errors);
     w.Key("error_rate");
     number(w, t.error_rate());
-    stats(w, "time_to_first_token", t.ttft);
-    stats(w, "request_latency", t.request_latency);
+    write_metric_stats(w, "time_to_first_token", t.ttft);
+    write_metric_stats(w, "request_latency", t.request_latency);
     w.EndObject();
   }
   w.EndArray();

@@ -2,11 +2,19 @@
 // target.urls entry), "affinity" (session_routing.verify) and run.close_requests.
 #pragma once
 
+#include <rapidjson/stringbuffer.h>
+#include <rapidjson/writer.h>
+
+#include <optional>
 #include <string>
 
 #include "controller/report/metrics.hpp"
 
 namespace convoy::controller {
+
+// `key`: {unit, avg, min, max, p1..p99, std, count, sum}, or `key`: null without a value.
+void write_metric_stats(rapidjson::Writer<rapidjson::StringBuffer>& w, const char* key,
+                        const std::optional<MetricStats>& m);
 
 // [{index, url, requests, errors, error_rate, time_to_first_token: {unit, avg, min, max, p1..p99,
 // std, count, sum}, request_latency: {...}}]; the two metric objects are null without a value.

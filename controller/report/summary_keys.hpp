@@ -22,6 +22,7 @@ inline constexpr char kInsights[] = "insights";
 inline constexpr char kRun[] = "run";
 inline constexpr char kTargets[] = "targets";
 inline constexpr char kAffinity[] = "affinity";
+inline constexpr char kServerTiming[] = "server_timing";
 inline constexpr char kWorkers[] = "workers";
 inline constexpr char kVerdict[] = "verdict";  // also each stage's
 inline constexpr char kOutputErrors[] = "output_errors";

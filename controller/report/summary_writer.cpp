@@ -20,6 +20,7 @@
 #include "common/build_info.hpp"
 #include "common/utf8.hpp"
 #include "controller/report/error_summary_json.hpp"
+#include "controller/report/server_timing.hpp"
 #include "controller/report/session_routing_json.hpp"
 #include "controller/report/summary_keys.hpp"
 #include "controller/report/verdict.hpp"
@@ -342,6 +343,9 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   // session affinity verified from the client.
   if (!snapshot.targets.empty()) write_extra(w, key::kTargets, targets_json(snapshot), false);
   if (snapshot.affinity) write_extra(w, key::kAffinity, affinity_json(*snapshot.affinity), true);
+  if (snapshot.server_timing) {
+    write_extra(w, key::kServerTiming, server_timing_json(*snapshot.server_timing), true);
+  }
   write_extra(w, key::kWorkers, extras.workers_json, false);
   write_extra(w, key::kVerdict, extras.verdict_json, true);
   write_extra(w, key::kOutputErrors, extras.output_errors_json, false);

@@ -33,7 +33,7 @@ TEST_CASE("max-num-seqs queues requests: one slot serves them one after another"
         statuses[static_cast<size_t>(i)] = res.status;
         if (res.status == 200) {
           queue_ms[static_cast<size_t>(i)] =
-              parse_json(res.body)["nvext"]["timing"]["queue_ms"].GetDouble();
+              parse_json(res.body)["nvext"]["timing"]["prefill_wait_time_ms"].GetDouble();
         }
       });
     }

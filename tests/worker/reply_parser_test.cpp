@@ -163,3 +163,38 @@ TEST_CASE("reply parser: whole bodies") {
     CHECK(c.items == 3);
   }
 }
+
+TEST_CASE("reply parser: nvext.timing as Dynamo 1.6.1 sends it, streamed and whole") {
+  std::string text;
+  // The finish chunk of a real 1.6.1 stream asked for nvext.extra_fields ["worker_id","timing"].
+  const std::string finish =
+      R"({"id":"chatcmpl-1","choices":[{"index":0,"delta":{},"finish_reason":"length","logprobs":null}],"object":"chat.completion.chunk","nvext":{"worker_id":{"prefill_worker_id":1,"prefill_dp_rank":0,"decode_worker_id":1,"decode_dp_rank":0},"timing":{"request_received_ms":1796566390683,"prefill_wait_time_ms":3.856077,"prefill_time_ms":17.623097,"ttft_ms":21.479174,"total_time_ms":35.73591,"kv_hit_rate":0.0,"router_queue_depth":0}}})";
+  ReplyChunk c = parse_stream_event(finish, Endpoint::kChat, text);
+  CHECK(c.valid_json);
+  CHECK(c.server_timing.present());
+  CHECK(c.server_timing.queue_ms == doctest::Approx(3.856077));
+  CHECK(c.server_timing.prefill_ms == doctest::Approx(17.623097));
+  CHECK(c.server_timing.ttft_ms == doctest::Approx(21.479174));
+  CHECK(c.server_timing.total_ms == doctest::Approx(35.73591));
+  CHECK(c.server_timing.avg_itl_ms == -1);  // 1.6.1 does not send it
+  CHECK(c.served_by.worker == "1");
+  SUBCASE("a content chunk without timing has none") {
+    c = parse_stream_event(R"({"choices":[{"delta":{"content":"a"}}],"nvext":{"worker_id":{}}})",
+                           Endpoint::kChat, text);
+    CHECK_FALSE(c.server_timing.present());
+  }
+  SUBCASE("a whole body's top-level nvext, avg_itl_ms when given") {
+    c = parse_reply_body(
+        R"({"choices":[{"message":{"content":"abc"}}],"nvext":{"timing":{"ttft_ms":20.1,"total_time_ms":37.3,"avg_itl_ms":5.7}}})",
+        Endpoint::kChat, text);
+    CHECK(c.server_timing.ttft_ms == doctest::Approx(20.1));
+    CHECK(c.server_timing.avg_itl_ms == doctest::Approx(5.7));
+    CHECK(c.server_timing.queue_ms == -1);
+  }
+  SUBCASE("negative, non-numeric or non-finite values are not reported") {
+    c = parse_reply_body(
+        R"({"choices":[{"message":{"content":"abc"}}],"nvext":{"timing":{"ttft_ms":-3,"total_time_ms":"12","prefill_time_ms":null}}})",
+        Endpoint::kChat, text);
+    CHECK_FALSE(c.server_timing.present());
+  }
+}

@@ -122,13 +122,17 @@ TEST_CASE("verify: every body asks for nvext.extra_fields worker_id, merged with
     return out;
   };
   CHECK(extra_fields(s).empty());  // verify off: no nvext at all
+  SUBCASE("target.server_timing alone asks for timing only") {
+    s.server_timing = true;
+    CHECK(extra_fields(s) == std::vector<std::string>{"timing"});
+  }
   s.session_routing.verify = true;
-  CHECK(extra_fields(s) == std::vector<std::string>{"worker_id"});
+  CHECK(extra_fields(s) == std::vector<std::string>{"worker_id", "timing"});
   SUBCASE("kept beside what extra_body asks for, once") {
     s.extra_body_json = R"({"nvext":{"extra_fields":["timing"],"greed_sampling":true}})";
     CHECK(extra_fields(s) == std::vector<std::string>{"timing", "worker_id"});
     s.extra_body_json = R"({"nvext":{"extra_fields":["worker_id"]}})";
-    CHECK(extra_fields(s) == std::vector<std::string>{"worker_id"});
+    CHECK(extra_fields(s) == std::vector<std::string>{"worker_id", "timing"});
     s.extra_body_json = R"({"nvext":{"greed_sampling":true}})";
     const rapidjson::Document body = format_body(s, "", {}, t);
     CHECK(body["nvext"]["greed_sampling"].GetBool());

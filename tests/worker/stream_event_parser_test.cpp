@@ -24,7 +24,8 @@ std::string describe(const ReplyChunk& c, const std::string& text) {
          std::to_string(c.usage.reasoning_tokens) + "|" + std::to_string(c.error.present) + "," +
          std::to_string(c.error.code) + "," + c.error.type + "," + c.error.message + "|" +
          std::to_string(c.served_by.present) + "," + c.served_by.worker + "," +
-         std::to_string(c.served_by.dp_rank) + "|" + text;
+         std::to_string(c.served_by.dp_rank) + "|" + std::to_string(c.server_timing.ttft_ms) + "," +
+         std::to_string(c.server_timing.total_ms) + "|" + text;
 }
 
 std::string via_document(const std::string& data, Endpoint endpoint) {
@@ -76,6 +77,9 @@ std::vector<std::string> seeds() {
       // session_routing.verify: Dynamo's nvext.worker_id, and what is not one.
       R"({"choices":[{"index":0,"delta":{"content":"v"}}],"nvext":{"worker_id":{"prefill_worker_id":7,"prefill_dp_rank":1,"decode_worker_id":9,"decode_dp_rank":2}}})",
       R"({"choices":[],"nvext":{"timing":{"ttft_ms":4.5},"worker_id":{"prefill_worker_id":7587890000000000001,"prefill_dp_rank":0}}})",
+      // target.server_timing: the finish chunk's nvext.timing, as Dynamo 1.6.1 sends it.
+      R"({"choices":[{"index":0,"delta":{},"finish_reason":"length"}],"nvext":{"worker_id":{"decode_worker_id":9},"timing":{"request_received_ms":1796566390683,"prefill_wait_time_ms":3.85,"prefill_time_ms":17.6,"ttft_ms":21.47,"total_time_ms":35.73,"kv_hit_rate":0.0,"router_queue_depth":0}}})",
+      R"({"choices":[{"delta":{"content":"t"}}],"nvext":{"timing":{"ttft_ms":-1,"total_time_ms":"x"},"timing":{"ttft_ms":2}}})",
       R"({"nvext":{"worker_id":{"decode_worker_id":18446744073709551615,"decode_dp_rank":18446744073709551615}}})",
       R"({"nvext":{"worker_id":{"decode_worker_id":"w-3","decode_dp_rank":-1,"decode_worker_id":4}}})",
       R"({"nvext":{"worker_id":{"decode_worker_id":-4,"decode_dp_rank":1.0,"prefill_worker_id":2.5}}})",

@@ -176,11 +176,10 @@ TEST_CASE("client_side_overhead gives the gap between the client's and the serve
     REQUIRE(o != nullptr);
     CHECK(o->severity == "info");
     CHECK(o->problem ==
-          "The client's TTFT p50 is 100 ms; the server's own, TTFT (vLLM) "
-          "(vllm:time_to_first_token_seconds) on endpoint 'vllm', is 67 ms: a gap of 33 ms (33% "
-          "of the client's), spent in the network, the frontend and the client (evidence: the "
-          "server's p50 lies in its histogram bucket 50 ms to 75 ms, 100 observations in the "
-          "window).");
+          "The client's TTFT p50 is 100 ms; the server's own is 67 ms: a gap of 33 ms (33% of "
+          "the client's), spent in the network, the frontend and the client (evidence: TTFT "
+          "(vLLM) (vllm:time_to_first_token_seconds) on endpoint 'vllm'; its p50 lies in the "
+          "bucket 50 ms to 75 ms, 100 observations in the window).");
   }
   SUBCASE("a gap over half the client's TTFT is a warning") {
     InsightInputs in = with_server(ttft_json());
