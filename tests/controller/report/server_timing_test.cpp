@@ -15,6 +15,7 @@
 
 using namespace convoy::controller;
 using namespace convoy::test;
+namespace proto = convoy::proto;
 
 namespace {
 
