@@ -149,6 +149,13 @@ void read_flags(const rapidjson::Value& body, ApiRequest& req) {
   }
   const auto rank = nvext->value.FindMember("dp_rank");
   if (rank != nvext->value.MemberEnd() && rank->value.IsUint()) req.dp_rank = rank->value.GetUint();
+  const auto hints = nvext->value.FindMember("agent_hints");
+  if (hints != nvext->value.MemberEnd() && hints->value.IsObject()) {
+    const auto priority = hints->value.FindMember("priority");
+    if (priority != hints->value.MemberEnd() && priority->value.IsInt64()) {
+      req.priority = priority->value.GetInt64();
+    }
+  }
   const auto extra = nvext->value.FindMember("extra_fields");
   if (extra == nvext->value.MemberEnd() || !extra->value.IsArray()) return;
   for (const auto& f : extra->value.GetArray()) {

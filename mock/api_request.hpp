@@ -34,6 +34,9 @@ struct ApiRequest {
   // An explicit worker pin: nvext.backend_instance_id and nvext.dp_rank.
   std::optional<uint64_t> backend_instance_id;
   std::optional<uint32_t> dp_rank;
+  // nvext.agent_hints.priority (higher = more important, as Dynamo's router orders its queue);
+  // 0 when absent.
+  int64_t priority = 0;
   SessionDirective session;
 };
 

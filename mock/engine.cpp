@@ -58,6 +58,7 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
   job->stream = request.stream;
   job->prompt_tokens = request.prompt_tokens;
   job->max_tokens = request.max_tokens;
+  job->priority = request.priority;
   job->prompt_hashes = block_hashes(request.prompt, options_.block_size);
   job->prompt_blocks = (request.prompt_tokens + options_.block_size - 1) / options_.block_size;
   job->kv_blocks =
@@ -130,7 +131,10 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
     return Submitted{std::move(job), true};
   }
   job->on_admit = std::move(on_admit);
-  w.queue.push_back(job);
+  // A worker's queue admits the highest agent_hints priority first, first come within one.
+  const auto behind = std::find_if(w.queue.begin(), w.queue.end(),
+                                   [&](const JobPtr& q) { return q->priority < job->priority; });
+  w.queue.insert(behind, job);
   return Submitted{std::move(job), false};
 }
 

@@ -66,6 +66,7 @@ struct Job {
   int64_t prompt_tokens = 0;
   int64_t max_tokens = 0;
   int64_t prompt_blocks = 0;  // ceil(prompt_tokens / block_size): the router's load unit
+  int64_t priority = 0;       // nvext.agent_hints.priority: a higher one is admitted first
   int64_t kv_blocks = 0;      // ceil((prompt + max tokens) / block_size): held while running
   int worker = -1;
   int frontend = 0;

@@ -92,6 +92,8 @@ constexpr std::array kRecordMembers = {
     CONVOY_MEMBER(Record, first_output_token_ns),
     CONVOY_MEMBER(Record, early_release),
     CONVOY_MEMBER(Record, server_timing),
+    CONVOY_MEMBER(Record, tenant),
+    CONVOY_MEMBER(Record, priority),
 };
 
 constexpr std::array kRecordErrorMembers = {
@@ -127,6 +129,7 @@ constexpr std::array kConversationMembers = {
     CONVOY_MEMBER(Conversation, start_ns),       CONVOY_MEMBER(Conversation, first_turn),
     CONVOY_MEMBER(Conversation, system_prompt),  CONVOY_MEMBER(Conversation, turns),
     CONVOY_MEMBER(Conversation, subagents),      CONVOY_MEMBER(Conversation, url_index),
+    CONVOY_MEMBER(Conversation, tenant),         CONVOY_MEMBER(Conversation, priority),
 };
 
 constexpr std::array kSubAgentMembers = {

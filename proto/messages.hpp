@@ -233,6 +233,9 @@ struct SubAgent {
                      turns)
 };
 
+// Conversation.priority / Record.priority when dataset.agent_hints gives none.
+inline constexpr int64_t kNoPriority = INT64_MIN;
+
 struct Conversation {
   uint64_t index = 0;           // position in the dataset (seeded draws derive from it)
   std::string conversation_id;  // dataset id
@@ -248,8 +251,13 @@ struct Conversation {
   // lead and every sub-agent have ended).
   std::vector<SubAgent> subagents;
   uint32_t url_index = 0;  // into WorkerSettings.urls (when not empty)
+  // dataset.tenants / dataset.agent_hints: the family's tenant ("" = none) and agent_hints
+  // priority (kNoPriority = none), copied into each of its records for per-class reporting
+  // (the request bodies already carry them in each turn's extra_json).
+  std::string tenant;
+  int64_t priority = kNoPriority;
   MSGPACK_DEFINE_MAP(index, conversation_id, correlation_id, phase, start_ns, first_turn,
-                     system_prompt, turns, subagents, url_index)
+                     system_prompt, turns, subagents, url_index, tenant, priority)
 };
 
 // A window conversation to start now, at `start_ns` (the receiving worker's steady clock: when
@@ -363,13 +371,16 @@ struct Record : Timings {
   // reasoning chunk); Timings.first_output_token_ns is the first chunk with non-reasoning
   // content, and first_token_ns stays the first token of any kind.
   int64_t reasoning_tokens = 0;
-  ServerTiming server_timing;  // the server's nvext.timing (target.server_timing)
+  ServerTiming server_timing;      // the server's nvext.timing (target.server_timing)
+  std::string tenant;              // the conversation's (dataset.tenants); "" = none
+  int64_t priority = kNoPriority;  // its agent_hints priority (dataset.agent_hints)
   MSGPACK_DEFINE_MAP(x_request_id, x_correlation_id, conversation_id, conversation_index,
                      turn_index, final_turn, phase, intended_ns, sent_ns, first_byte_ns,
                      first_token_ns, second_token_ns, last_token_ns, end_ns, chunk_gaps_ns,
                      input_tokens, output_tokens, cached_tokens, usage_from_server, http_status,
                      error, session_control, subagent, url_index, served_by, dp_rank, close_request,
-                     reasoning_tokens, first_output_token_ns, early_release, server_timing)
+                     reasoning_tokens, first_output_token_ns, early_release, server_timing, tenant,
+                     priority)
 };
 
 // A record's timestamps: when it was intended, then its Timings, in records.jsonl's order.

@@ -51,6 +51,8 @@ proto::Record ConversationFamily::record_of(size_t m, uint32_t turn_index, bool 
   r.conversation_index = conv.index;
   r.subagent = member.position;
   r.url_index = conv.url_index;
+  r.tenant = conv.tenant;
+  r.priority = conv.priority;
   r.turn_index = turn_index;
   r.final_turn = final_turn;
   r.phase = conv.phase;

@@ -17,6 +17,7 @@
 #include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/request_hints_yaml.hpp"
 #include "controller/config/yaml_guard.hpp"
 #include "controller/config/yaml_util.hpp"
 
@@ -314,6 +315,7 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   read_subagents(s, d);
   read_prefixes(s, d);
   read_tokenizer(s, d);
+  config_detail::read_request_hints(s, d);
 
   const Source& src = s.source();
   if (d.path) {

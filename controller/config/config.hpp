@@ -76,6 +76,23 @@ struct PrefixesConfig {
   int64_t per_conversation = 1;  // prefixes per conversation, in [1, min(pool, 64)]
 };
 
+// A name drawn with a relative weight (dataset.tenants).
+struct WeightedName {
+  std::string name;
+  double weight = 1;  // > 0
+};
+
+// dataset.agent_hints: Dynamo's nvext.agent_hints (ai-dynamo/dynamo
+// lib/llm/src/protocols/openai/nvext.rs AgentHints: priority i32, strict_priority u32, osl u32,
+// speculative_prefill bool), drawn once per conversation (sub-agents take their lead's).
+struct AgentHintsConfig {
+  std::optional<Distribution> priority;         // rounded, within i32
+  std::optional<Distribution> strict_priority;  // rounded, within u32
+  bool osl = false;  // send each turn's drawn output_tokens as agent_hints.osl
+  std::optional<bool> speculative_prefill;
+  bool empty() const { return !priority && !strict_priority && !osl && !speculative_prefill; }
+};
+
 // dataset.subagents (synthetic): each lead conversation spawns sub-agents with `probability`;
 // `count` children (a draw), each with `turns` turns, spawned after the lead's turn
 // `spawn_after_turn` (a draw, clamped to 1 .. the lead's turns).
@@ -99,6 +116,10 @@ struct DatasetConfig {
   HistoryMode history = HistoryMode::kLive;
   std::optional<SubagentsConfig> subagents;  // synthetic only
   std::optional<PrefixesConfig> prefixes;    // synthetic only
+  // dataset.tenants: each conversation draws one (seeded by its index); its name goes out as
+  // nvext.cache_salt (Dynamo's per-tenant KV cache isolation) on every turn. Empty: none.
+  std::vector<WeightedName> tenants;
+  std::optional<AgentHintsConfig> agent_hints;  // nvext.agent_hints on every turn
   // dataset.tokenizer: a tokenizer.json (or its folder; resolved like dataset.path), or "server"
   // (the target's POST /tokenize). Unset: the 4-bytes-a-token estimate (docs/datasets.md).
   std::optional<std::string> tokenizer;

@@ -24,6 +24,7 @@ std::vector<std::string> known_paths() {
   add("fail_on", kFailOnKeys);
   add("dataset.subagents", kSubagentKeys);
   add("dataset.prefixes", kPrefixesKeys);
+  add("dataset.agent_hints", kAgentHintsKeys);
   add("telemetry", kTelemetryKeys);
   config_detail::add_load_profile_paths(paths);
   return paths;

@@ -63,7 +63,11 @@ inline const Keys kDatasetKeys = {"type",
                                   "subagents",
                                   "prefixes",
                                   "tokenizer",
-                                  "count_chat_template"};
+                                  "count_chat_template",
+                                  "tenants",
+                                  "agent_hints"};
+inline const Keys kAgentHintsKeys = {"priority", "strict_priority", "osl", "speculative_prefill"};
+inline const Keys kWeightedNameKeys = {"name", "weight"};
 inline const Keys kPrefixesKeys = {"pool", "tokens", "per_conversation"};
 inline const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 inline const Keys kDistributionKeys = {"mean", "stddev", "min", "max", "mix"};

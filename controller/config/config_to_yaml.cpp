@@ -11,6 +11,7 @@
 #include "controller/config/config_keys.hpp"
 #include "controller/config/distribution_yaml.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/request_hints_yaml.hpp"
 #include "controller/config/yaml_util.hpp"
 
 namespace convoy {
@@ -104,6 +105,7 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  history: " << to_string(d.history) << "\n"
     << "  tokenizer: " << opt_str(d.tokenizer) << "\n"
     << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n";
+  y << config_detail::request_hints_yaml(d);
   if (d.prefixes) {
     y << "  prefixes: {pool: " << d.prefixes->pool << ", tokens: " << d.prefixes->tokens
       << ", per_conversation: " << d.prefixes->per_conversation << "}\n";

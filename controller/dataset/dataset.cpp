@@ -8,6 +8,7 @@
 
 #include "controller/dataset/jsonl_dataset.hpp"
 #include "controller/dataset/mooncake.hpp"
+#include "controller/dataset/request_hints.hpp"
 #include "controller/dataset/synthetic.hpp"
 #include "controller/dataset/token_plan.hpp"
 
@@ -59,7 +60,7 @@ std::unique_ptr<Dataset> open_dataset(const Config& config, std::shared_ptr<cons
   if (config.dataset.type != DatasetType::kSynthetic) malloc_trim(0);
 #endif
   if (dataset->size() == 0) throw ConfigError(config_prefix(config) + "dataset: no conversations");
-  return dataset;
+  return with_request_hints(std::move(dataset), config);
 }
 
 std::vector<proto::Conversation> materialize(const Dataset& dataset) {

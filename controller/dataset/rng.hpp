@@ -27,6 +27,7 @@ enum class Stream : uint64_t {
   kSubagentText = 9,   // a sub-agent's draws of its own (index = lead, turn = position)
   kPrefixPool = 10,    // dataset.prefixes: prefix j's corpus offset (index = j)
   kPrefixPick = 11,    // dataset.prefixes: which prefixes conversation `index` holds
+  kRequestHints = 20,  // dataset.tenants and dataset.agent_hints of conversation `index`
 };
 
 // A 64-bit seed for one (seed, index, stream) triple; distinct triples give unrelated seeds.

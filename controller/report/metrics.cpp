@@ -1,5 +1,6 @@
 #include "controller/report/metrics.hpp"
 
+#include "controller/report/class_stats.hpp"
 #include "controller/report/server_timing.hpp"
 
 #include <algorithm>
@@ -255,6 +256,10 @@ MetricsAggregator::MetricsAggregator(const Config& config)
   if (config.target.server_timing || config.session_routing.verify) {
     server_timing_ = std::make_unique<ServerTimingAggregator>();
   }
+  if (!config.dataset.tenants.empty()) tenants_ = std::make_unique<ClassAggregator>();
+  if (config.dataset.agent_hints && config.dataset.agent_hints->priority) {
+    priorities_ = std::make_unique<ClassAggregator>();
+  }
 }
 
 MetricsAggregator::~MetricsAggregator() = default;
@@ -307,6 +312,10 @@ void MetricsAggregator::add(const proto::Record& record, const RequestMetrics& m
                                    record.end_ns);
   }
   add_routing_metrics(record, m);
+  if (tenants_) tenants_->add(record.tenant, m);
+  if (priorities_ && record.priority != proto::kNoPriority) {
+    priorities_->add(std::to_string(record.priority), m);
+  }
   if (timeslices_) {
     // AIPerf's rule: the slice of the request start (the intended time when never sent).
     const int64_t at_ns = record.sent_ns > 0 ? record.sent_ns : record.intended_ns;
@@ -474,6 +483,15 @@ void MetricsAggregator::fill_routing_metrics(MetricsSnapshot& s) const {
   }
   if (affinity_) s.affinity = affinity_->summary();
   if (server_timing_) s.server_timing = server_timing_->summary();
+  if (tenants_) s.tenants = tenants_->snapshot();
+  if (priorities_) {
+    s.priorities = priorities_->snapshot();
+    // By priority, highest first (Dynamo: higher means more important), not by text.
+    std::sort(s.priorities.begin(), s.priorities.end(),
+              [](const ClassStats& a, const ClassStats& b) {
+                return std::stoll(a.label) > std::stoll(b.label);
+              });
+  }
 }
 
 MetricsSnapshot MetricsAggregator::snapshot() const {
@@ -540,6 +558,8 @@ size_t MetricsAggregator::memory_bytes() const {
   bytes += client_timeline_.memory_bytes();
   if (timeslices_) bytes += timeslices_->memory_bytes();
   if (server_timing_) bytes += server_timing_->memory_bytes();
+  if (tenants_) bytes += tenants_->memory_bytes();
+  if (priorities_) bytes += priorities_->memory_bytes();
   return bytes;
 }
 

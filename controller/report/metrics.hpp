@@ -167,6 +167,16 @@ struct ServerTimingSummary {
   std::optional<MetricStats> latency_gap;  // request_latency_client_minus_server
 };
 
+// One request class (summary.json "tenants[]", "priorities[]"): the measured requests of one
+// tenant or one agent_hints priority.
+struct ClassStats {
+  std::string label;     // the tenant's name, or the priority in decimal
+  int64_t requests = 0;  // successful, measured
+  int64_t errors = 0;    // failed, measured
+  std::optional<MetricStats> ttft;
+  std::optional<MetricStats> request_latency;
+};
+
 struct MetricsSnapshot {
   // Summary order. Distribution metrics appear once they have a value; request_count,
   // error_request_count, request_throughput, output_token_throughput, total_token_throughput,
@@ -215,6 +225,8 @@ struct MetricsSnapshot {
   std::vector<TargetStats> targets;  // per target.urls entry; empty without target.urls
   std::optional<AffinitySummary> affinity;           // with session_routing.verify
   std::optional<ServerTimingSummary> server_timing;  // target.server_timing or verify
+  std::vector<ClassStats> tenants;                   // dataset.tenants; empty without
+  std::vector<ClassStats> priorities;                // dataset.agent_hints.priority; empty without
 
   // output.slice_s: the slices, and their width (slice_s, or a multiple of it once a
   // run outlasts TimeSliceAggregator::kMaxSlices of them); empty / 0 without slice_s.
@@ -224,6 +236,7 @@ struct MetricsSnapshot {
 
 class TimeSliceAggregator;
 class ServerTimingAggregator;
+class ClassAggregator;
 
 class MetricsAggregator {
  public:
@@ -345,6 +358,9 @@ class MetricsAggregator {
   std::unique_ptr<TimeSliceAggregator> timeslices_;  // output.slice_s; null without it
   // target.server_timing or session_routing.verify; null otherwise.
   std::unique_ptr<ServerTimingAggregator> server_timing_;
+  // dataset.tenants / dataset.agent_hints.priority; null without them.
+  std::unique_ptr<ClassAggregator> tenants_;
+  std::unique_ptr<ClassAggregator> priorities_;
 };
 
 }  // namespace convoy::controller

@@ -224,6 +224,18 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
     w.Null();
   }
   put_server_timing(w, r, m);
+  w.Key("tenant");  // dataset.tenants: the conversation's; null: none
+  if (r.tenant.empty()) {
+    w.Null();
+  } else {
+    put_string(w, r.tenant);
+  }
+  w.Key("priority");  // dataset.agent_hints.priority: the conversation's; null: none
+  if (r.priority != proto::kNoPriority) {
+    w.Int64(r.priority);
+  } else {
+    w.Null();
+  }
   w.Key("close_request");  // final_marker close_request's extra request: in no metric
   w.Bool(r.close_request);
   w.Key("early_release");  // a session released after its conversation ended early: in no metric

@@ -19,6 +19,7 @@
 
 #include "common/build_info.hpp"
 #include "common/utf8.hpp"
+#include "controller/report/class_stats.hpp"
 #include "controller/report/error_summary_json.hpp"
 #include "controller/report/server_timing.hpp"
 #include "controller/report/session_routing_json.hpp"
@@ -345,6 +346,12 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   if (snapshot.affinity) write_extra(w, key::kAffinity, affinity_json(*snapshot.affinity), true);
   if (snapshot.server_timing) {
     write_extra(w, key::kServerTiming, server_timing_json(*snapshot.server_timing), true);
+  }
+  if (!snapshot.tenants.empty()) {
+    write_extra(w, key::kTenants, classes_json(snapshot.tenants, "tenant", false), false);
+  }
+  if (!snapshot.priorities.empty()) {
+    write_extra(w, key::kPriorities, classes_json(snapshot.priorities, "priority", true), false);
   }
   write_extra(w, key::kWorkers, extras.workers_json, false);
   write_extra(w, key::kVerdict, extras.verdict_json, true);
