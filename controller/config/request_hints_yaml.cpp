@@ -2,6 +2,7 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include <algorithm>
 #include <set>
 
 #include "controller/config/config_keys.hpp"
@@ -45,9 +46,11 @@ std::optional<Distribution> read_hint(const Section& h, std::string_view key, do
   if (!h.present(key) || h.node(key).IsNull()) return std::nullopt;
   Distribution d{0, 0, lo, hi};
   read_distribution(h, key, d, lo);
-  h.check(d.mean <= hi && (!d.max || *d.max <= hi), key,
-          "must be at most " + format_number(hi) + " (Dynamo's range), got " +
-              format_number(d.max ? std::max(*d.max, d.mean) : d.mean));
+  double top = d.max ? std::max(*d.max, d.mean) : d.mean;
+  for (const MixComponent& c : d.mix)
+    top = std::max(top, c.max ? std::max(*c.max, c.mean) : c.mean);
+  h.check(top <= hi, key,
+          "must be at most " + format_number(hi) + " (Dynamo's range), got " + format_number(top));
   if (!d.max) d.max = hi;  // draws stay inside Dynamo's range
   return d;
 }

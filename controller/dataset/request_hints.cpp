@@ -4,6 +4,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <utility>
 
 #include "controller/dataset/rng.hpp"
@@ -95,10 +97,12 @@ ConversationHints draw_hints(const DatasetConfig& d, uint64_t seed, uint64_t ind
     }
   }
   if (d.agent_hints && d.agent_hints->priority) {
-    h.priority = draw_integer(*d.agent_hints->priority, rng, INT32_MIN);
+    h.priority = std::min<int64_t>(draw_integer(*d.agent_hints->priority, rng, INT32_MIN),
+                                   INT32_MAX);  // a tail past Dynamo's i32
   }
   if (d.agent_hints && d.agent_hints->strict_priority) {
-    h.strict_priority = draw_integer(*d.agent_hints->strict_priority, rng, 0);
+    h.strict_priority =
+        std::min<int64_t>(draw_integer(*d.agent_hints->strict_priority, rng, 0), UINT32_MAX);
   }
   return h;
 }

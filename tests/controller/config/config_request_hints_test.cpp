@@ -60,6 +60,10 @@ TEST_CASE("dataset.tenants and dataset.agent_hints are checked with file:line:ke
   CHECK_ERROR(
       "dataset:\n  agent_hints:\n    priority: 2147483648\n",
       "c.yaml:3: dataset.agent_hints.priority: must be at most 2147483647 (Dynamo's range)");
+  CHECK_ERROR(
+      "dataset:\n  agent_hints:\n    priority: {mix: [{weight: 1, mean: 0}, {weight: 1, "
+      "mean: 3000000000}]}\n",
+      "dataset.agent_hints.priority: must be at most 2147483647 (Dynamo's range), got 3e+09");
   CHECK_ERROR("dataset:\n  agent_hints:\n    strict_priority: -1\n",
               "c.yaml:3: dataset.agent_hints.strict_priority: must be at least 0, got -1");
   CHECK_ERROR("dataset:\n  agent_hints:\n    priorty: 1\n",
