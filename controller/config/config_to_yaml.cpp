@@ -11,6 +11,7 @@
 #include "controller/config/config_keys.hpp"
 #include "controller/config/distribution_yaml.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/trace_yaml.hpp"
 #include "controller/config/yaml_util.hpp"
 
 namespace convoy {
@@ -102,7 +103,8 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  think_time_ms: " << distribution_yaml(d.think_time_ms) << "\n"
     << "  history: " << to_string(d.history) << "\n"
     << "  tokenizer: " << opt_str(d.tokenizer) << "\n"
-    << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n";
+    << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n"
+    << "  text: " << to_string(d.text) << "\n";
   if (d.prefixes) {
     y << "  prefixes: {pool: " << d.prefixes->pool << ", tokens: " << d.prefixes->tokens
       << ", per_conversation: " << d.prefixes->per_conversation << "}\n";
@@ -136,6 +138,7 @@ void load_yaml(std::ostream& y, const Config& c) {
     << "  cancel: {fraction: " << format_number(l.cancel.fraction)
     << ", after_ms: " << format_number(l.cancel.after_ms) << "}\n";
   config_detail::load_profile_yaml(y, l);
+  config_detail::trace_yaml(y, l);
 }
 
 void routing_workers_output_yaml(std::ostream& y, const Config& c) {
