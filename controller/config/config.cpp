@@ -18,6 +18,7 @@
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
 #include "controller/config/request_hints_yaml.hpp"
+#include "controller/config/trace_yaml.hpp"
 #include "controller/config/yaml_guard.hpp"
 #include "controller/config/yaml_util.hpp"
 
@@ -316,6 +317,10 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   read_prefixes(s, d);
   read_tokenizer(s, d);
   config_detail::read_request_hints(s, d);
+  s.read_enum("text", d.text, kDatasetTextNames);
+  s.check(d.text != DatasetText::kRandomTokens || (d.tokenizer && !d.tokenizer_is_server()), "text",
+          "random_tokens draws from a tokenizer's vocabulary: set dataset.tokenizer to a "
+          "tokenizer.json (or its folder; server cannot list one)");
 
   const Source& src = s.source();
   if (d.path) {
@@ -329,6 +334,8 @@ void read_dataset(const Section& top, DatasetConfig& d) {
                 "synthetic datasets only; a " + type +
                     " dataset names sub-agents in its rows (\"parent\", \"spawn_after_turn\")");
   }
+  s.check(d.text == DatasetText::kCorpus, "text",
+          "synthetic datasets only; a " + type + " dataset's rows give every prompt");
   if (d.prefixes) {
     src.fail_at(s.path("prefixes"), s.path("prefixes"),
                 "synthetic datasets only; a " + type + " dataset's rows give every prompt");
@@ -368,6 +375,7 @@ void read_load(const Section& top, LoadConfig& l) {
   c.read("after_ms", l.cancel.after_ms);
   at_least(c, "after_ms", l.cancel.after_ms, 0);
   config_detail::read_load_profile(s, l);
+  config_detail::read_trace(s, l);
 }
 
 void read_session_routing(const Section& top, SessionRoutingConfig& r) {

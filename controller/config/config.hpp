@@ -50,6 +50,8 @@ using proto::FinalMarker;
 using proto::HistoryMode;
 using proto::SessionRoutingMode;
 enum class DatasetType { kSynthetic, kJsonl, kMooncake };
+// dataset.text: what synthetic prompts are made of.
+enum class DatasetText { kCorpus, kRandomTokens };
 enum class LoadMode { kConcurrency, kRate, kTrace };
 enum class Arrival { kConstant, kPoisson, kGamma };
 
@@ -124,6 +126,9 @@ struct DatasetConfig {
   // (the target's POST /tokenize). Unset: the 4-bytes-a-token estimate (docs/datasets.md).
   std::optional<std::string> tokenizer;
   bool count_chat_template = false;  // take the server's chat-template overhead off turn text
+  // corpus: prose from the embedded corpus; random_tokens: words drawn uniformly from the local
+  // tokenizer's single-token words (needs a tokenizer.json), so no two prompts share a prefix.
+  DatasetText text = DatasetText::kCorpus;
   bool tokenizer_is_server() const { return tokenizer && *tokenizer == "server"; }
 };
 
@@ -203,6 +208,15 @@ struct CancelConfig {
   double after_ms = 0;
 };
 
+// load.trace (load.mode trace): how recorded timestamps become intended starts. Trace time is
+// seconds from the trace's first timestamp; replay time is what the run waits.
+struct TraceConfig {
+  double speedup = 1;                    // > 0: replay time = trace time / speedup
+  double start_offset_s = 0;             // >= 0: conversations starting before it are left out
+  std::optional<double> end_offset_s;    // > start_offset_s: those at or after it left out
+  std::optional<double> max_idle_gap_s;  // >= 0, replay seconds after speedup; unset: no cap
+};
+
 struct LoadConfig {
   LoadMode mode = LoadMode::kConcurrency;
   int64_t concurrency = 16;  // max conversations in flight (mode concurrency; cap in mode rate)
@@ -224,6 +238,7 @@ struct LoadConfig {
   std::optional<SweepConfig> sweep;  // kSweep: as written
   std::optional<SearchConfig> search;
   std::optional<AbortOnConfig> abort_on;
+  std::optional<TraceConfig> trace;  // load.mode trace only
 };
 
 // session_routing.*
@@ -324,6 +339,7 @@ std::string to_yaml(const Config& config);
 // Endpoint, HistoryMode and SessionRoutingMode: proto::to_string / proto::parse_*.
 using proto::to_string;
 const char* to_string(DatasetType v);
+const char* to_string(DatasetText v);
 const char* to_string(LoadMode v);
 const char* to_string(Arrival v);
 const char* to_string(RampShape v);

@@ -18,6 +18,7 @@ std::vector<std::string> known_paths() {
   add("dataset", kDatasetKeys);
   add("load", kLoadKeys);
   add("load.cancel", kCancelKeys);
+  add("load.trace", kTraceKeys);
   add("session_routing", kRoutingKeys);
   add("workers", kWorkersKeys);
   add("output", kOutputKeys);
@@ -34,6 +35,9 @@ std::vector<std::string> known_paths() {
 
 const char* to_string(DatasetType v) {
   return config_keys::kDatasetTypeNames[static_cast<std::size_t>(v)].data();
+}
+const char* to_string(DatasetText v) {
+  return config_keys::kDatasetTextNames[static_cast<std::size_t>(v)].data();
 }
 const char* to_string(LoadMode v) {
   return config_keys::kLoadModeNames[static_cast<std::size_t>(v)].data();

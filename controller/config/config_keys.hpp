@@ -21,6 +21,7 @@ inline const Keys kHistoryNames(proto::kHistoryModeNames.begin(), proto::kHistor
 inline const Keys kRoutingModeNames(proto::kSessionRoutingModeNames.begin(),
                                     proto::kSessionRoutingModeNames.end());
 inline const Keys kDatasetTypeNames = {"synthetic", "jsonl", "mooncake"};
+inline const Keys kDatasetTextNames = {"corpus", "random_tokens"};
 inline const Keys kLoadModeNames = {"concurrency", "rate", "trace"};
 inline const Keys kArrivalNames = {"constant", "poisson", "gamma"};
 inline const Keys kRampShapeNames = {"linear", "exponential"};
@@ -65,17 +66,19 @@ inline const Keys kDatasetKeys = {"type",
                                   "tokenizer",
                                   "count_chat_template",
                                   "tenants",
-                                  "agent_hints"};
+                                  "agent_hints",
+                                  "text"};
 inline const Keys kAgentHintsKeys = {"priority", "strict_priority", "osl", "speculative_prefill"};
 inline const Keys kWeightedNameKeys = {"name", "weight"};
 inline const Keys kPrefixesKeys = {"pool", "tokens", "per_conversation"};
 inline const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 inline const Keys kDistributionKeys = {"mean", "stddev", "min", "max", "mix"};
 inline const Keys kMixComponentKeys = {"weight", "mean", "stddev", "min", "max"};
-inline const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",
-                               "burstiness", "sessions",        "requests", "duration_s",
-                               "grace_s",    "warmup_sessions", "cancel",   "warmup_s",
-                               "stages",     "sweep",           "search",   "abort_on"};
+inline const Keys kLoadKeys = {
+    "mode",     "concurrency", "rate",    "arrival",         "burstiness", "sessions",
+    "requests", "duration_s",  "grace_s", "warmup_sessions", "cancel",     "warmup_s",
+    "stages",   "sweep",       "search",  "abort_on",        "trace"};
+inline const Keys kTraceKeys = {"speedup", "start_offset_s", "end_offset_s", "max_idle_gap_s"};
 inline const Keys kCancelKeys = {"fraction", "after_ms"};
 inline const Keys kRoutingKeys = {"mode", "timeout_s", "header_name", "final_marker", "verify"};
 inline const Keys kFinalMarkerNames(proto::kFinalMarkerNames.begin(),

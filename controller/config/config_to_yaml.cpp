@@ -12,6 +12,7 @@
 #include "controller/config/distribution_yaml.hpp"
 #include "controller/config/load_profile_yaml.hpp"
 #include "controller/config/request_hints_yaml.hpp"
+#include "controller/config/trace_yaml.hpp"
 #include "controller/config/yaml_util.hpp"
 
 namespace convoy {
@@ -104,7 +105,8 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  think_time_ms: " << distribution_yaml(d.think_time_ms) << "\n"
     << "  history: " << to_string(d.history) << "\n"
     << "  tokenizer: " << opt_str(d.tokenizer) << "\n"
-    << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n";
+    << "  count_chat_template: " << (d.count_chat_template ? "true" : "false") << "\n"
+    << "  text: " << to_string(d.text) << "\n";
   y << config_detail::request_hints_yaml(d);
   if (d.prefixes) {
     y << "  prefixes: {pool: " << d.prefixes->pool << ", tokens: " << d.prefixes->tokens
@@ -139,6 +141,7 @@ void load_yaml(std::ostream& y, const Config& c) {
     << "  cancel: {fraction: " << format_number(l.cancel.fraction)
     << ", after_ms: " << format_number(l.cancel.after_ms) << "}\n";
   config_detail::load_profile_yaml(y, l);
+  config_detail::trace_yaml(y, l);
 }
 
 void routing_workers_output_yaml(std::ostream& y, const Config& c) {

@@ -80,12 +80,17 @@ class ExactText {
   int64_t corpus_tokens_ = 0;
 };
 
+class RandomTokens;
+
 // What a dataset needs to make exact text (dataset.tokenizer), built once before the run.
 struct TokenPlan {
   // The local tokenizer, kept to count file datasets' rows; null with tokenizer: server (the run
   // sends no /tokenize request once traffic starts).
   std::shared_ptr<const TokenCounter> counter;
   std::shared_ptr<const ExactText> text;  // never null
+  // dataset.text random_tokens: synthetic text drawn from the vocabulary instead of the corpus
+  // (tags and template overheads still counted by `text`); null with dataset.text corpus.
+  std::shared_ptr<const RandomTokens> random;
   // dataset.count_chat_template: tokens the server's chat template adds to turn 0 (the system
   // prompt's wrapper included) and to each later turn (the previous reply's wrapper included);
   // taken off the user text. 0 without count_chat_template.

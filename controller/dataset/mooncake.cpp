@@ -12,6 +12,7 @@
 #include "common/duration.hpp"
 #include "controller/dataset/jsonl_reader.hpp"
 #include "controller/dataset/rng.hpp"
+#include "controller/dataset/trace_replay.hpp"
 
 namespace convoy::controller {
 
@@ -126,6 +127,7 @@ class MooncakeDataset final : public Dataset {
         first_row_(std::move(first_row)),
         start_ns_(std::move(start_ns)),
         config_(config),
+        replay_(TraceReplay::from(config.load.trace)),
         corpus_(corpus),
         block_tokens_(block_tokens) {}
 
@@ -143,6 +145,9 @@ class MooncakeDataset final : public Dataset {
       reader.parse_back(rows_->line_at(row_offsets_[r]), document);
       MooncakeRow row = parse_row(Fields(document, reader), block_tokens_);
       if (r == first_row_[index]) conversation.conversation_id = row.session.value_or("");
+      if (!start_ns_.empty() && row.turn.delay_ms != kUnsetDelayMs) {
+        row.turn.delay_ms = replay_.delay_ms(row.turn.delay_ms);  // load.trace's speedup
+      }
       conversation.turns.push_back(std::move(row.turn));
       prompts.push_back(std::move(row.spec));
     }
@@ -164,14 +169,9 @@ class MooncakeDataset final : public Dataset {
   std::vector<uint64_t> first_row_;    // conversation i: row_offsets_[first_row_[i], [i + 1])
   std::vector<int64_t> start_ns_;      // load.mode trace only, else empty
   Config config_;
+  TraceReplay replay_;
   const Corpus& corpus_;
   int64_t block_tokens_;
-};
-
-// The earliest or latest first-row timestamp among the kept conversations, with its line.
-struct Extreme {
-  double ms = 0;
-  int64_t line = 0;
 };
 
 std::string ms_text(double ms) {
@@ -180,30 +180,101 @@ std::string ms_text(double ms) {
   return out.str();
 }
 
-// A kept row: its offset in the file and its conversation's slot.
+// A kept row: its offset in the file and its conversation's slot among the kept.
 struct RowRef {
   uint64_t offset;
   uint64_t slot;
 };
 
-// Trace mode: each kept conversation's start relative to the earliest first-row timestamp. A
-// trace spanning more than kMaxTraceSpanMs is refused, naming the line of the latest.
-std::vector<int64_t> trace_starts_ns(const std::vector<double>& first_ms,
-                                     const std::optional<Extreme>& earliest,
-                                     const std::optional<Extreme>& latest,
-                                     const std::string& source) {
-  if (earliest && latest->ms - earliest->ms > kMaxTraceSpanMs) {
-    throw ConfigError(
-        source + ":" + std::to_string(latest->line) + ": timestamp: " + ms_text(latest->ms) +
-        " is " + ms_text(latest->ms - earliest->ms) +
-        " ms after the earliest first-row timestamp (line " + std::to_string(earliest->line) +
-        "); a trace may span at most " + ms_text(kMaxTraceSpanMs) + " ms (about 31.7 years)");
+constexpr uint64_t kDroppedConversation = std::numeric_limits<uint64_t>::max();
+
+// Every conversation's first row in file order: which are kept (dataset.conversations, and in
+// trace mode load.trace's window) and, in trace mode, their starts. A trace's conversations must
+// start in time order: its first timestamp is trace time 0.
+class ConversationStarts {
+ public:
+  ConversationStarts(const Config& config, uint64_t limit)
+      : trace_mode_(config.load.mode == LoadMode::kTrace),
+        replay_(TraceReplay::from(config.load.trace)),
+        limit_(limit) {}
+
+  // The next conversation, opened by `row` (at fields' line): its index among the kept, or
+  // kDroppedConversation. Throws ConfigError for a missing or backwards timestamp.
+  uint64_t add(const MooncakeRow& row, const Fields& fields, int64_t line) {
+    uint64_t index = kDroppedConversation;
+    if (!trace_mode_) {
+      if (kept_ < limit_) index = kept_++;
+      kept_of_.push_back(index);
+      return index;
+    }
+    if (!row.timestamp_ms) {
+      fields.fail("timestamp", "required on a conversation's first row with load.mode trace");
+    }
+    const double ms = *row.timestamp_ms;
+    if (previous_ && ms < previous_->ms) {
+      fields.fail("timestamp", ms_text(ms) + " is earlier than the conversation before it (line " +
+                                   std::to_string(previous_->line) + ": " + ms_text(previous_->ms) +
+                                   "): a trace's conversations must start in time order (sort "
+                                   "the file by timestamp)");
+    }
+    if (!previous_) origin_ms_ = ms;
+    previous_ = Start{ms, line};
+    if (kept_ < limit_ && replay_.keeps(ms_to_ns(ms - origin_ms_))) {
+      if (kept_ == 0) first_kept_ = previous_;
+      last_kept_ = previous_;
+      index = kept_++;
+      trace_ns_.push_back(ms_to_ns(ms - origin_ms_));
+    }
+    kept_of_.push_back(index);
+    return index;
   }
-  std::vector<int64_t> start_ns;
-  start_ns.reserve(first_ms.size());
-  for (const double ms : first_ms) start_ns.push_back(ms_to_ns(ms - earliest->ms));
-  return start_ns;
-}
+
+  uint64_t kept_of(uint64_t slot) const { return kept_of_[slot]; }
+  uint64_t kept() const { return kept_; }
+
+  // Trace mode: the intended starts of the kept conversations (load.trace applied); else empty.
+  // A kept span over kMaxTraceSpanMs is refused, naming the line of the latest.
+  std::vector<int64_t> starts_ns(const std::string& source) const {
+    if (!trace_mode_ || !first_kept_) return {};
+    if (last_kept_->ms - first_kept_->ms > kMaxTraceSpanMs) {
+      throw ConfigError(source + ":" + std::to_string(last_kept_->line) +
+                        ": timestamp: " + ms_text(last_kept_->ms) + " is " +
+                        ms_text(last_kept_->ms - first_kept_->ms) +
+                        " ms after the earliest first-row timestamp (line " +
+                        std::to_string(first_kept_->line) + "); a trace may span at most " +
+                        ms_text(kMaxTraceSpanMs) + " ms (about 31.7 years)");
+    }
+    return replay_starts_ns(trace_ns_, replay_);
+  }
+
+  // Trace mode with a window that keeps nothing: what the message says of the trace.
+  std::optional<std::string> empty_window(const std::string& source) const {
+    if (!trace_mode_ || kept_ > 0 || !previous_) return std::nullopt;
+    const auto& t = replay_;
+    return source + ": load.trace: the window [" +
+           ms_text(static_cast<double>(t.start_offset_ns) / 1e9) + " s, " +
+           (t.end_offset_ns ? ms_text(static_cast<double>(*t.end_offset_ns) / 1e9) + " s"
+                            : std::string("end")) +
+           ") keeps no conversation: the trace's starts span 0 to " +
+           ms_text((previous_->ms - origin_ms_) / 1e3) + " s of trace time";
+  }
+
+ private:
+  struct Start {
+    double ms = 0;
+    int64_t line = 0;
+  };
+  bool trace_mode_;
+  TraceReplay replay_;
+  uint64_t limit_;
+  uint64_t kept_ = 0;
+  std::vector<uint64_t> kept_of_;  // per conversation in file order
+  std::vector<int64_t> trace_ns_;  // trace mode: kept conversations' trace times
+  double origin_ms_ = 0;           // trace mode: the first conversation's timestamp
+  std::optional<Start> previous_;  // the last conversation opened
+  std::optional<Start> first_kept_;
+  std::optional<Start> last_kept_;
+};
 
 // The kept rows' offsets grouped by conversation, file order within each (a counting sort).
 // Sets first_row: conversation i's rows are [first_row[i], first_row[i + 1]).
@@ -225,14 +296,10 @@ std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::strin
                                               const Config& config, const Corpus& corpus,
                                               int64_t block_tokens) {
   check_file_draws(config);
-  const bool trace_mode = config.load.mode == LoadMode::kTrace;
-  const uint64_t limit = file_conversation_limit(config);
+  ConversationStarts starts(config, file_conversation_limit(config));
   std::vector<RowRef> kept_rows;     // rows of kept conversations, file order
   std::vector<uint64_t> wire_bytes;  // per conversation: its Assign entry so far
-  std::vector<double> first_ms;      // trace mode, kept conversations
   std::unordered_map<IdHash, uint64_t, IdHashHasher> by_session;
-  std::optional<Extreme> earliest;
-  std::optional<Extreme> latest;
   // The ids are set later: a correlation id is 36 bytes, a default id "conv-<index>" < 32.
   const uint64_t fresh_bytes = wire_bytes_bound(proto::Conversation{}, 36 + 32);
 
@@ -246,16 +313,8 @@ std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::strin
       slot = by_session.emplace(hash_id(*row.session), slot).first->second;
     }
     if (slot == wire_bytes.size()) {
-      if (trace_mode && !row.timestamp_ms) {
-        fields.fail("timestamp", "required on a conversation's first row with load.mode trace");
-      }
+      starts.add(row, fields, reader.line());
       wire_bytes.push_back(fresh_bytes + (row.session ? row.session->size() : 0));
-      if (trace_mode && slot < limit) {
-        const Extreme here{*row.timestamp_ms, reader.line()};
-        if (!earliest || here.ms < earliest->ms) earliest = here;
-        if (!latest || here.ms > latest->ms) latest = here;
-        first_ms.push_back(here.ms);
-      }
     }
     // What this row adds on the wire: its turn, the prompt still to be generated, and (history:
     // recorded) a reply (counted for every row: a session's last row is not known yet).
@@ -274,17 +333,18 @@ std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::strin
                       " on the wire with this row, more than one conversation may be (" +
                       describe_bytes(kMaxConversationWireBytes) + ")");
     }
-    if (slot < limit) kept_rows.push_back(RowRef{reader.offset(), slot});
+    if (const uint64_t kept = starts.kept_of(slot); kept != kDroppedConversation) {
+      kept_rows.push_back(RowRef{reader.offset(), kept});
+    }
   }
   if (wire_bytes.empty()) throw ConfigError(source + ": the trace has no rows");
-  const uint64_t kept = std::min<uint64_t>(wire_bytes.size(), limit);
+  if (auto why = starts.empty_window(source)) throw ConfigError(*why);
   wire_bytes = {};
   by_session = {};
 
-  std::vector<int64_t> start_ns = trace_starts_ns(first_ms, earliest, latest, source);
-  first_ms = {};
+  std::vector<int64_t> start_ns = starts.starts_ns(source);
   std::vector<uint64_t> first_row;
-  std::vector<uint64_t> row_offsets = group_rows(kept_rows, kept, first_row);
+  std::vector<uint64_t> row_offsets = group_rows(kept_rows, starts.kept(), first_row);
   return std::make_unique<MooncakeDataset>(source, std::move(rows), std::move(row_offsets),
                                            std::move(first_row), std::move(start_ns), config,
                                            corpus, block_tokens);

@@ -246,6 +246,7 @@ std::shared_ptr<const TokenPlan> learn_token_plan(const Config& config, const st
     counter = local->counter;
     plan->counter = local->counter;
     plan->text = local->text;
+    plan->random = local->random;
   }
   if (config.dataset.count_chat_template) learn_overheads(config, base_url, *counter, *plan);
   return plan;

@@ -7,11 +7,24 @@
 
 #include "controller/dataset/ids.hpp"
 #include "controller/dataset/jsonl_reader.hpp"
+#include "controller/dataset/random_tokens.hpp"
 #include "controller/dataset/rng.hpp"
 
 namespace convoy::controller {
 
 namespace {
+
+// Exactly `tokens` tokens of text by the plan's tokenizer: the corpus's words (from `position`;
+// the first bare unless `continues`), or with dataset.text random_tokens words drawn from the
+// vocabulary (seeded by `position`).
+void append_exact(const TokenPlan& plan, std::string& out, uint64_t position, int64_t tokens,
+                  bool continues) {
+  if (plan.random) {
+    plan.random->append(out, position, tokens, continues);
+  } else {
+    plan.text->append(out, position, tokens, continues);
+  }
+}
 
 // The user text of turn k: `input_tokens` tokens by the 4-bytes estimate, or exactly by the
 // tokenizer (less the template overhead with count_chat_template); turn 0 opens with `tag`.
@@ -31,7 +44,7 @@ void make_user_text(proto::Turn& turn, size_t k, int64_t input_tokens, const std
   // Draws are clamped to the reachable floor (exact_floor): never below it here.
   const int64_t words = std::max<int64_t>(input_tokens - overhead - tag_tokens, 0);
   if (k == 0) turn.user_text = tag;
-  plan->text->append(turn.user_text, text.next_u64(), words, k == 0);
+  append_exact(*plan, turn.user_text, text.next_u64(), words, k == 0);
   turn.input_tokens_est = words + tag_tokens;
 }
 
@@ -53,7 +66,7 @@ std::vector<proto::Turn> draw_turns(const DatasetConfig& dataset, size_t count,
       if (plan == nullptr) {
         turn.recorded_reply = corpus.excerpt(position, bytes_for_tokens(turn.max_tokens));
       } else {
-        plan->text->append(turn.recorded_reply, position, turn.max_tokens, false);
+        append_exact(*plan, turn.recorded_reply, position, turn.max_tokens, false);
       }
     }
   }
@@ -90,11 +103,14 @@ void add_subagents(proto::Conversation& conversation, const Config& config, uint
   }
 }
 
-// dataset.prefixes: conversation `index`'s prefixes, each followed by a newline: K pool indices
-// drawn without repeats from (seed, index), prefix j the same text (from (seed, j)) wherever it is
-// used, so conversations holding the same first prefix share it as a cacheable prefix.
+// dataset.prefixes: conversation `index`'s prefixes: K pool indices drawn without repeats from
+// (seed, index), prefix j the same text (from (seed, j)) wherever it is used, so conversations
+// holding the same first prefix share it as a cacheable prefix. By the estimate each prefix is
+// followed by a newline; with a tokenizer the prefixes follow one another (and `after_text`, the
+// shared system prompt) after a space, so the K prefixes add exactly K * tokens (a newline after
+// a word ending in punctuation can merge with it, so it would add zero tokens or one).
 std::string pool_prefixes(const Config& config, uint64_t index, const Corpus& corpus,
-                          const TokenPlan* plan) {
+                          const TokenPlan* plan, bool after_text) {
   const PrefixesConfig& spec = *config.dataset.prefixes;
   Rng pick(config.seed, index, Stream::kPrefixPick);
   std::vector<uint64_t> chosen;
@@ -109,10 +125,10 @@ std::string pool_prefixes(const Config& config, uint64_t index, const Corpus& co
     Rng where(config.seed, j, Stream::kPrefixPool);
     if (plan == nullptr) {
       corpus.append_excerpt(out, where.next_u64(), bytes_for_tokens(spec.tokens));
+      out += '\n';
     } else {
-      plan->text->append(out, where.next_u64(), spec.tokens, false);
+      append_exact(*plan, out, where.next_u64(), spec.tokens, after_text || !out.empty());
     }
-    out += '\n';
   }
   return out;
 }
@@ -126,8 +142,9 @@ proto::Conversation build_conversation(const Config& config, uint64_t index, con
   conversation.correlation_id = correlation_id(config.seed, index);
   conversation.system_prompt = system_prompt;
   if (dataset.prefixes) {
-    if (!system_prompt.empty()) conversation.system_prompt += '\n';
-    conversation.system_prompt += pool_prefixes(config, index, corpus, plan);
+    if (!system_prompt.empty() && plan == nullptr) conversation.system_prompt += '\n';
+    conversation.system_prompt +=
+        pool_prefixes(config, index, corpus, plan, !system_prompt.empty());
   }
 
   Rng shape(config.seed, index, Stream::kShape);
@@ -273,7 +290,7 @@ std::string synthetic_system_prompt(const Config& config, const Corpus& corpus,
   Rng rng(config.seed, 0, Stream::kSystemPrompt);
   if (plan == nullptr) return corpus.excerpt(rng.next_u64(), bytes_for_tokens(tokens));
   std::string text;
-  plan->text->append(text, rng.next_u64(), tokens, false);
+  append_exact(*plan, text, rng.next_u64(), tokens, false);
   return text;
 }
 
@@ -287,10 +304,12 @@ std::unique_ptr<Dataset> open_synthetic_dataset(const Config& config, const Corp
                                                 std::shared_ptr<const TokenPlan> plan) {
   // With a tokenizer, a token is the corpus's average bytes a token, with a margin for the
   // words skipped at a text's end.
-  const double bytes_per_token =
+  double bytes_per_token =
       plan ? 1.1 * static_cast<double>(corpus.size_bytes()) /
                  static_cast<double>(std::max<int64_t>(plan->text->corpus_tokens(), 1))
            : static_cast<double>(kBytesPerToken);
+  // Random words: judged at the longest, so no draw can pass the bound.
+  if (plan && plan->random) bytes_per_token = static_cast<double>(plan->random->max_word_bytes());
   check_wire_bounds(config, std::max(bytes_per_token, 1.0));
   return std::make_unique<SyntheticDataset>(config, corpus, std::move(plan));
 }

@@ -2,6 +2,9 @@
 
 #include <rapidjson/document.h>
 
+#include <vector>
+
+#include "controller/dataset/random_tokens.hpp"
 #include "tokenizer/tokenizer.hpp"
 
 namespace convoy::controller {
@@ -85,9 +88,25 @@ int64_t LocalTokenCounter::count(std::string_view text) const {
 std::shared_ptr<const TokenPlan> local_token_plan(const Config& config, const Corpus& corpus) {
   if (!config.dataset.tokenizer || config.dataset.tokenizer_is_server()) return nullptr;
   auto plan = std::make_shared<TokenPlan>();
-  plan->counter = std::make_shared<LocalTokenCounter>(config);
+  auto counter = std::make_shared<LocalTokenCounter>(config);
+  plan->counter = counter;
   try {
-    plan->text = std::make_shared<ExactText>(corpus, *plan->counter);
+    plan->text = std::make_shared<ExactText>(corpus, *counter);
+    if (config.dataset.text == DatasetText::kRandomTokens) {
+      // A token's text after other text: decoders drop the space of a text's first token.
+      const tokenizer::Tokenizer& t = counter->tokenizer();
+      const std::vector<uint32_t> anchor = t.encode("x");
+      const std::string anchor_text = t.decode(anchor);
+      std::vector<uint32_t> ids = anchor;
+      auto after_anchor = [&](uint32_t id) {
+        ids.resize(anchor.size());
+        ids.push_back(id);
+        const std::string text = t.decode(ids);
+        return text.starts_with(anchor_text) ? text.substr(anchor_text.size()) : std::string();
+      };
+      plan->random = std::make_shared<RandomTokens>(*counter, static_cast<uint32_t>(t.vocab_size()),
+                                                    after_anchor);
+    }
   } catch (const ConfigError& e) {
     throw ConfigError(config_prefix(config) + e.what());
   }

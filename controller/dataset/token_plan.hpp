@@ -26,6 +26,7 @@ class LocalTokenCounter final : public TokenCounter {
   ~LocalTokenCounter() override;
   int64_t count(std::string_view text) const override;
   std::string source() const override { return "tokenizer " + path_; }
+  const tokenizer::Tokenizer& tokenizer() const { return *tokenizer_; }
 
  private:
   std::string path_;

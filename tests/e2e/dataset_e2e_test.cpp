@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <string>
+#include <vector>
 
 #include "e2e/mock_log.hpp"
 #include "e2e/quickstart_run.hpp"
@@ -29,24 +31,32 @@ std::string to_text(const rapidjson::Value& v) {
 
 }  // namespace
 
-TEST_CASE("a Mooncake trace replays on its timestamps") {
-  fs::path dir = fresh_dir("e2e-trace");
-  // Five single-turn rows 150 ms apart, out of file order on purpose, two sharing a prefix.
-  std::ofstream(dir / "trace.jsonl")
-      << R"({"timestamp": 0, "input_length": 600, "output_length": 4, "hash_ids": [1]})"
-      << "\n"
-      << R"({"timestamp": 300, "input_length": 600, "output_length": 4, "hash_ids": [1]})"
-      << "\n"
-      << R"({"timestamp": 150, "input_length": 600, "output_length": 4, "hash_ids": [2]})"
-      << "\n"
-      << R"({"timestamp": 450, "input_length": 600, "output_length": 4, "hash_ids": [3]})"
-      << "\n"
-      << R"({"timestamp": 600, "input_length": 600, "output_length": 4, "hash_ids": [4]})"
-      << "\n";
-  fs::path out = dir / "out";
-  Subprocess run(quickstart_run_argv(
-      out, {"dataset.type=mooncake", "dataset.path=" + (dir / "trace.jsonl").string(),
-            "load.mode=trace", "mock.speedup=20", "session_routing.mode=off"}));
+namespace {
+
+// Five single-turn rows `step_ms` apart, two sharing a prefix.
+void write_five_row_trace(const fs::path& path, int step_ms) {
+  std::ofstream out(path);
+  const int hash_ids[] = {1, 2, 1, 3, 4};
+  for (int i = 0; i < 5; ++i) {
+    out << R"({"timestamp": )" << i * step_ms
+        << R"(, "input_length": 600, "output_length": 4, "hash_ids": [)" << hash_ids[i] << "]}\n";
+  }
+}
+
+// The intended and actual send times of a trace run's records, sorted, in ms from the first.
+struct TraceTimes {
+  std::vector<double> intended_ms;
+  std::vector<double> sent_ms;
+};
+
+TraceTimes run_trace(const fs::path& dir, const std::string& name,
+                     const std::vector<std::string>& extra) {
+  const fs::path out = dir / name;
+  std::vector<std::string> sets = {
+      "dataset.type=mooncake", "dataset.path=" + (dir / "trace.jsonl").string(), "load.mode=trace",
+      "mock.speedup=20", "session_routing.mode=off"};
+  sets.insert(sets.end(), extra.begin(), extra.end());
+  Subprocess run(quickstart_run_argv(out, sets));
   auto rc = run.wait(90);
   INFO(run.output());
   REQUIRE(rc.has_value());
@@ -60,15 +70,45 @@ TEST_CASE("a Mooncake trace replays on its timestamps") {
   }
   std::sort(intended.begin(), intended.end());
   std::sort(sent.begin(), sent.end());
+  TraceTimes times;
+  for (size_t i = 0; i < intended.size(); ++i) {
+    times.intended_ms.push_back(static_cast<double>(intended[i] - intended[0]) / 1e6);
+    times.sent_ms.push_back(static_cast<double>(sent[i] - sent[0]) / 1e6);
+  }
+  return times;
+}
+
+}  // namespace
+
+TEST_CASE("a Mooncake trace replays on its timestamps") {
+  fs::path dir = fresh_dir("e2e-trace");
+  write_five_row_trace(dir / "trace.jsonl", 150);
+  const TraceTimes times = run_trace(dir, "out", {});
   for (size_t i = 0; i < 5; ++i) {
     const double planned_ms = 150.0 * static_cast<double>(i);
-    const double intended_ms = static_cast<double>(intended[i] - intended[0]) / 1e6;
-    const double sent_ms = static_cast<double>(sent[i] - sent[0]) / 1e6;
-    INFO("row " << i << " intended " << intended_ms << " ms, sent " << sent_ms << " ms");
-    CHECK(intended_ms == doctest::Approx(planned_ms).epsilon(0.0001));
+    INFO("row " << i << " intended " << times.intended_ms[i] << " ms, sent " << times.sent_ms[i]
+                << " ms");
+    CHECK(times.intended_ms[i] == doctest::Approx(planned_ms).epsilon(0.0001));
     // Sends follow the trace; a loaded 2-core CI machine gets a generous bound.
-    CHECK(std::abs(sent_ms - planned_ms) < 100.0);
+    CHECK(std::abs(times.sent_ms[i] - planned_ms) < 100.0);
   }
+  fs::remove_all(dir);
+}
+
+TEST_CASE("load.trace speedup 2 halves a trace run's span") {
+  fs::path dir = fresh_dir("e2e-trace-speedup");
+  write_five_row_trace(dir / "trace.jsonl", 400);  // 1.6 s as recorded
+  const TraceTimes recorded = run_trace(dir, "real-time", {});
+  const TraceTimes faster = run_trace(dir, "twice", {"load.trace.speedup=2"});
+  CHECK(recorded.intended_ms.back() == doctest::Approx(1600).epsilon(0.0001));
+  // records.jsonl's intended_ns is the transformed schedule: every start exactly halved.
+  for (size_t i = 0; i < 5; ++i) {
+    INFO("row " << i);
+    CHECK(faster.intended_ms[i] == doctest::Approx(recorded.intended_ms[i] / 2).epsilon(0.0001));
+    CHECK(std::abs(faster.sent_ms[i] - 200.0 * static_cast<double>(i)) < 100.0);
+  }
+  CHECK(faster.sent_ms.back() < 0.5 * recorded.sent_ms.back() + 100.0);
+  CHECK(faster.sent_ms.back() > 0.5 * recorded.sent_ms.back() - 100.0);
   fs::remove_all(dir);
 }
 

@@ -79,6 +79,26 @@ TEST_CASE("dataset.tokenizer: synthetic text holds exactly the drawn tokens, by 
   }
 }
 
+TEST_CASE("dataset.tokenizer: a system prompt with pool prefixes holds exactly S + K * T tokens") {
+  for (const char* name : test::kTokenizerNames) {
+    const std::string folder = test::tokenizer_folder(name);
+    const auto t = tokenizer::Tokenizer::load(folder);
+    for (const int64_t shared : {0, 333}) {
+      INFO(name << ", shared_prefix_tokens " << shared);
+      const Config config = exact_config(
+          folder, "  conversations: 40\n  shared_prefix_tokens: " + std::to_string(shared) +
+                      "\n  prefixes: {pool: 6, tokens: 50, per_conversation: 3}\n");
+      const auto dataset = open_dataset(config);
+      for (uint64_t i = 0; i < dataset->size(); ++i) {
+        const proto::Conversation c = dataset->conversation(i);
+        INFO("conversation " << i << ": " << c.system_prompt.substr(0, 120));
+        CHECK(static_cast<int64_t>(t->count(c.system_prompt)) == shared + 3 * 50);
+        CHECK(c.system_prompt.find('\n') == std::string::npos);
+      }
+    }
+  }
+}
+
 TEST_CASE("dataset.tokenizer: the 4-bytes estimate's error, measured on the six tokenizers") {
   // Not a bound the estimate keeps (docs/datasets.md gives the table): the same draws without a
   // tokenizer, counted. The estimate undershoots on convoy's prose (~4.4 bytes a token).
