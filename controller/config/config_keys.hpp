@@ -20,7 +20,8 @@ inline const Keys kEndpointNames(proto::kEndpointNames.begin(), proto::kEndpoint
 inline const Keys kHistoryNames(proto::kHistoryModeNames.begin(), proto::kHistoryModeNames.end());
 inline const Keys kRoutingModeNames(proto::kSessionRoutingModeNames.begin(),
                                     proto::kSessionRoutingModeNames.end());
-inline const Keys kDatasetTypeNames = {"synthetic", "jsonl", "mooncake"};
+inline const Keys kDatasetTypeNames = {
+    "synthetic", "jsonl", "mooncake", "sharegpt", "aiperf_single_turn", "aiperf_multi_turn"};
 inline const Keys kLoadModeNames = {"concurrency", "rate", "trace"};
 inline const Keys kArrivalNames = {"constant", "poisson", "gamma"};
 inline const Keys kRampShapeNames = {"linear", "exponential"};
@@ -62,7 +63,8 @@ inline const Keys kDatasetKeys = {"type",
                                   "subagents",
                                   "prefixes",
                                   "tokenizer",
-                                  "count_chat_template"};
+                                  "count_chat_template",
+                                  "max_turns"};
 inline const Keys kPrefixesKeys = {"pool", "tokens", "per_conversation"};
 inline const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 inline const Keys kDistributionKeys = {"mean", "stddev", "min", "max", "mix"};
