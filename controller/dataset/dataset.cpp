@@ -7,6 +7,7 @@
 #endif
 
 #include "common/log.hpp"
+#include "controller/dataset/aiperf_jsonl.hpp"
 #include "controller/dataset/jsonl_dataset.hpp"
 #include "controller/dataset/mooncake.hpp"
 #include "controller/dataset/sharegpt.hpp"
@@ -72,6 +73,10 @@ std::unique_ptr<Dataset> open_dataset(const Config& config, std::shared_ptr<cons
     dataset = open_jsonl_dataset(resolve_dataset_path(config), config);
   } else if (config.dataset.type == DatasetType::kSharegpt) {
     dataset = open_sharegpt(config, plan);
+  } else if (config.dataset.type == DatasetType::kAiperfSingleTurn ||
+             config.dataset.type == DatasetType::kAiperfMultiTurn) {
+    dataset = open_aiperf_dataset(resolve_dataset_path(config),
+                                  config.dataset.type == DatasetType::kAiperfMultiTurn, config);
   } else {
     dataset = open_mooncake_trace(resolve_dataset_path(config), config);
   }

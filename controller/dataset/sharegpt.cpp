@@ -138,20 +138,20 @@ void add_stats(SharegptStats& total, const SharegptStats& one) {
   total.positional += one.positional;
 }
 
-struct Message {
+struct SharegptMessage {
   std::string from;
   std::string value;
 };
 
 // The element's messages, each {"from": string, "value": string} (other keys ignored, as vLLM
 // and AIPerf ignore them).
-std::vector<Message> read_messages(const Fields& fields) {
+std::vector<SharegptMessage> read_messages(const Fields& fields) {
   const auto* list = fields.get("conversations");
   if (list == nullptr) {
     fields.fail("conversations", "required: the messages [{\"from\", \"value\"}, ...]");
   }
   if (!list->IsArray()) fields.fail("conversations", "expected an array of {\"from\", \"value\"}");
-  std::vector<Message> messages;
+  std::vector<SharegptMessage> messages;
   for (rapidjson::SizeType k = 0; k < list->Size(); ++k) {
     const std::string at = "conversations[" + std::to_string(k) + "]";
     if (!(*list)[k].IsObject()) fields.fail(at, "expected an object {\"from\", \"value\"}");
@@ -165,12 +165,11 @@ std::vector<Message> read_messages(const Fields& fields) {
   return messages;
 }
 
-bool is_role(const Message& m) { return m.from == "human" || m.from == "gpt"; }
+bool is_role(const SharegptMessage& m) { return m.from == "human" || m.from == "gpt"; }
 
 // Human -> gpt pairs as AIPerf 0.13.0 pairs them; a leading system message becomes `system`.
-std::vector<std::pair<std::string, std::string>> pair_messages(std::vector<Message>& messages,
-                                                               std::string& system,
-                                                               SharegptStats& stats) {
+std::vector<std::pair<std::string, std::string>> pair_messages(
+    std::vector<SharegptMessage>& messages, std::string& system, SharegptStats& stats) {
   std::vector<std::pair<std::string, std::string>> pairs;
   if (std::none_of(messages.begin(), messages.end(), is_role)) {
     // No roles at all: the first two values are one pair (AIPerf's rule for such files).
@@ -192,7 +191,7 @@ std::vector<std::pair<std::string, std::string>> pair_messages(std::vector<Messa
       ++stats.system_prompts;
     }
   }
-  std::vector<Message*> roles;
+  std::vector<SharegptMessage*> roles;
   for (size_t k = first; k < messages.size(); ++k) {
     if (is_role(messages[k])) {
       roles.push_back(&messages[k]);
@@ -224,7 +223,7 @@ std::vector<std::pair<std::string, std::string>> pair_messages(std::vector<Messa
 std::optional<proto::Conversation> parse_element(const Fields& fields, const Config& config,
                                                  const FileDatasetOptions& options,
                                                  bool count_replies, SharegptStats& stats) {
-  std::vector<Message> messages = read_messages(fields);
+  std::vector<SharegptMessage> messages = read_messages(fields);
   proto::Conversation conversation;
   auto pairs = pair_messages(messages, conversation.system_prompt, stats);
   if (pairs.empty()) return std::nullopt;
