@@ -7,6 +7,7 @@
 #include "common/build_info.hpp"
 #include "common/log.hpp"
 #include "controller/cli/cli_aliases.hpp"
+#include "controller/cli/dataset_command.hpp"
 #include "controller/cli/keygen.hpp"
 #include "controller/cli/profile_command.hpp"
 #include "controller/compare/compare.hpp"
@@ -107,8 +108,8 @@ CLI::App* add_keygen_command(CLI::App& app, KeygenFlags& f) {
 }
 
 // The subcommands, for "did you mean" on a mistyped one.
-const std::vector<std::string_view> kSubcommands = {"run",     "controller", "validate",
-                                                    "profile", "keygen",     "compare"};
+const std::vector<std::string_view> kSubcommands = {"run",    "controller", "validate", "profile",
+                                                    "keygen", "compare",    "dataset"};
 
 // A first argument that is no subcommand nor an option: exit 2 with the closest name.
 std::optional<int> unknown_subcommand(int argc, char** argv) {
@@ -121,7 +122,7 @@ std::optional<int> unknown_subcommand(int argc, char** argv) {
   if (auto close = closest_match(typed, kSubcommands)) {
     std::cerr << ": did you mean '" << *close << "'?";
   }
-  std::cerr << " (commands: run, profile, validate, compare, controller, keygen; convoy "
+  std::cerr << " (commands: run, profile, validate, compare, controller, keygen, dataset; convoy "
                "--help)\n";
   return kExitBadInput;
 }
@@ -186,6 +187,9 @@ int cli_main(int argc, char** argv) {
                   "Folder for compare.json and compare.html (default: the current directory)");
   cmp->footer(compare::kCompareHelpFooter);
 
+  DatasetFlags dataset_flags;
+  auto* dataset = add_dataset_command(app, dataset_flags);
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -210,6 +214,7 @@ int cli_main(int argc, char** argv) {
       return check_target_flag ? check_target(c) : kExitOk;
     }
     if (*keygen) return write_curve_keys(keygen_flags.dir, keygen_flags.workers);
+    if (*dataset) return dataset_main(dataset_flags);
     if (*cmp) return compare::compare_main(compare_dirs, compare_out, std::cout, std::cerr);
   } catch (const ConfigError& e) {
     std::cerr << "convoy: error: " << e.what() << "\n";

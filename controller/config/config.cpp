@@ -309,6 +309,9 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   read_distribution(s, "turns", d.turns, 1);
   read_distribution(s, "input_tokens", d.input_tokens, 1);
   read_distribution(s, "output_tokens", d.output_tokens, 1);
+  d.output_tokens_set = s.present("output_tokens") && !s.node("output_tokens").IsNull();
+  s.read("max_turns", d.max_turns);
+  if (d.max_turns) at_least(s, "max_turns", static_cast<double>(*d.max_turns), 1);
   s.read("shared_prefix_tokens", d.shared_prefix_tokens);
   at_least(s, "shared_prefix_tokens", static_cast<double>(d.shared_prefix_tokens), 0);
   read_distribution(s, "think_time_ms", d.think_time_ms, 0);
@@ -327,6 +330,11 @@ void read_dataset(const Section& top, DatasetConfig& d) {
     s.check(!d.path->empty(), "path", "must not be empty (use null for none)");
     d.path = resolve_path(src, s.path("path"), *d.path);
   }
+  const bool turn_lists = d.type == DatasetType::kSharegpt ||
+                          d.type == DatasetType::kAiperfSingleTurn ||
+                          d.type == DatasetType::kAiperfMultiTurn;
+  s.check(!d.max_turns || turn_lists, "max_turns",
+          "applies to dataset.type sharegpt, aiperf_single_turn and aiperf_multi_turn");
   if (d.type == DatasetType::kSynthetic) return;
   const std::string type = to_string(d.type);
   if (d.subagents) {

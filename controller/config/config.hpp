@@ -49,7 +49,14 @@ using proto::Endpoint;
 using proto::FinalMarker;
 using proto::HistoryMode;
 using proto::SessionRoutingMode;
-enum class DatasetType { kSynthetic, kJsonl, kMooncake };
+enum class DatasetType {
+  kSynthetic,
+  kJsonl,
+  kMooncake,
+  kSharegpt,
+  kAiperfSingleTurn,
+  kAiperfMultiTurn
+};
 // dataset.text: what synthetic prompts are made of.
 enum class DatasetText { kCorpus, kRandomTokens };
 enum class LoadMode { kConcurrency, kRate, kTrace };
@@ -113,6 +120,12 @@ struct DatasetConfig {
   Distribution turns{4, 1, 1, 32};
   Distribution input_tokens{256, 32, 1, std::nullopt};
   Distribution output_tokens{64, 8, 1, std::nullopt};
+  // output_tokens given in the file or by --set: a sharegpt dataset then draws every turn's
+  // max_tokens from it instead of taking the length of the recorded reply.
+  bool output_tokens_set = false;
+  // sharegpt, aiperf_single_turn, aiperf_multi_turn: keep at most the first N turns (>= 1) of
+  // each conversation; unset: every turn.
+  std::optional<int64_t> max_turns;
   int64_t shared_prefix_tokens = 0;
   Distribution think_time_ms{0, 0, 0, std::nullopt};
   HistoryMode history = HistoryMode::kLive;

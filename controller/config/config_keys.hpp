@@ -20,7 +20,8 @@ inline const Keys kEndpointNames(proto::kEndpointNames.begin(), proto::kEndpoint
 inline const Keys kHistoryNames(proto::kHistoryModeNames.begin(), proto::kHistoryModeNames.end());
 inline const Keys kRoutingModeNames(proto::kSessionRoutingModeNames.begin(),
                                     proto::kSessionRoutingModeNames.end());
-inline const Keys kDatasetTypeNames = {"synthetic", "jsonl", "mooncake"};
+inline const Keys kDatasetTypeNames = {
+    "synthetic", "jsonl", "mooncake", "sharegpt", "aiperf_single_turn", "aiperf_multi_turn"};
 inline const Keys kDatasetTextNames = {"corpus", "random_tokens"};
 inline const Keys kLoadModeNames = {"concurrency", "rate", "trace"};
 inline const Keys kArrivalNames = {"constant", "poisson", "gamma"};
@@ -67,7 +68,8 @@ inline const Keys kDatasetKeys = {"type",
                                   "count_chat_template",
                                   "tenants",
                                   "agent_hints",
-                                  "text"};
+                                  "text",
+                                  "max_turns"};
 inline const Keys kAgentHintsKeys = {"priority", "strict_priority", "osl", "speculative_prefill"};
 inline const Keys kWeightedNameKeys = {"name", "weight"};
 inline const Keys kPrefixesKeys = {"pool", "tokens", "per_conversation"};

@@ -100,7 +100,12 @@ void mock_and_dataset_yaml(std::ostream& y, const Config& c) {
     << "  conversations: " << d.conversations << "\n"
     << "  turns: " << distribution_yaml(d.turns) << "\n"
     << "  input_tokens: " << distribution_yaml(d.input_tokens) << "\n"
-    << "  output_tokens: " << distribution_yaml(d.output_tokens) << "\n"
+    << (d.type == DatasetType::kSharegpt && !d.output_tokens_set
+            // Unset on purpose: reading this back must keep the recorded replies' lengths.
+            ? std::string("  # output_tokens: unset: each recorded reply's length")
+            : "  output_tokens: " + distribution_yaml(d.output_tokens))
+    << "\n"
+    << "  max_turns: " << (d.max_turns ? std::to_string(*d.max_turns) : "null") << "\n"
     << "  shared_prefix_tokens: " << d.shared_prefix_tokens << "\n"
     << "  think_time_ms: " << distribution_yaml(d.think_time_ms) << "\n"
     << "  history: " << to_string(d.history) << "\n"

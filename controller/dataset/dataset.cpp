@@ -6,9 +6,12 @@
 #include <malloc.h>
 #endif
 
+#include "common/log.hpp"
+#include "controller/dataset/aiperf_jsonl.hpp"
 #include "controller/dataset/jsonl_dataset.hpp"
 #include "controller/dataset/mooncake.hpp"
 #include "controller/dataset/request_hints.hpp"
+#include "controller/dataset/sharegpt.hpp"
 #include "controller/dataset/synthetic.hpp"
 #include "controller/dataset/token_plan.hpp"
 
@@ -23,11 +26,32 @@ std::string config_prefix(const Config& config) {
 
 }  // namespace
 
+namespace {
+
+// The ShareGPT file, its replies counted by the local tokenizer when there is one, with what the
+// validating pass mapped, dropped and skipped in the log (never silently).
+std::unique_ptr<Dataset> open_sharegpt(const Config& config,
+                                       const std::shared_ptr<const TokenPlan>& plan) {
+  SharegptStats stats;
+  FileDatasetOptions options;
+  options.counter = plan ? plan->counter : nullptr;
+  options.stats = &stats;
+  const std::string path = resolve_dataset_path(config);
+  auto dataset = open_sharegpt_dataset(path, config, options);
+  for (const auto& line : describe_sharegpt_stats(stats, config)) {
+    log_info("dataset ", path, ": ", line);
+  }
+  return dataset;
+}
+
+}  // namespace
+
 std::string resolve_dataset_path(const Config& config) {
   const auto& path = config.dataset.path;
   if (!path || path->empty()) {
     throw ConfigError(config_prefix(config) +
-                      "dataset.path is required with dataset.type jsonl and mooncake");
+                      "dataset.path is required with a file dataset (dataset.type " +
+                      std::string(to_string(config.dataset.type)) + ")");
   }
   namespace fs = std::filesystem;
   const fs::path given(*path);
@@ -48,6 +72,12 @@ std::unique_ptr<Dataset> open_dataset(const Config& config, std::shared_ptr<cons
     dataset = open_synthetic_dataset(config, Corpus::embedded(), plan);
   } else if (config.dataset.type == DatasetType::kJsonl) {
     dataset = open_jsonl_dataset(resolve_dataset_path(config), config);
+  } else if (config.dataset.type == DatasetType::kSharegpt) {
+    dataset = open_sharegpt(config, plan);
+  } else if (config.dataset.type == DatasetType::kAiperfSingleTurn ||
+             config.dataset.type == DatasetType::kAiperfMultiTurn) {
+    dataset = open_aiperf_dataset(resolve_dataset_path(config),
+                                  config.dataset.type == DatasetType::kAiperfMultiTurn, config);
   } else {
     dataset = open_mooncake_trace(resolve_dataset_path(config), config);
   }

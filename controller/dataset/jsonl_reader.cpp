@@ -103,7 +103,7 @@ void JsonlReader::parse_into(std::string_view view, rapidjson::Document& row) co
 }
 
 void JsonlReader::fail(const std::string& what) const {
-  if (in_ == nullptr) {
+  if (in_ == nullptr && !embedded_) {
     throw std::runtime_error(source_ + ": the row at byte " + std::to_string(offset_) +
                              " no longer reads as it did when validated (was the file changed "
                              "during the run?): " +

@@ -54,6 +54,10 @@ class JsonlReader {
   // Reads back one row that a validating pass already accepted, at byte `offset`; a failure then
   // means the file changed under the run and throws std::runtime_error.
   JsonlReader(std::string source, uint64_t offset) : source_(std::move(source)), offset_(offset) {}
+  // Validating one value cut from a larger document (a ShareGPT array element that starts on
+  // `line`): errors are ConfigError "SOURCE:LINE: what"; next() is not used.
+  JsonlReader(std::string source, int64_t line, uint64_t offset)
+      : source_(std::move(source)), line_(line), offset_(offset), embedded_(true) {}
 
   // Parses the next non-blank line into `row` (an object); false at the end of the input.
   // Throws ConfigError on invalid JSON or a row that is not an object.
@@ -76,6 +80,7 @@ class JsonlReader {
   int64_t line_ = 0;
   uint64_t offset_ = 0;
   uint64_t next_offset_ = 0;
+  bool embedded_ = false;  // a validating reader without a stream (the constructor above)
 };
 
 // Typed access to the fields of one JSON object; `where` prefixes messages ("turns[2]: ").

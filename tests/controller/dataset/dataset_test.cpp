@@ -113,7 +113,10 @@ TEST_CASE("load_dataset: jsonl and mooncake files") {
     CHECK(error_of(config) == (dir.path() / "nope.jsonl").string() +
                                   ": cannot open dataset.path: No such file or directory");
     config.dataset.path.reset();
-    CHECK(error_of(config) == "dataset.path is required with dataset.type jsonl and mooncake");
+    CHECK(error_of(config) == "dataset.path is required with a file dataset (dataset.type jsonl)");
+    config.dataset.type = DatasetType::kSharegpt;
+    CHECK(error_of(config) ==
+          "dataset.path is required with a file dataset (dataset.type sharegpt)");
   }
 }
 
