@@ -20,6 +20,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "mock/api_formats.hpp"
 #include "mock/responses.hpp"
 #include "mock/session_headers.hpp"
 #include "mock/tokenize.hpp"
@@ -118,6 +119,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (path == "/v1/chat/completions") return post ? generate(Endpoint::kChat) : not_allowed();
     if (path == "/v1/completions") return post ? generate(Endpoint::kCompletions) : not_allowed();
     if (path == "/v1/embeddings") return post ? generate(Endpoint::kEmbeddings) : not_allowed();
+    if (path == "/v1/responses") return post ? generate(Endpoint::kResponses) : not_allowed();
+    if (path == "/v1/messages") return post ? generate(Endpoint::kMessages) : not_allowed();
     // Not in the request log: convoy's check before a run lists the models (GET /v1/models),
     // and the log holds what the benchmark itself sent.
     if (path == "/v1/models" && get) {
@@ -257,10 +260,11 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     return std::string(buf.GetString(), buf.GetSize());
   }
 
-  void reject(Endpoint endpoint, const ApiError& error, const rapidjson::Value* body_json,
+  void reject(Endpoint endpoint, ApiError error, const rapidjson::Value* body_json,
               const RequestMeta& meta) {
     log_request(body_json, routing_note(meta, error.status, -1));
     ctx_.engine.count_rejection(endpoint, error.status);
+    error.anthropic = endpoint == Endpoint::kMessages;
     respond_error(error);
   }
 
@@ -298,6 +302,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       return reject(endpoint, *error, body_json, meta);
     }
     ApiRequest req = std::move(std::get<ApiRequest>(parsed));
+    if (auto error = chain_previous(ctx_.responses, req))
+      return reject(endpoint, *error, body_json, meta);
     req.session = std::move(std::get<SessionDirective>(control));
     if (!meta.target_instance) meta.target_instance = req.backend_instance_id;
     if (!meta.target_rank) meta.target_rank = req.dp_rank;
@@ -306,11 +312,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     stream_ = req.stream;
     include_usage_ = req.include_usage;
     inputs_ = req.inputs;
-    const char* prefix = endpoint == Endpoint::kChat          ? "chatcmpl-"
-                         : endpoint == Endpoint::kCompletions ? "cmpl-"
-                                                              : "embd-";
     info_ = ResponseInfo{};
-    info_.id = prefix + std::to_string(ctx_.next_id++);
+    info_.id = response_id_prefix(endpoint) + std::to_string(ctx_.next_id++);
+    info_.previous_response_id = req.previous_response_id;
     info_.created = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
@@ -326,6 +330,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     auto submitted = ctx_.engine.submit(std::move(req), meta, std::move(on_admit), Clock::now());
     if (auto* error = std::get_if<ApiError>(&submitted)) {
       log_request(body_json, routing_note(meta, error->status, -1));
+      error->anthropic = endpoint == Endpoint::kMessages;
       return respond_error(*error);
     }
     auto& ok = std::get<Submitted>(submitted);
@@ -333,7 +338,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     log_request(body_json, routing_note(meta, 200, job_->worker));
     info_.prompt_tokens = job_->prompt_tokens;
     info_.completion_tokens = job_->max_tokens;
-    info_.reasoning_tokens = endpoint_ == Endpoint::kChat
+    info_.reasoning_tokens = endpoint_ != Endpoint::kCompletions
                                  ? std::min(ctx_.options.reasoning_tokens, job_->max_tokens)
                                  : 0;
     info_.instance_id = instance_id(ctx_.options, job_->worker);
@@ -343,7 +348,13 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     max_late_ = {};
     fault_pending_ = job_->faults.reset || job_->faults.malformed || job_->faults.stall;
 
-    if (stream_) append_stream_header();
+    if (stream_) {
+      append_stream_header();
+      // responses and messages open with events of their own before the first token.
+      if (const std::string open = stream_open_events(endpoint_, info_); !open.empty()) {
+        append_chunk(open);
+      }
+    }
     // From the options, not the job: a queued job is admitted on whichever thread frees a slot.
     const double expected_ms = (prefill_ms(job_->prompt_tokens) +
                                 ctx_.options.itl_ms * static_cast<double>(job_->max_tokens)) /
@@ -422,23 +433,32 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       if (job_->faults.reset) return reset_connection();
       if (job_->faults.malformed) send_chunk(std::string(kMalformedEvent));
     }
-    std::string events = token_event(endpoint_, info_, index);
+    const bool api = endpoint_ == Endpoint::kResponses || endpoint_ == Endpoint::kMessages;
+    std::string events =
+        api ? api_token_event(endpoint_, info_, index) : token_event(endpoint_, info_, index);
     next_token_ = index + 1;
     if (next_token_ < job_->max_tokens) {
       send_chunk(events);
       return schedule(token_time(next_token_));
     }
     // The last token, the finish chunk, the usage chunk and [DONE] are due together: one write.
-    if (endpoint_ == Endpoint::kChat) {
-      events += finish_event(info_, ctx_.options.contract == Contract::kLegacy);
+    if (api) {
+      events += stream_close_events(endpoint_, info_);
+    } else {
+      if (endpoint_ == Endpoint::kChat) {
+        events += finish_event(info_, ctx_.options.contract == Contract::kLegacy);
+      }
+      if (include_usage_) events += usage_event(endpoint_, info_);
+      events.append(kDoneEvent);
     }
-    if (include_usage_) events += usage_event(endpoint_, info_);
-    events.append(kDoneEvent);
     append_chunk(events);
     finish();
   }
 
   void finish() {
+    if (endpoint_ == Endpoint::kResponses) {
+      remember_response(ctx_.responses, info_.id, job_->prompt, job_->max_tokens);
+    }
     ctx_.engine.complete(job_, std::chrono::duration<double, std::milli>(max_late_).count());
     job_.reset();
     if (stream_) {
@@ -454,6 +474,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         return respond_json(200, completion_response(info_));
       case Endpoint::kEmbeddings:
         return respond_json(200, embeddings_response(info_, inputs_, ctx_.options.seed));
+      case Endpoint::kResponses:
+      case Endpoint::kMessages:
+        return respond_json(200, api_response(endpoint_, info_));
     }
   }
 
