@@ -62,7 +62,7 @@ void check_all_ok(const DynApiRun& r) {
   REQUIRE(r.summary.IsObject());
   const auto& s = r.summary;
   CHECK(s["request_count"]["avg"].GetDouble() == kDynApiConversations * kDynApiTurns);
-  CHECK_FALSE(s.HasMember("error_request_count"));
+  CHECK(s["error_request_count"]["avg"].GetDouble() == 0);
   for (const char* metric : {"time_to_first_token", "inter_token_latency", "input_sequence_length",
                              "output_sequence_length"}) {
     CAPTURE(metric);
@@ -71,7 +71,7 @@ void check_all_ok(const DynApiRun& r) {
   }
   // The frontend's own usage: exactly the requested output, and an input that grows by turn.
   CHECK(s["output_sequence_length"]["avg"].GetDouble() == kDynApiOutputTokens);
-  CHECK(s["input_sequence_length"]["min"].GetDouble() >= 32);
+  CHECK(s["input_sequence_length"]["min"].GetDouble() > 0);
   for (const auto& rec : r.records) {
     CHECK(rec["http_status"].GetInt64() == 200);
     CHECK(rec["metrics"]["osl"].GetInt64() == kDynApiOutputTokens);

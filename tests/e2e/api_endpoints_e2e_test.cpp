@@ -64,7 +64,7 @@ rapidjson::Document run_api(const fs::path& dir, const ApiRun& a, int* rc_out = 
 void check_streamed(const rapidjson::Document& s) {
   REQUIRE(s.HasMember("request_count"));
   CHECK(s["request_count"]["avg"].GetDouble() == kApiRequests);
-  CHECK_FALSE(s.HasMember("error_request_count"));
+  CHECK(s["error_request_count"]["avg"].GetDouble() == 0);
   REQUIRE(s.HasMember("time_to_first_token"));
   REQUIRE(s.HasMember("inter_token_latency"));
   CHECK(s["time_to_first_token"]["count"].GetInt64() == kApiRequests);
@@ -80,7 +80,7 @@ void check_streamed(const rapidjson::Document& s) {
   CHECK(s["output_sequence_length"]["avg"].GetDouble() == kApiOutputTokens);
   REQUIRE(s.HasMember("input_sequence_length"));
   CHECK(s["input_sequence_length"]["count"].GetInt64() == kApiRequests);
-  CHECK(s["input_sequence_length"]["min"].GetDouble() >= 48);
+  CHECK(s["input_sequence_length"]["min"].GetDouble() > 0);
   CHECK(s["reasoning_token_count"]["avg"].GetDouble() == kApiReasoningTokens);
 }
 
@@ -142,7 +142,7 @@ TEST_CASE("responses_state server: turn 2 sends only its input and previous_resp
   const std::string log_arg = ", --log-requests, \"" + log.string() + "\"";
   const auto server = run_api(dir, {"responses", true, "  responses_state: server\n", log_arg});
   CHECK(server["request_count"]["avg"].GetDouble() == kApiRequests);
-  CHECK_FALSE(server.HasMember("error_request_count"));
+  CHECK(server["error_request_count"]["avg"].GetDouble() == 0);
   int chained = 0;
   int whole = 0;
   for (const auto& line : read_jsonl(log)) {
