@@ -184,8 +184,11 @@ TEST_CASE("the whole target section and session routing travel with their values
 TEST_CASE("an unknown enum value on the wire fails the decode") {
   SUBCASE("in a Welcome") {
     WorkerSettings bad_endpoint;
-    bad_endpoint.endpoint = static_cast<Endpoint>(3);
+    bad_endpoint.endpoint = static_cast<Endpoint>(5);
     CHECK_FALSE(welcome_round_trip(bad_endpoint).has_value());
+    WorkerSettings bad_state;
+    bad_state.responses_state = static_cast<convoy::proto::ResponsesState>(2);
+    CHECK_FALSE(welcome_round_trip(bad_state).has_value());
     WorkerSettings bad_mode;
     bad_mode.session_routing.mode = static_cast<SessionRoutingMode>(4);
     CHECK_FALSE(welcome_round_trip(bad_mode).has_value());
