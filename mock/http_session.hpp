@@ -21,7 +21,7 @@ struct ServerContext {
   RequestLog* log = nullptr;  // null unless --log-requests
   int64_t created_s = 0;      // "created" of /v1/models
   std::atomic<uint64_t> next_id{1};
-  ResponseStore responses;  // responses' ids -> their conversations (previous_response_id)
+  ResponseStore responses{};  // responses' ids -> their conversations (previous_response_id)
 };
 
 void start_http_session(boost::asio::ip::tcp::socket socket, ServerContext& context);

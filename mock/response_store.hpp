@@ -19,7 +19,8 @@ namespace convoy::mock {
 class ResponseStore {
  public:
   static constexpr size_t kDefaultCapacity = 100000;  // ids kept; older ones are forgotten
-  explicit ResponseStore(size_t capacity = kDefaultCapacity) : capacity_(capacity) {}
+  ResponseStore() = default;
+  explicit ResponseStore(size_t capacity) : capacity_(capacity) {}
 
   // The whole sequence (prompt, reply, end marker) of response `id`, if still kept.
   std::optional<std::string> find(const std::string& id) const;
@@ -31,7 +32,7 @@ class ResponseStore {
   mutable std::mutex mutex_;
   std::unordered_map<std::string, std::string> by_id_;  // id -> its whole sequence
   std::deque<std::string> order_;                       // ids, oldest first
-  size_t capacity_;                                     // >= 1
+  size_t capacity_ = kDefaultCapacity;                  // >= 1
 };
 
 // responses with previous_response_id: the request's prompt becomes the kept conversation
