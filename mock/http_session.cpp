@@ -260,11 +260,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     return std::string(buf.GetString(), buf.GetSize());
   }
 
-  void reject(Endpoint endpoint, ApiError error, const rapidjson::Value* body_json,
+  void reject(Endpoint endpoint, const ApiError& error, const rapidjson::Value* body_json,
               const RequestMeta& meta) {
     log_request(body_json, routing_note(meta, error.status, -1));
     ctx_.engine.count_rejection(endpoint, error.status);
-    error.anthropic = endpoint == Endpoint::kMessages;
     respond_error(error);
   }
 
@@ -302,8 +301,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       return reject(endpoint, *error, body_json, meta);
     }
     ApiRequest req = std::move(std::get<ApiRequest>(parsed));
-    if (auto error = chain_previous(ctx_.responses, req))
-      return reject(endpoint, *error, body_json, meta);
+    if (auto e = chain_previous(ctx_.responses, req)) return reject(endpoint, *e, body_json, meta);
     req.session = std::move(std::get<SessionDirective>(control));
     if (!meta.target_instance) meta.target_instance = req.backend_instance_id;
     if (!meta.target_rank) meta.target_rank = req.dp_rank;
@@ -330,7 +328,6 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     auto submitted = ctx_.engine.submit(std::move(req), meta, std::move(on_admit), Clock::now());
     if (auto* error = std::get_if<ApiError>(&submitted)) {
       log_request(body_json, routing_note(meta, error->status, -1));
-      error->anthropic = endpoint == Endpoint::kMessages;
       return respond_error(*error);
     }
     auto& ok = std::get<Submitted>(submitted);
@@ -348,13 +345,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     max_late_ = {};
     fault_pending_ = job_->faults.reset || job_->faults.malformed || job_->faults.stall;
 
-    if (stream_) {
-      append_stream_header();
-      // responses and messages open with events of their own before the first token.
-      if (const std::string open = stream_open_events(endpoint_, info_); !open.empty()) {
-        append_chunk(open);
-      }
-    }
+    if (stream_) append_stream_header();
     // From the options, not the job: a queued job is admitted on whichever thread frees a slot.
     const double expected_ms = (prefill_ms(job_->prompt_tokens) +
                                 ctx_.options.itl_ms * static_cast<double>(job_->max_tokens)) /
@@ -503,6 +494,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     res.keep_alive(keep_alive_);
     if (!http10_) res.chunked(true);
     render(res, out_, true);
+    // responses and messages open with events of their own before the first token.
+    if (const std::string open = stream_open_events(endpoint_, info_); !open.empty()) {
+      append_chunk(open);
+    }
   }
 
   void append_chunk(const std::string& data) {
@@ -536,7 +531,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void respond_json(int status, std::string body) {
     respond(status, "application/json", std::move(body));
   }
-  void respond_error(const ApiError& error) {
+  void respond_error(ApiError error) {
+    // POST /v1/messages answers in the Messages API's error shape, as Dynamo's does.
+    std::string_view path = sv(request_.target());
+    error.anthropic = path.substr(0, path.find('?')) == "/v1/messages";
     if (!error.bare) return respond_json(error.status, error_body(error));
     http::response<http::string_body> res{static_cast<http::status>(error.status),
                                           request_.version()};

@@ -61,6 +61,19 @@ Value responses_input(const std::string& system_prompt, const std::vector<ChatMe
   return input;
 }
 
+void add_responses_conversation(Value& body, const std::string& system_prompt,
+                                const std::vector<ChatMessage>& history,
+                                const std::string& user_text, const Value* turn_messages,
+                                const std::string& previous_response_id, BodyAllocator& a) {
+  if (previous_response_id.empty()) {
+    body.AddMember("input", responses_input(system_prompt, history, user_text, turn_messages, a),
+                   a);
+    return;
+  }
+  body.AddMember("input", responses_input("", {}, user_text, turn_messages, a), a);
+  body.AddMember("previous_response_id", text_value(previous_response_id, a), a);
+}
+
 void add_messages_conversation(Value& body, const std::string& system_prompt,
                                const std::vector<ChatMessage>& history,
                                const std::string& user_text, const Value* turn_messages,

@@ -300,31 +300,14 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
       break;
     }
     case proto::Endpoint::kResponses:
-      if (!previous_response_id.empty()) {
-        // The server holds the history: only this turn's input goes, chained to the last reply.
-        body.AddMember("input", responses_input("", {}, turn.user_text, turn_messages, a), a);
-        body.AddMember("previous_response_id", string_value(previous_response_id, a), a);
-      } else {
-        body.AddMember(
-            "input", responses_input(system_prompt, history, turn.user_text, turn_messages, a), a);
-      }
+      add_responses_conversation(body, system_prompt, history, turn.user_text, turn_messages,
+                                 previous_response_id, a);
       break;
     case proto::Endpoint::kMessages:
       add_messages_conversation(body, system_prompt, history, turn.user_text, turn_messages, a);
       break;
   }
-  if (endpoint_ != proto::Endpoint::kEmbeddings) {
-    add_token_limit(body, turn.max_tokens, a);
-    body.AddMember("stream", Value(streaming_), a);
-    // Responses and Messages always report usage; neither has stream_options.
-    const bool openai_stream =
-        endpoint_ == proto::Endpoint::kChat || endpoint_ == proto::Endpoint::kCompletions;
-    if (streaming_ && include_usage_ && openai_stream) {
-      Value options(rapidjson::kObjectType);
-      options.AddMember("include_usage", Value(true), a);
-      body.AddMember("stream_options", std::move(options), a);
-    }
-  }
+  if (endpoint_ != proto::Endpoint::kEmbeddings) add_generation_options(body, turn.max_tokens, a);
   merge_json_object(body, extra_body_, a);
   if (turn_extra.IsObject()) merge_json_object(body, turn_extra, a);
   if (verify_) ask_for_worker_id(body, a);
@@ -332,17 +315,25 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
   return true;
 }
 
-void RequestBuilder::add_token_limit(Value& body, int64_t max_tokens, Allocator& a) const {
+void RequestBuilder::add_generation_options(Value& body, int64_t max_tokens, Allocator& a) const {
   if (endpoint_ == proto::Endpoint::kMessages) {  // required there
     body.AddMember("max_tokens", Value(max_tokens > 0 ? max_tokens : kMessagesDefaultMaxTokens), a);
-    return;
+  } else if (max_tokens > 0) {
+    const char* key = endpoint_ == proto::Endpoint::kResponses ? "max_output_tokens"
+                      : endpoint_ == proto::Endpoint::kChat && max_completion_tokens_
+                          ? "max_completion_tokens"
+                          : "max_tokens";
+    body.AddMember(rapidjson::StringRef(key), Value(max_tokens), a);
   }
-  if (max_tokens <= 0) return;
-  const char* key = endpoint_ == proto::Endpoint::kResponses ? "max_output_tokens"
-                    : endpoint_ == proto::Endpoint::kChat && max_completion_tokens_
-                        ? "max_completion_tokens"
-                        : "max_tokens";
-  body.AddMember(rapidjson::StringRef(key), Value(max_tokens), a);
+  body.AddMember("stream", Value(streaming_), a);
+  // Responses and Messages always report usage; neither has stream_options.
+  const bool openai_stream =
+      endpoint_ == proto::Endpoint::kChat || endpoint_ == proto::Endpoint::kCompletions;
+  if (streaming_ && include_usage_ && openai_stream) {
+    Value options(rapidjson::kObjectType);
+    options.AddMember("include_usage", Value(true), a);
+    body.AddMember("stream_options", std::move(options), a);
+  }
 }
 
 JsonDocument RequestBuilder::format(const std::string& system_prompt,

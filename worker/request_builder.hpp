@@ -49,9 +49,10 @@ class RequestBuilder {
                   const std::string& previous_response_id = {}) const;
 
  private:
-  // max_tokens / max_completion_tokens / max_output_tokens, as the endpoint names it.
-  void add_token_limit(rapidjson::Value& body, int64_t max_tokens,
-                       rapidjson::Document::AllocatorType& a) const;
+  // The token limit (max_tokens / max_completion_tokens / max_output_tokens, as the endpoint
+  // names it), "stream" and chat's and completions' stream_options. Not for embeddings.
+  void add_generation_options(rapidjson::Value& body, int64_t max_tokens,
+                              rapidjson::Document::AllocatorType& a) const;
 
   proto::Endpoint endpoint_;
   std::string model_;
