@@ -26,7 +26,33 @@ std::string_view status_type(int status) {
   }
 }
 
+std::string anthropic_error_body(const ApiError& error) {
+  const char* type = error.status == 400                          ? "invalid_request_error"
+                     : error.status == 401                        ? "authentication_error"
+                     : error.status == 403                        ? "permission_error"
+                     : error.status == 404                        ? "not_found_error"
+                     : error.status == 413                        ? "request_too_large"
+                     : error.status == 429                        ? "rate_limit_error"
+                     : error.status == 503 || error.status == 529 ? "overloaded_error"
+                                                                  : "api_error";
+  rapidjson::StringBuffer buf;
+  rapidjson::Writer<rapidjson::StringBuffer> w(buf);
+  w.StartObject();
+  w.Key("type");
+  w.String("error");
+  w.Key("error");
+  w.StartObject();
+  w.Key("type");
+  w.String(type);
+  w.Key("message");
+  w.String(error.message.data(), static_cast<rapidjson::SizeType>(error.message.size()));
+  w.EndObject();
+  w.EndObject();
+  return {buf.GetString(), buf.GetSize()};
+}
+
 std::string error_body(const ApiError& error) {
+  if (error.anthropic) return anthropic_error_body(error);
   rapidjson::StringBuffer buf;
   rapidjson::Writer<rapidjson::StringBuffer> w(buf);
   w.StartObject();

@@ -22,12 +22,17 @@ struct ApiError {
   // empty one for 404 and 405), as the legacy era's frontend (1.2.x) sends them.
   bool bare = false;
   std::string allow;  // 405: the Allow header ("POST", "GET,HEAD")
+  // On POST /v1/messages: rendered as the Messages API's {"type":"error","error":{"type",
+  // "message"}} (Dynamo 1.6.1 answers that route's errors so), the type from the status.
+  bool anthropic = false;
 };
 
 // The reason phrase Dynamo puts in "type" (e.g. 400 -> "Bad Request").
 std::string_view status_type(int status);
-// {"message":..., "type":..., "code":...}
+// {"message":..., "type":..., "code":...}, or the Messages API's shape when error.anthropic.
 std::string error_body(const ApiError& error);
+// {"type":"error","error":{"type": invalid_request_error | not_found_error | ..., "message"}}
+std::string anthropic_error_body(const ApiError& error);
 
 // The prefix of Dynamo's 400 for a body serde cannot read into its request type.
 inline constexpr std::string_view kDeserializePrefix =

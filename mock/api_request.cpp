@@ -111,10 +111,61 @@ std::optional<ApiError> read_text_inputs(const rapidjson::Value& body, std::stri
   return std::nullopt;
 }
 
+// responses' "input": a string (one user message) or an array of input items, each a message
+// {"role", "content"} (type "message" or none); other item types carry no prompt text.
+std::optional<ApiError> read_responses_input(const rapidjson::Value& body,
+                                             std::string_view raw_body, ApiRequest& req) {
+  const auto input = body.FindMember("input");
+  if (input == body.MemberEnd()) return missing("input", raw_body);
+  const auto& v = input->value;
+  if (v.IsString()) {
+    append_chat_message(req.prompt, "user", view(v));
+    ++req.user_turns;
+  } else if (!v.IsArray()) {
+    return invalid("input: invalid type");
+  } else {
+    for (const auto& item : v.GetArray()) {
+      if (!item.IsObject()) return invalid("input: expected an object");
+      const auto role = item.FindMember("role");
+      if (role == item.MemberEnd() || !role->value.IsString()) continue;
+      std::string content;
+      const auto c = item.FindMember("content");
+      if (c != item.MemberEnd() && !append_content(content, c->value)) {
+        return invalid("input.content: invalid type");
+      }
+      append_chat_message(req.prompt, view(role->value), content);
+      if (view(role->value) == "user") ++req.user_turns;
+    }
+  }
+  const auto previous = body.FindMember("previous_response_id");
+  if (previous != body.MemberEnd() && previous->value.IsString()) {
+    req.previous_response_id = std::string(view(previous->value));
+  }
+  req.prompt.append(kChatGenerationPrompt);
+  return std::nullopt;
+}
+
+// messages' "system" (a string or text blocks) before its "messages".
+std::optional<ApiError> read_anthropic_messages(const rapidjson::Value& body,
+                                                std::string_view raw_body, ApiRequest& req) {
+  const auto max_tokens = body.FindMember("max_tokens");
+  if (max_tokens == body.MemberEnd()) return missing("max_tokens", raw_body);
+  if (max_tokens->value.IsInt64() && max_tokens->value.GetInt64() == 0) {
+    return bad_request("max_tokens: must be greater than 0");
+  }
+  const auto system = body.FindMember("system");
+  if (system != body.MemberEnd()) {
+    std::string text;
+    if (!append_content(text, system->value)) return invalid("system: invalid type");
+    if (!text.empty()) append_chat_message(req.prompt, "system", text);
+  }
+  return read_messages(body, raw_body, req);
+}
+
 std::optional<ApiError> read_max_tokens(const rapidjson::Value& body, std::string_view raw_body,
                                         const Options& options, ApiRequest& req) {
   req.max_tokens = options.default_max_tokens;
-  for (const char* field : {"max_tokens", "max_completion_tokens"}) {
+  for (const char* field : {"max_tokens", "max_completion_tokens", "max_output_tokens"}) {
     const auto it = body.FindMember(field);
     if (it == body.MemberEnd() || it->value.IsNull()) continue;
     const auto& v = it->value;
@@ -190,6 +241,12 @@ std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rap
       break;
     case Endpoint::kEmbeddings:
       error = read_text_inputs(body, raw_body, "input", req);
+      break;
+    case Endpoint::kResponses:
+      error = read_responses_input(body, raw_body, req);
+      break;
+    case Endpoint::kMessages:
+      error = read_anthropic_messages(body, raw_body, req);
       break;
   }
   if (!error && endpoint != Endpoint::kEmbeddings) {

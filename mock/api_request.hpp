@@ -38,10 +38,15 @@ struct ApiRequest {
   // 0 when absent.
   int64_t priority = 0;
   SessionDirective session;
+  // responses: the request's previous_response_id ("" when none); the caller prepends the
+  // history it names.
+  std::string previous_response_id;
 };
 
 // Validates and reads a parsed body. The model must be `options.model` (404 otherwise, as
-// Dynamo answers); max_completion_tokens wins over max_tokens.
+// Dynamo answers); max_completion_tokens wins over max_tokens. responses: "input" (a string or
+// input items with role and content) and max_output_tokens; messages: "messages", "system"
+// (a string or text blocks) and max_tokens, which that API requires (a 400 without it).
 // `raw_body` is what `body` was parsed from (serde's error positions).
 std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rapidjson::Value& body,
                                                     std::string_view raw_body,

@@ -356,7 +356,9 @@ void Engine::complete(const JobPtr& job, double lateness_ms) {
   // template puts after an assistant reply (so the next turn's prompt extends it).
   std::string sequence = job->prompt;
   sequence.append(output_text(job->max_tokens));
-  if (job->endpoint == Endpoint::kChat) sequence.append(kChatMessageEnd);
+  if (job->endpoint != Endpoint::kCompletions && job->endpoint != Endpoint::kEmbeddings) {
+    sequence.append(kChatMessageEnd);  // chat, responses and messages go through the template
+  }
   const auto hashes = block_hashes(sequence, options_.block_size);
 
   std::vector<std::function<void()>> callbacks;

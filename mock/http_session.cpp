@@ -20,6 +20,7 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "mock/api_formats.hpp"
 #include "mock/responses.hpp"
 #include "mock/session_headers.hpp"
 #include "mock/tokenize.hpp"
@@ -118,6 +119,8 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (path == "/v1/chat/completions") return post ? generate(Endpoint::kChat) : not_allowed();
     if (path == "/v1/completions") return post ? generate(Endpoint::kCompletions) : not_allowed();
     if (path == "/v1/embeddings") return post ? generate(Endpoint::kEmbeddings) : not_allowed();
+    if (path == "/v1/responses") return post ? generate(Endpoint::kResponses) : not_allowed();
+    if (path == "/v1/messages") return post ? generate(Endpoint::kMessages) : not_allowed();
     // Not in the request log: convoy's check before a run lists the models (GET /v1/models),
     // and the log holds what the benchmark itself sent.
     if (path == "/v1/models" && get) {
@@ -298,6 +301,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       return reject(endpoint, *error, body_json, meta);
     }
     ApiRequest req = std::move(std::get<ApiRequest>(parsed));
+    if (auto e = chain_previous(ctx_.responses, req)) return reject(endpoint, *e, body_json, meta);
     req.session = std::move(std::get<SessionDirective>(control));
     if (!meta.target_instance) meta.target_instance = req.backend_instance_id;
     if (!meta.target_rank) meta.target_rank = req.dp_rank;
@@ -306,11 +310,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     stream_ = req.stream;
     include_usage_ = req.include_usage;
     inputs_ = req.inputs;
-    const char* prefix = endpoint == Endpoint::kChat          ? "chatcmpl-"
-                         : endpoint == Endpoint::kCompletions ? "cmpl-"
-                                                              : "embd-";
     info_ = ResponseInfo{};
-    info_.id = prefix + std::to_string(ctx_.next_id++);
+    info_.id = response_id_prefix(endpoint) + std::to_string(ctx_.next_id++);
+    info_.previous_response_id = req.previous_response_id;
     info_.created = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
@@ -336,7 +338,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     log_request(body_json, routing_note(meta, 200, job_->worker));
     info_.prompt_tokens = job_->prompt_tokens;
     info_.completion_tokens = job_->max_tokens;
-    info_.reasoning_tokens = endpoint_ == Endpoint::kChat
+    info_.reasoning_tokens = endpoint_ != Endpoint::kCompletions
                                  ? std::min(ctx_.options.reasoning_tokens, job_->max_tokens)
                                  : 0;
     info_.instance_id = instance_id(ctx_.options, job_->worker);
@@ -431,23 +433,32 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (index + 1 >= job_->max_tokens) {
       info_.total_ms = std::chrono::duration<double, std::milli>(now - job_->arrived_at).count();
     }
-    std::string events = token_event(endpoint_, info_, index);
+    const bool api = endpoint_ == Endpoint::kResponses || endpoint_ == Endpoint::kMessages;
+    std::string events =
+        api ? api_token_event(endpoint_, info_, index) : token_event(endpoint_, info_, index);
     next_token_ = index + 1;
     if (next_token_ < job_->max_tokens) {
       send_chunk(events);
       return schedule(token_time(next_token_));
     }
     // The last token, the finish chunk, the usage chunk and [DONE] are due together: one write.
-    if (endpoint_ == Endpoint::kChat) {
-      events += finish_event(info_, ctx_.options.contract == Contract::kLegacy);
+    if (api) {
+      events += stream_close_events(endpoint_, info_);
+    } else {
+      if (endpoint_ == Endpoint::kChat) {
+        events += finish_event(info_, ctx_.options.contract == Contract::kLegacy);
+      }
+      if (include_usage_) events += usage_event(endpoint_, info_);
+      events.append(kDoneEvent);
     }
-    if (include_usage_) events += usage_event(endpoint_, info_);
-    events.append(kDoneEvent);
     append_chunk(events);
     finish();
   }
 
   void finish() {
+    if (endpoint_ == Endpoint::kResponses) {
+      remember_response(ctx_.responses, info_.id, job_->prompt, job_->max_tokens);
+    }
     ctx_.engine.complete(job_, std::chrono::duration<double, std::milli>(max_late_).count());
     job_.reset();
     if (stream_) {
@@ -463,6 +474,9 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
         return respond_json(200, completion_response(info_));
       case Endpoint::kEmbeddings:
         return respond_json(200, embeddings_response(info_, inputs_, ctx_.options.seed));
+      case Endpoint::kResponses:
+      case Endpoint::kMessages:
+        return respond_json(200, api_response(endpoint_, info_));
     }
   }
 
@@ -489,6 +503,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     res.keep_alive(keep_alive_);
     if (!http10_) res.chunked(true);
     render(res, out_, true);
+    // responses and messages open with events of their own before the first token.
+    if (const std::string open = stream_open_events(endpoint_, info_); !open.empty()) {
+      append_chunk(open);
+    }
   }
 
   void append_chunk(const std::string& data) {
@@ -522,7 +540,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
   void respond_json(int status, std::string body) {
     respond(status, "application/json", std::move(body));
   }
-  void respond_error(const ApiError& error) {
+  void respond_error(ApiError error) {
+    // POST /v1/messages answers in the Messages API's error shape, as Dynamo's does.
+    std::string_view path = sv(request_.target());
+    error.anthropic = path.substr(0, path.find('?')) == "/v1/messages";
     if (!error.bare) return respond_json(error.status, error_body(error));
     http::response<http::string_body> res{static_cast<http::status>(error.status),
                                           request_.version()};

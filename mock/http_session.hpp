@@ -10,6 +10,7 @@
 #include "mock/engine.hpp"
 #include "mock/options.hpp"
 #include "mock/request_log.hpp"
+#include "mock/response_store.hpp"
 
 namespace convoy::mock {
 
@@ -20,6 +21,7 @@ struct ServerContext {
   RequestLog* log = nullptr;  // null unless --log-requests
   int64_t created_s = 0;      // "created" of /v1/models
   std::atomic<uint64_t> next_id{1};
+  ResponseStore responses{};  // responses' ids -> their conversations (previous_response_id)
 };
 
 void start_http_session(boost::asio::ip::tcp::socket socket, ServerContext& context);

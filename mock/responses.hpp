@@ -11,8 +11,9 @@ namespace convoy::mock {
 
 // What one response reports besides its tokens.
 struct ResponseInfo {
-  std::string id;       // "chatcmpl-N" / "cmpl-N" / "embd-N"
-  int64_t created = 0;  // unix seconds
+  std::string id;                    // "chatcmpl-N" / "cmpl-N" / "embd-N" / "resp_N" / "msg_N"
+  std::string previous_response_id;  // responses: the request's, echoed ("" when none)
+  int64_t created = 0;               // unix seconds
   std::string_view model;
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
@@ -20,7 +21,8 @@ struct ResponseInfo {
   // usage.prompt_tokens_details.cached_tokens: 1.6.1 always reports it; 1.2.1 (the legacy
   // contract) never did, not even for a repeated prompt on its KV router (measured).
   bool report_cached_tokens = true;
-  // Chat: the first this many of completion_tokens are reasoning (Options::reasoning_tokens).
+  // Chat, responses, messages: the first this many of completion_tokens are reasoning
+  // (Options::reasoning_tokens).
   int64_t reasoning_tokens = 0;
   // nvext observability (nvext.extra_fields)
   bool with_worker_id = false;

@@ -40,6 +40,10 @@ const char* dynamo_endpoint(Endpoint e) {
       return "completions";
     case Endpoint::kEmbeddings:
       return "embeddings";
+    case Endpoint::kResponses:
+      return "responses";
+    case Endpoint::kMessages:
+      return "anthropic_messages";  // as the real 1.6.1 frontend labels POST /v1/messages
   }
   return "chat_completions";
 }

@@ -55,9 +55,14 @@ enum class Phase : uint8_t { kWarmup = 0, kMeasure = 1 };
 // and returns nullopt for anything else.
 
 // target.endpoint
-enum class Endpoint : uint8_t { kChat, kCompletions, kEmbeddings };
-inline constexpr std::array<std::string_view, 3> kEndpointNames = {"chat", "completions",
-                                                                   "embeddings"};
+// responses: OpenAI's Responses API; messages: Anthropic's Messages API.
+enum class Endpoint : uint8_t { kChat, kCompletions, kEmbeddings, kResponses, kMessages };
+inline constexpr std::array<std::string_view, 5> kEndpointNames = {
+    "chat", "completions", "embeddings", "responses", "messages"};
+// target.responses_state (responses only): client = every turn resends the history; server =
+// turn 2+ sends only its new input and previous_response_id (the server keeps the history).
+enum class ResponsesState : uint8_t { kClient, kServer };
+inline constexpr std::array<std::string_view, 2> kResponsesStateNames = {"client", "server"};
 // session_routing.mode. kAuto is the config's only: the controller learns bind, legacy or
 // header from the target before any traffic (controller/run/session_detect.hpp), so no worker
 // ever receives it (its wire check stops at kHeader).
@@ -80,6 +85,8 @@ inline constexpr std::array<std::string_view, 3> kFinalMarkerNames = {"off", "la
                                                                       "close_request"};
 
 std::string_view to_string(Endpoint v);
+std::string_view to_string(ResponsesState v);
+std::optional<ResponsesState> parse_responses_state(std::string_view text);
 std::string_view to_string(FinalMarker v);
 std::optional<FinalMarker> parse_final_marker(std::string_view text);
 std::string_view to_string(SessionRoutingMode v);
@@ -119,10 +126,14 @@ struct TargetSettings {
   // target.server_timing: ask for nvext.extra_fields ["timing"] and record the server's own
   // per-request timing (Record.server_timing). session_routing.verify asks for it too.
   bool server_timing = false;
+  // target.path: the route under each base url ("/v1/responses" ...); empty = the endpoint's
+  // default route. Starts with "/" when set.
+  std::string path;
+  ResponsesState responses_state = ResponsesState::kClient;  // meaningful for responses only
   MSGPACK_DEFINE_MAP(url, endpoint, model, streaming, api_key_env, headers, extra_body_json,
                      request_timeout_s, connect_timeout_s, use_server_token_counts,
                      max_completion_tokens, http2, insecure, max_response_bytes, urls,
-                     server_timing)
+                     server_timing, path, responses_state)
 };
 
 // session_routing.*: the config's SessionRoutingConfig and the worker's view are this struct.
@@ -495,7 +506,8 @@ MSGPACK_ADD_ENUM(convoy::proto::EndReason);
   }
 // NOLINTEND(bugprone-macro-parentheses)
 
-CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::Endpoint, convoy::proto::Endpoint::kEmbeddings)
+CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::Endpoint, convoy::proto::Endpoint::kMessages)
+CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::ResponsesState, convoy::proto::ResponsesState::kServer)
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::SessionRoutingMode,
                             convoy::proto::SessionRoutingMode::kHeader)
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::HistoryMode, convoy::proto::HistoryMode::kRecorded)

@@ -24,6 +24,7 @@ std::optional<E> parse_name(std::string_view text, const std::array<std::string_
 }  // namespace
 
 std::string_view to_string(Endpoint v) { return name_of(v, kEndpointNames); }
+std::string_view to_string(ResponsesState v) { return name_of(v, kResponsesStateNames); }
 std::string_view to_string(SessionRoutingMode v) { return name_of(v, kSessionRoutingModeNames); }
 std::string_view to_string(HistoryMode v) { return name_of(v, kHistoryModeNames); }
 std::string_view to_string(SessionAction v) { return name_of(v, kSessionActionNames); }
@@ -31,6 +32,9 @@ std::string_view to_string(FinalMarker v) { return name_of(v, kFinalMarkerNames)
 
 std::optional<Endpoint> parse_endpoint(std::string_view text) {
   return parse_name<Endpoint>(text, kEndpointNames);
+}
+std::optional<ResponsesState> parse_responses_state(std::string_view text) {
+  return parse_name<ResponsesState>(text, kResponsesStateNames);
 }
 std::optional<SessionRoutingMode> parse_session_routing_mode(std::string_view text) {
   return parse_name<SessionRoutingMode>(text, kSessionRoutingModeNames);

@@ -43,6 +43,9 @@ struct FamilyMember {
 
   uint32_t next_turn = 0;
   std::vector<ChatMessage> history;
+  // responses with target.responses_state server: the id of this member's last response; the
+  // next turn sends only its own input, chained to it. "": turn 1 (or the server gave none).
+  std::string previous_response_id;
   EventLoop::TimerId timer = 0;
   std::optional<Transport::RequestId> request;
   RequestKind kind = RequestKind::kTurn;  // of the request in flight

@@ -53,14 +53,31 @@ void append_messages(const std::string& messages_json, std::vector<ChatMessage>&
 
 }  // namespace
 
-std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint) {
+std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint,
+                         const std::string& path) {
   std::string base = base_url;
   while (!base.empty() && base.back() == '/') base.pop_back();
-  std::string path = endpoint == proto::Endpoint::kCompletions  ? "/completions"
-                     : endpoint == proto::Endpoint::kEmbeddings ? "/embeddings"
-                                                                : "/chat/completions";
-  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) return base + path;
-  return base + "/v1" + path;
+  if (!path.empty()) return base + path;  // target.path: exactly the route the user named
+  std::string route;
+  switch (endpoint) {
+    case proto::Endpoint::kChat:
+      route = "/chat/completions";
+      break;
+    case proto::Endpoint::kCompletions:
+      route = "/completions";
+      break;
+    case proto::Endpoint::kEmbeddings:
+      route = "/embeddings";
+      break;
+    case proto::Endpoint::kResponses:
+      route = "/responses";
+      break;
+    case proto::Endpoint::kMessages:
+      route = "/messages";
+      break;
+  }
+  if (base.size() >= 3 && base.compare(base.size() - 3, 3, "/v1") == 0) return base + route;
+  return base + "/v1" + route;
 }
 
 bool cancel_injected(uint64_t seed, uint64_t conversation_index, uint32_t turn_index,
@@ -90,9 +107,11 @@ ConversationRunner::ConversationRunner(EventLoop& loop, Transport& http,
   // Throws tokenizer::LoadError (the worker cannot start the run: exit 2).
   if (!settings_.tokenizer.empty()) tokenizer_ = tokenizer::Tokenizer::load(settings_.tokenizer);
   if (settings_.urls.empty()) {
-    urls_.push_back(endpoint_url(settings_.url, settings_.endpoint));
+    urls_.push_back(endpoint_url(settings_.url, settings_.endpoint, settings_.path));
   } else {
-    for (const auto& base : settings_.urls) urls_.push_back(endpoint_url(base, settings_.endpoint));
+    for (const auto& base : settings_.urls) {
+      urls_.push_back(endpoint_url(base, settings_.endpoint, settings_.path));
+    }
   }
   for (const auto& [name, value] : settings_.headers) base_headers_.push_back(name + ": " + value);
   if (!settings_.api_key_env.empty()) {
@@ -208,7 +227,10 @@ void ConversationRunner::send_turn(uint64_t index, size_t m) {
 
   rapidjson::Document& body = bodies_.fresh_document();
   std::string error;
-  if (!builder_->try_format(*member.system_prompt, member.history, turn, &body, &error)) {
+  const bool server_state = settings_.endpoint == proto::Endpoint::kResponses &&
+                            settings_.responses_state == proto::ResponsesState::kServer;
+  if (!builder_->try_format(*member.system_prompt, member.history, turn, &body, &error,
+                            server_state ? member.previous_response_id : std::string())) {
     member.request_id.clear();
     proto::Record r = f.record_of(m, turn_index, final_turn);
     r.error = {proto::ErrorKind::kOther, 0, "request_format", error};
@@ -414,6 +436,7 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
     return;
   }
   // Only a next turn reads the history (the close request was formatted above, before it).
+  member.previous_response_id = std::move(response.response_id);
   if (!turn.messages_json.empty()) {
     append_messages(turn.messages_json, member.history);
   } else {

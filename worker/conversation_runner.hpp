@@ -28,8 +28,10 @@ struct RunnerSink {
 };
 
 // The path of an endpoint under the target url ("/v1/chat/completions" ...). A url that already
-// ends in /v1 is not given a second one.
-std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint);
+// ends in /v1 is not given a second one. A non-empty `path` (target.path) replaces the route
+// as is (appended to the base url, which then gets no /v1 of its own).
+std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint,
+                         const std::string& path = {});
 
 // Whether cancellation injection picks this request: a pure function of the seed and the
 // request's place in the dataset, so reruns cancel the same requests.

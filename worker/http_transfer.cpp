@@ -53,8 +53,9 @@ void apply_server_timing(HttpResponse& r, const proto::ServerTiming& timing) {
 void apply_usage(HttpResponse& r, const Usage& usage) {
   if (!usage.present) return;
   r.has_usage = true;
-  r.prompt_tokens = usage.prompt_tokens;
-  r.completion_tokens = usage.completion_tokens;
+  // -1: this event did not report it (messages report input and output in different events).
+  if (usage.prompt_tokens >= 0) r.prompt_tokens = usage.prompt_tokens;
+  if (usage.completion_tokens >= 0) r.completion_tokens = usage.completion_tokens;
   if (usage.cached_tokens >= 0) r.cached_tokens = usage.cached_tokens;
   if (usage.reasoning_tokens >= 0) r.reasoning_tokens = usage.reasoning_tokens;
 }
@@ -85,6 +86,9 @@ bool on_sse_event(Transfer& t, const SseEvent& event) {
   apply_usage(r, chunk.usage);
   apply_served_by(r, chunk.served_by);
   apply_server_timing(r, chunk.server_timing);
+  if (!chunk.response_id.empty()) r.response_id = chunk.response_id;
+  // responses and messages end with their own event; what follows ([DONE] from Dynamo) is moot.
+  if (chunk.stream_end) t.saw_done = true;
   if (chunk.has_content) record_content(r, event.recv_ns);
   if (chunk.has_reasoning) ++r.reasoning_events;
   if (chunk.has_output && r.first_output_token_ns == 0) r.first_output_token_ns = event.recv_ns;
@@ -227,6 +231,7 @@ void finish_reply(Transfer& t, CURLcode code) {
       apply_usage(r, chunk.usage);
       apply_served_by(r, chunk.served_by);
       apply_server_timing(r, chunk.server_timing);
+      r.response_id = chunk.response_id;
       // A whole body arrives at once: it has no first token, so no TTFT, TTST or ITL (as in
       // AIPerf, whose streaming metrics need SSE); latency ends at end_ns.
       r.content_events = chunk.items > 0 ? chunk.items : (chunk.has_content ? 1 : 0);

@@ -1,5 +1,6 @@
 #include "worker/reply_parser.hpp"
 
+#include "worker/api_events.hpp"
 #include "worker/stream_event_parser.hpp"
 
 #include <rapidjson/document.h>
@@ -223,6 +224,9 @@ ReplyChunk parse_reply(std::string_view json, Endpoint endpoint, bool streaming,
       chunk.has_content = chunk.items > 0;
       break;
     }
+    case Endpoint::kResponses:
+    case Endpoint::kMessages:
+      break;  // read by worker/api_events.cpp before this
   }
   return chunk;
 }
@@ -230,16 +234,22 @@ ReplyChunk parse_reply(std::string_view json, Endpoint endpoint, bool streaming,
 }  // namespace
 
 ReplyChunk parse_stream_event(std::string_view data, Endpoint endpoint, std::string& text) {
+  if (endpoint == Endpoint::kResponses) return parse_responses_event(data, text);
+  if (endpoint == Endpoint::kMessages) return parse_messages_event(data, text);
   if (auto fast = parse_stream_event_fast(data, endpoint, text)) return *fast;
   return parse_reply(data, endpoint, true, text);
 }
 
 ReplyChunk parse_stream_event_document(std::string_view data, Endpoint endpoint,
                                        std::string& text) {
+  if (endpoint == Endpoint::kResponses) return parse_responses_event(data, text);
+  if (endpoint == Endpoint::kMessages) return parse_messages_event(data, text);
   return parse_reply(data, endpoint, true, text);
 }
 
 ReplyChunk parse_reply_body(std::string_view body, Endpoint endpoint, std::string& text) {
+  if (endpoint == Endpoint::kResponses) return parse_responses_body(body, text);
+  if (endpoint == Endpoint::kMessages) return parse_messages_body(body, text);
   return parse_reply(body, endpoint, false, text);
 }
 

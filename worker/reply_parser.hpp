@@ -16,6 +16,8 @@ using proto::Endpoint;
 
 struct Usage {
   bool present = false;  // the reply carried a "usage" object
+  // -1: not in this event (a messages stream reports input and output tokens in different
+  // events; the last report of each wins).
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = -1;  // prompt_tokens_details.cached_tokens; -1: not reported
@@ -69,11 +71,17 @@ struct ReplyChunk {
   // nvext.timing (target.server_timing): the server's own timing of the request, on the chunk
   // with finish_reason (streamed) or the body. A field that is not a finite number >= 0 stays -1.
   proto::ServerTiming server_timing;
+  // responses and messages: the event that ends the stream (response.completed, .incomplete,
+  // .failed; message_stop), which those APIs send instead of chat's [DONE].
+  bool stream_end = false;
+  // responses: the response's id (response.created and friends, or a whole body's "id");
+  // messages: message.id. Empty when the event has none.
+  std::string response_id;
 };
 
 // One SSE `data:` payload of a streamed reply. Appends choice 0's content (chat:
-// delta.content, completions: text) to `text`; reasoning content counts as content for timing
-// but is not appended.
+// delta.content, completions: text; responses and messages: worker/api_events.hpp) to `text`;
+// reasoning content counts as content for timing but is not appended.
 ReplyChunk parse_stream_event(std::string_view data, Endpoint endpoint, std::string& text);
 
 // The same through a full JSON document: the reference the fast path of parse_stream_event is

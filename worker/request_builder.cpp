@@ -1,5 +1,7 @@
 #include "worker/request_builder.hpp"
 
+#include "worker/api_bodies.hpp"
+
 #include <rapidjson/error/en.h>
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
@@ -241,7 +243,8 @@ RequestBuilder::RequestBuilder(const proto::WorkerSettings& settings)
 
 bool RequestBuilder::try_format(const std::string& system_prompt,
                                 const std::vector<ChatMessage>& history, const proto::Turn& turn,
-                                JsonDocument* out, std::string* error) const {
+                                JsonDocument* out, std::string* error,
+                                const std::string& previous_response_id) const {
   auto fail = [&](std::string message) {
     if (error) *error = std::move(message);
     return false;
@@ -298,27 +301,42 @@ bool RequestBuilder::try_format(const std::string& system_prompt,
       body.AddMember("input", string_value(input, a), a);
       break;
     }
+    case proto::Endpoint::kResponses:
+      add_responses_conversation(body, system_prompt, history, turn.user_text, turn_messages,
+                                 previous_response_id, a);
+      break;
+    case proto::Endpoint::kMessages:
+      add_messages_conversation(body, system_prompt, history, turn.user_text, turn_messages, a);
+      break;
   }
-  if (endpoint_ != proto::Endpoint::kEmbeddings) {
-    if (turn.max_tokens > 0) {
-      const char* key = endpoint_ == proto::Endpoint::kChat && max_completion_tokens_
-                            ? "max_completion_tokens"
-                            : "max_tokens";
-      body.AddMember(rapidjson::StringRef(key), Value(turn.max_tokens), a);
-    }
-    body.AddMember("stream", Value(streaming_), a);
-    if (streaming_ && include_usage_) {
-      Value options(rapidjson::kObjectType);
-      options.AddMember("include_usage", Value(true), a);
-      body.AddMember("stream_options", std::move(options), a);
-    }
-  }
+  if (endpoint_ != proto::Endpoint::kEmbeddings) add_generation_options(body, turn.max_tokens, a);
   merge_json_object(body, extra_body_, a);
   if (turn_extra.IsObject()) merge_json_object(body, turn_extra, a);
   if (verify_) ask_for_extra_field(body, "worker_id", a);
   if (verify_ || server_timing_) ask_for_extra_field(body, "timing", a);
   static_cast<Value&>(*out) = body;  // rapidjson's assignment moves
   return true;
+}
+
+void RequestBuilder::add_generation_options(Value& body, int64_t max_tokens, Allocator& a) const {
+  if (endpoint_ == proto::Endpoint::kMessages) {  // required there
+    body.AddMember("max_tokens", Value(max_tokens > 0 ? max_tokens : kMessagesDefaultMaxTokens), a);
+  } else if (max_tokens > 0) {
+    const char* key = endpoint_ == proto::Endpoint::kResponses ? "max_output_tokens"
+                      : endpoint_ == proto::Endpoint::kChat && max_completion_tokens_
+                          ? "max_completion_tokens"
+                          : "max_tokens";
+    body.AddMember(rapidjson::StringRef(key), Value(max_tokens), a);
+  }
+  body.AddMember("stream", Value(streaming_), a);
+  // Responses and Messages always report usage; neither has stream_options.
+  const bool openai_stream =
+      endpoint_ == proto::Endpoint::kChat || endpoint_ == proto::Endpoint::kCompletions;
+  if (streaming_ && include_usage_ && openai_stream) {
+    Value options(rapidjson::kObjectType);
+    options.AddMember("include_usage", Value(true), a);
+    body.AddMember("stream_options", std::move(options), a);
+  }
 }
 
 JsonDocument RequestBuilder::format(const std::string& system_prompt,

@@ -42,10 +42,18 @@ class RequestBuilder {
                              const proto::Turn& turn) const;
   // The same without exceptions: on failure returns false and sets *error (body untouched).
   // The body is built with body->GetAllocator() (RequestBodyArena's, in the runner).
+  // `previous_response_id` (responses with target.responses_state server, turn 2+): the input
+  // is this turn's only, chained to that response.
   bool try_format(const std::string& system_prompt, const std::vector<ChatMessage>& history,
-                  const proto::Turn& turn, rapidjson::Document* body, std::string* error) const;
+                  const proto::Turn& turn, rapidjson::Document* body, std::string* error,
+                  const std::string& previous_response_id = {}) const;
 
  private:
+  // The token limit (max_tokens / max_completion_tokens / max_output_tokens, as the endpoint
+  // names it), "stream" and chat's and completions' stream_options. Not for embeddings.
+  void add_generation_options(rapidjson::Value& body, int64_t max_tokens,
+                              rapidjson::Document::AllocatorType& a) const;
+
   proto::Endpoint endpoint_;
   std::string model_;
   bool streaming_;
@@ -65,6 +73,10 @@ class RequestBuilder {
 //                messages_json) joined with "\n", "max_tokens", "stream", "stream_options"};
 //                max_completion_tokens does not apply: the completions API only has max_tokens.
 //   embeddings:  {"model", "input": the user text}; no stream, no token limit.
+//   responses:   {"model", "input": input items (worker/api_bodies.hpp), "max_output_tokens",
+//                "stream"} (+ "previous_response_id" with only this turn's input, when given).
+//   messages:    {"model", "system", "messages" (api_bodies.hpp), "max_tokens" (always: the
+//                API requires it), "stream"}.
 // Then target.extra_body, then the turn's extra_json are merged in (later wins; objects merge
 // recursively, anything else replaces). Last, with session_routing.verify, "worker_id" and
 // "timing" are added to nvext.extra_fields, and "timing" with target.server_timing (kept with

@@ -607,7 +607,8 @@ void fill(ReplyChunk& chunk, const StreamEventHandler& handler) {
 
 std::optional<ReplyChunk> parse_stream_event_fast(std::string_view data, Endpoint endpoint,
                                                   std::string& text) {
-  if (endpoint == Endpoint::kEmbeddings) return std::nullopt;
+  // Embeddings do not stream; responses and messages have their own parser (api_events.hpp).
+  if (endpoint != Endpoint::kChat && endpoint != Endpoint::kCompletions) return std::nullopt;
   const bool completions = endpoint == Endpoint::kCompletions;
   const size_t text_size = text.size();
   ReplyChunk chunk;

@@ -12,8 +12,8 @@
 
 namespace convoy::worker {
 
-// nullopt: declined (an error object, or the endpoint is embeddings); `text` is then unchanged.
-// Otherwise what parse_stream_event returns, with choice 0's content appended to `text`.
+// nullopt: declined (an error object, or the endpoint is not chat or completions); `text` is then
+// unchanged. Otherwise what parse_stream_event returns, with choice 0's content appended to `text`.
 std::optional<ReplyChunk> parse_stream_event_fast(std::string_view data, Endpoint endpoint,
                                                   std::string& text);
 

@@ -50,6 +50,9 @@ struct HttpResponse : proto::Timings {
   int64_t dp_rank = -1;
   // target.server_timing: the server's own timing (nvext.timing; the first event with one).
   proto::ServerTiming server_timing;
+  // responses: the response's id (previous_response_id of the next turn with
+  // target.responses_state server); messages: the message id. "": not reported.
+  std::string response_id;
   int64_t http_status = 0;
   proto::RecordError error;             // kind kNone on success
   bool request_reached_server = false;  // false for dns/connect/tls/send failures

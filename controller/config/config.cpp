@@ -177,6 +177,25 @@ void read_target_urls(const Section& s, TargetConfig& t) {
   t.url = t.urls.front();
 }
 
+// target.path and target.responses_state: the route override and how a responses conversation
+// keeps its history.
+void read_target_route(const Section& s, TargetConfig& t) {
+  std::optional<std::string> path;
+  s.read("path", path);
+  t.path = path.value_or("");
+  s.check(t.path.empty() ||
+              (t.path.front() == '/' && t.path.find_first_of("?# \t") == std::string::npos),
+          "path", "expected a route starting with / (no query, no spaces), got '" + t.path + "'");
+  s.read_enum("responses_state", t.responses_state, kResponsesStateNames,
+              proto::parse_responses_state);
+  s.check(t.responses_state == proto::ResponsesState::kClient ||
+              t.endpoint == proto::Endpoint::kResponses,
+          "responses_state",
+          "server keeps the history by previous_response_id, which only the responses endpoint "
+          "has (target.endpoint is " +
+              std::string(to_string(t.endpoint)) + ")");
+}
+
 void read_target(const Section& top, TargetConfig& t, std::vector<std::string>& warnings) {
   const Section s = top.section("target", kTargetKeys);
   s.read("url", t.url);
@@ -211,6 +230,7 @@ void read_target(const Section& top, TargetConfig& t, std::vector<std::string>& 
   s.check(t.max_response_bytes > 0, "max_response_bytes",
           "must be a positive number of bytes, got " + std::to_string(t.max_response_bytes));
   s.read("server_timing", t.server_timing);
+  read_target_route(s, t);
 }
 
 void read_mock(const Section& top, MockConfig& m) {

@@ -17,6 +17,8 @@ using Keys = std::vector<std::string_view>;
 // Enum spellings, indexed by the enum's value. Endpoint, history and routing mode are the wire
 // enums: their names live in proto/messages.hpp and YAML strings go through proto::parse_*.
 inline const Keys kEndpointNames(proto::kEndpointNames.begin(), proto::kEndpointNames.end());
+inline const Keys kResponsesStateNames(proto::kResponsesStateNames.begin(),
+                                       proto::kResponsesStateNames.end());
 inline const Keys kHistoryNames(proto::kHistoryModeNames.begin(), proto::kHistoryModeNames.end());
 inline const Keys kRoutingModeNames(proto::kSessionRoutingModeNames.begin(),
                                     proto::kSessionRoutingModeNames.end());
@@ -50,7 +52,9 @@ inline const Keys kTargetKeys = {"url",
                                  "insecure",
                                  "max_response_bytes",
                                  "urls",
-                                 "server_timing"};
+                                 "server_timing",
+                                 "path",
+                                 "responses_state"};
 inline const Keys kMockKeys = {"workers", "contract",        "router_mode", "itl_ms",
                                "speedup", "engine_sessions", "extra_args"};
 inline const Keys kDatasetKeys = {"type",

@@ -75,7 +75,9 @@ void target_yaml(std::ostream& y, const TargetConfig& t) {
     << "  http2: " << yes_no(t.http2) << "\n"
     << "  insecure: " << yes_no(t.insecure) << "\n"
     << "  max_response_bytes: " << t.max_response_bytes << "\n"
-    << "  server_timing: " << yes_no(t.server_timing) << "\n";
+    << "  server_timing: " << yes_no(t.server_timing) << "\n"
+    << "  path: " << (t.path.empty() ? "null" : quote(t.path)) << "\n"
+    << "  responses_state: " << to_string(t.responses_state) << "\n";
 }
 
 void mock_and_dataset_yaml(std::ostream& y, const Config& c) {

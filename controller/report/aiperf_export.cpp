@@ -539,15 +539,23 @@ std::string aiperf_turn_payload(const proto::TargetSettings& target,
   body.AddMember("model", json_text(target.model, a), a);
   rapidjson::Value messages = parsed(turn.messages_json, rapidjson::kArrayType, a);
   switch (target.endpoint) {
-    case proto::Endpoint::kChat: {
+    case proto::Endpoint::kChat:
+    case proto::Endpoint::kResponses:  // input items have chat's roles
+    case proto::Endpoint::kMessages: {
+      const bool apart = target.endpoint == proto::Endpoint::kMessages;  // "system" of its own
       rapidjson::Value list(rapidjson::kArrayType);
-      if (!system_prompt.empty()) list.PushBack(chat_message("system", system_prompt, a), a);
+      if (!system_prompt.empty() && !apart) {
+        list.PushBack(chat_message("system", system_prompt, a), a);
+      }
+      if (!system_prompt.empty() && apart) body.AddMember("system", json_text(system_prompt, a), a);
       if (messages.IsArray()) {
         for (auto& m : messages.GetArray()) list.PushBack(m, a);
       } else {
         list.PushBack(chat_message("user", turn.user_text, a), a);
       }
-      body.AddMember("messages", list, a);
+      body.AddMember(rapidjson::StringRef(
+                         target.endpoint == proto::Endpoint::kResponses ? "input" : "messages"),
+                     list, a);
       break;
     }
     case proto::Endpoint::kCompletions: {
@@ -564,11 +572,15 @@ std::string aiperf_turn_payload(const proto::TargetSettings& target,
     if (turn.max_tokens > 0) {
       const bool completion_key =
           target.endpoint == proto::Endpoint::kChat && target.max_completion_tokens;
-      body.AddMember(rapidjson::StringRef(completion_key ? "max_completion_tokens" : "max_tokens"),
-                     rapidjson::Value(turn.max_tokens), a);
+      const char* key = target.endpoint == proto::Endpoint::kResponses ? "max_output_tokens"
+                        : completion_key                               ? "max_completion_tokens"
+                                                                       : "max_tokens";
+      body.AddMember(rapidjson::StringRef(key), rapidjson::Value(turn.max_tokens), a);
     }
     body.AddMember("stream", rapidjson::Value(target.streaming), a);
-    if (target.streaming && target.use_server_token_counts) {
+    const bool openai_stream = target.endpoint == proto::Endpoint::kChat ||
+                               target.endpoint == proto::Endpoint::kCompletions;
+    if (target.streaming && target.use_server_token_counts && openai_stream) {
       rapidjson::Value options(rapidjson::kObjectType);
       options.AddMember("include_usage", rapidjson::Value(true), a);
       body.AddMember("stream_options", options, a);

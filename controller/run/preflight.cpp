@@ -145,13 +145,16 @@ std::vector<std::string> closest_first(std::string_view typed, std::vector<std::
 
 std::string doubled_path_problem(const std::string& base_url, proto::Endpoint endpoint) {
   const std::string base = strip_slashes(base_url);
-  for (std::string_view route : {"/chat/completions", "/completions", "/embeddings"}) {
+  for (std::string_view route :
+       {"/chat/completions", "/completions", "/embeddings", "/responses", "/messages"}) {
     if (!ends_with(base, route)) continue;
     std::string root = base.substr(0, base.size() - route.size());
     if (ends_with(root, "/v1")) root.resize(root.size() - 3);
     const std::string sent =
         base + (endpoint == proto::Endpoint::kCompletions  ? "/v1/completions"
                 : endpoint == proto::Endpoint::kEmbeddings ? "/v1/embeddings"
+                : endpoint == proto::Endpoint::kResponses  ? "/v1/responses"
+                : endpoint == proto::Endpoint::kMessages   ? "/v1/messages"
                                                            : "/v1/chat/completions");
     return "target.url " + redact_url(base_url) + " already ends in " + std::string(route) +
            ", and convoy appends the route of target.endpoint itself: requests would go to " +
@@ -217,6 +220,7 @@ std::string preflight_target(const Config& config) {
       config.target.urls.empty() ? std::vector<std::string>{config.target.url} : config.target.urls;
   if (config.target.urls.empty() && config.target.url == "mock") return "";
   for (const auto& url : urls) {
+    if (!config.target.path.empty()) break;  // target.path: the user names the whole route
     if (std::string problem = doubled_path_problem(url, config.target.endpoint); !problem.empty()) {
       return problem + ". Nothing was sent.";
     }

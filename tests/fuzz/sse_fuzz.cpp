@@ -59,6 +59,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   for (const Event& e : whole) {
     (void)convoy::worker::parse_stream_event(e.data, convoy::worker::Endpoint::kChat, text);
     (void)convoy::worker::parse_stream_event(e.data, convoy::worker::Endpoint::kCompletions, text);
+    (void)convoy::worker::parse_stream_event(e.data, convoy::worker::Endpoint::kResponses, text);
+    (void)convoy::worker::parse_stream_event(e.data, convoy::worker::Endpoint::kMessages, text);
+    (void)convoy::worker::parse_reply_body(e.data, convoy::worker::Endpoint::kResponses, text);
+    (void)convoy::worker::parse_reply_body(e.data, convoy::worker::Endpoint::kMessages, text);
     (void)convoy::worker::parse_error_body(e.data);
   }
   return 0;

@@ -184,8 +184,11 @@ TEST_CASE("the whole target section and session routing travel with their values
 TEST_CASE("an unknown enum value on the wire fails the decode") {
   SUBCASE("in a Welcome") {
     WorkerSettings bad_endpoint;
-    bad_endpoint.endpoint = static_cast<Endpoint>(3);
+    bad_endpoint.endpoint = static_cast<Endpoint>(5);
     CHECK_FALSE(welcome_round_trip(bad_endpoint).has_value());
+    WorkerSettings bad_state;
+    bad_state.responses_state = static_cast<convoy::proto::ResponsesState>(2);
+    CHECK_FALSE(welcome_round_trip(bad_state).has_value());
     WorkerSettings bad_mode;
     bad_mode.session_routing.mode = static_cast<SessionRoutingMode>(4);
     CHECK_FALSE(welcome_round_trip(bad_mode).has_value());
@@ -195,8 +198,8 @@ TEST_CASE("an unknown enum value on the wire fails the decode") {
     CHECK(welcome_round_trip(WorkerSettings{}).has_value());
   }
   SUBCASE("values past the underlying type, negative or not integers") {
-    CHECK(converts<TargetSettings>("endpoint", 2));
-    CHECK_FALSE(converts<TargetSettings>("endpoint", 3));
+    CHECK(converts<TargetSettings>("endpoint", 4));
+    CHECK_FALSE(converts<TargetSettings>("endpoint", 5));
     CHECK_FALSE(converts<TargetSettings>("endpoint", 256 + 1));
     CHECK_FALSE(converts<TargetSettings>("endpoint", -1));
     CHECK_FALSE(converts<TargetSettings>("endpoint", std::string("chat")));
