@@ -22,6 +22,7 @@ using proto::Endpoint;
 
 struct ApiRequest {
   Endpoint endpoint = Endpoint::kChat;
+  std::string model;  // one of the served models (--model)
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   int64_t max_tokens = 0;      // output tokens to generate (0 for embeddings)
@@ -34,10 +35,11 @@ struct ApiRequest {
   // An explicit worker pin: nvext.backend_instance_id and nvext.dp_rank.
   std::optional<uint64_t> backend_instance_id;
   std::optional<uint32_t> dp_rank;
+  std::string session_id;  // SGLang's body session_id ("" when none)
   SessionDirective session;
 };
 
-// Validates and reads a parsed body. The model must be `options.model` (404 otherwise, as
+// Validates and reads a parsed body. The model must be a served one (404 otherwise, as
 // Dynamo answers); max_completion_tokens wins over max_tokens.
 // `raw_body` is what `body` was parsed from (serde's error positions).
 std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rapidjson::Value& body,

@@ -126,6 +126,7 @@ constexpr std::array kConversationMembers = {
     CONVOY_MEMBER(Conversation, start_ns),       CONVOY_MEMBER(Conversation, first_turn),
     CONVOY_MEMBER(Conversation, system_prompt),  CONVOY_MEMBER(Conversation, turns),
     CONVOY_MEMBER(Conversation, subagents),      CONVOY_MEMBER(Conversation, url_index),
+    CONVOY_MEMBER(Conversation, model),
 };
 
 constexpr std::array kSubAgentMembers = {

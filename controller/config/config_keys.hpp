@@ -36,6 +36,7 @@ inline const Keys kTopKeys = {
 inline const Keys kTargetKeys = {"url",
                                  "endpoint",
                                  "model",
+                                 "models",
                                  "streaming",
                                  "api_key_env",
                                  "headers",
@@ -72,7 +73,8 @@ inline const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arr
                                "grace_s",    "warmup_sessions", "cancel",   "warmup_s",
                                "stages",     "sweep",           "search",   "abort_on"};
 inline const Keys kCancelKeys = {"fraction", "after_ms"};
-inline const Keys kRoutingKeys = {"mode", "timeout_s", "header_name", "final_marker", "verify"};
+inline const Keys kRoutingKeys = {"mode",   "timeout_s", "header_name", "final_marker",
+                                  "verify", "custom",    "dp_ranks"};
 inline const Keys kFinalMarkerNames(proto::kFinalMarkerNames.begin(),
                                     proto::kFinalMarkerNames.end());
 inline const Keys kWorkersKeys = {"local",  "listen",     "results_listen",
