@@ -7,6 +7,8 @@
 #include <optional>
 #include <string_view>
 
+#include "controller/config/did_you_mean.hpp"
+
 namespace convoy {
 
 namespace {
@@ -131,8 +133,10 @@ void read_mode_list(const yaml_util::Section& s, proto::SessionRoutingSettings& 
     if (at == all.end()) {
       std::string allowed;
       for (auto a : all) allowed += (allowed.empty() ? "" : ", ") + std::string(a);
-      s.source().fail(path, "expected one of " + allowed + " (or a list of them), got " +
-                                yaml_util::describe(items[i]));
+      std::string what = "expected one of " + allowed + " (or a list of them), got " +
+                         yaml_util::describe(items[i]);
+      if (auto near = closest_match(name, all)) what += "; did you mean '" + *near + "'?";
+      s.source().fail(path, what);
     }
     const size_t index = static_cast<size_t>(at - all.begin());
     if (index < proto::kSessionRoutingModeNames.size()) {
@@ -155,7 +159,7 @@ void read_mode_list(const yaml_util::Section& s, proto::SessionRoutingSettings& 
   r.mode = dynamo.value_or(SessionRoutingMode::kOff);
 }
 
-bool has(const proto::SessionRoutingSettings& r, RouterPreset p) {
+bool lists_preset(const proto::SessionRoutingSettings& r, RouterPreset p) {
   return std::find(r.presets.begin(), r.presets.end(), p) != r.presets.end();
 }
 
@@ -184,7 +188,7 @@ void resolve_writes(const yaml_util::Section& s, proto::SessionRoutingSettings& 
       add({true, kVllmDpRankHeader, RoutingSource::kDpRank}, who, mode_path);
     }
   }
-  if (!has(r, RouterPreset::kCustom)) return;
+  if (!lists_preset(r, RouterPreset::kCustom)) return;
   for (const auto& [name, source] : r.custom_headers) {
     add({true, name, source}, "custom", s.path("custom") + ".headers." + name);
   }
@@ -204,14 +208,14 @@ void read_routing_modes(const yaml_util::Section& s, proto::SessionRoutingSettin
     read_custom_map(custom, "headers", true, r.custom_headers);
     read_custom_map(custom, "body", false, r.custom_body);
   }
-  const bool custom = has(r, RouterPreset::kCustom);
+  const bool custom = lists_preset(r, RouterPreset::kCustom);
   const bool any_custom = !r.custom_headers.empty() || !r.custom_body.empty();
   s.check(!custom || any_custom, "custom",
           "mode custom needs at least one entry in custom.headers or custom.body");
   s.check(custom || !any_custom, "custom",
           "read only with mode custom: add custom to session_routing.mode");
   s.read("dp_ranks", r.dp_ranks);
-  const bool dp = has(r, RouterPreset::kVllmDpRank);
+  const bool dp = lists_preset(r, RouterPreset::kVllmDpRank);
   s.check(!dp || r.dp_ranks >= 1, "dp_ranks",
           "mode vllm_dp_rank needs the server's data-parallel size (an integer >= 1), got " +
               std::to_string(r.dp_ranks));

@@ -26,8 +26,8 @@ std::optional<double> model_pct(const std::optional<MetricStats>& m, std::size_t
 constexpr std::size_t kModelP50 = 4;  // kPercentileKeys: p50
 constexpr std::size_t kModelP99 = 8;  // p99
 
-std::string model_cell(std::optional<double> v, std::size_t width) {
-  std::string text = v ? format_grouped(*v) : "-";
+std::string model_cell(std::optional<double> v, std::size_t width, int decimals = 2) {
+  std::string text = v ? format_grouped(*v, decimals) : "-";
   return std::string(text.size() < width ? width - text.size() : 0, ' ') + text;
 }
 
@@ -56,8 +56,8 @@ void print_model_table(std::ostream& out, const MetricsSnapshot& s, std::size_t 
   for (const auto& m : s.models) {
     out << left(m.name, name_width) << ' '
         << model_cell(total > 0 ? m.weight / total * 100 : 0, kCell) << ' '
-        << model_cell(static_cast<double>(m.requests), kCell) << ' '
-        << model_cell(static_cast<double>(m.errors), kCell) << ' '
+        << model_cell(static_cast<double>(m.requests), kCell, 0) << ' '
+        << model_cell(static_cast<double>(m.errors), kCell, 0) << ' '
         << model_cell(model_pct(m.ttft, kModelP50), kCell) << ' '
         << model_cell(model_pct(m.inter_token_latency, kModelP50), kCell) << ' '
         << model_cell(model_pct(m.request_latency, kModelP50), kCell) << ' '
