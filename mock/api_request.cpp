@@ -192,6 +192,11 @@ void read_flags(const rapidjson::Value& body, ApiRequest& req) {
     req.include_usage =
         usage != so->value.MemberEnd() && usage->value.IsBool() && usage->value.GetBool();
   }
+  // SGLang's top-level session_id: a routing key (see RequestMeta::routing_key).
+  const auto session = body.FindMember("session_id");
+  if (session != body.MemberEnd() && session->value.IsString()) {
+    req.session_id = std::string(view(session->value));
+  }
   const auto nvext = body.FindMember("nvext");
   if (nvext == body.MemberEnd() || !nvext->value.IsObject()) return;
   const auto instance = nvext->value.FindMember("backend_instance_id");
@@ -228,8 +233,9 @@ std::variant<ApiRequest, ApiError> read_api_request(Endpoint endpoint, const rap
     return invalid("invalid type: expected a string " + json_position(raw_body, {}, false));
   }
   // Both eras answer exactly this, without the name.
-  if (view(model->value) != options.model) return not_found("Model not found");
+  if (!serves_model(options, view(model->value))) return not_found("Model not found");
   ApiRequest req;
+  req.model = std::string(view(model->value));
   req.endpoint = endpoint;
   std::optional<ApiError> error;
   switch (endpoint) {

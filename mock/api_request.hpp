@@ -22,6 +22,7 @@ using proto::Endpoint;
 
 struct ApiRequest {
   Endpoint endpoint = Endpoint::kChat;
+  std::string model;  // one of the served models (--model)
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   int64_t max_tokens = 0;      // output tokens to generate (0 for embeddings)
@@ -37,13 +38,14 @@ struct ApiRequest {
   // nvext.agent_hints.priority (higher = more important, as Dynamo's router orders its queue);
   // 0 when absent.
   int64_t priority = 0;
+  std::string session_id;  // SGLang's body session_id ("" when none)
   SessionDirective session;
   // responses: the request's previous_response_id ("" when none); the caller prepends the
   // history it names.
   std::string previous_response_id;
 };
 
-// Validates and reads a parsed body. The model must be `options.model` (404 otherwise, as
+// Validates and reads a parsed body. The model must be a served one (404 otherwise, as
 // Dynamo answers); max_completion_tokens wins over max_tokens. responses: "input" (a string or
 // input items with role and content) and max_output_tokens; messages: "messages", "system"
 // (a string or text blocks) and max_tokens, which that API requires (a 400 without it).

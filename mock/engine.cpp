@@ -59,6 +59,7 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
   job->prompt_tokens = request.prompt_tokens;
   job->max_tokens = request.max_tokens;
   job->priority = request.priority;
+  job->itl_ms = itl_ms_for(options_, request.model);
   job->prompt_hashes = block_hashes(request.prompt, options_.block_size);
   job->prompt_blocks = (request.prompt_tokens + options_.block_size - 1) / options_.block_size;
   job->kv_blocks =
@@ -293,6 +294,16 @@ int Engine::route(const Job& job, const RequestMeta& meta) {
       loads[i].cached_blocks = w.cache.match(job.prompt_hashes);
     }
   }
+  if (!meta.routing_key.empty()) {
+    // Consistent hashing of the key over the workers that may take it, in index order.
+    std::vector<int> up;
+    for (size_t i = 0; i < loads.size(); ++i) {
+      if (loads[i].up) up.push_back(static_cast<int>(i));
+    }
+    if (!up.empty()) {
+      return up[splitmix64_finalize(fnv1a64(meta.routing_key)) % up.size()];
+    }
+  }
   return router_.choose(loads, job.prompt_blocks);
 }
 
@@ -308,7 +319,7 @@ void Engine::admit(Worker& w, const JobPtr& job, Clock::time_point now) {
   job->cached_tokens = cached_blocks * options_.block_size;
   job->admitted_at = now;
   job->prefill = scaled_ms(prefill_ms(job->prompt_tokens - job->cached_tokens));
-  job->itl = scaled_ms(options_.itl_ms);
+  job->itl = scaled_ms(job->itl_ms);
   stats_.record_admission(job->turn_index, job->prompt_tokens, job->cached_tokens);
   server_metrics_.on_admit(job->worker, job->prompt_tokens, job->cached_tokens);
 }

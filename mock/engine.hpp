@@ -47,6 +47,10 @@ struct RequestMeta {
   // nvext.dp_rank (headers win, as Dynamo's apply_header_routing_overrides has it).
   std::optional<uint64_t> target_instance;
   std::optional<uint32_t> target_rank;
+  // Other routers' session keys: SGLang Model Gateway's X-SMG-Routing-Key header, else SGLang's
+  // body session_id. A key goes to one worker by a hash of it (the gateway's consistent hashing)
+  // when no pin or explicit target decides; "" = none.
+  std::string routing_key;
 };
 
 // Faults drawn for one request; they trigger at token `fault_token` of the stream.
@@ -65,6 +69,7 @@ struct Job {
   std::vector<uint64_t> prompt_hashes;
   int64_t prompt_tokens = 0;
   int64_t max_tokens = 0;
+  double itl_ms = 0;          // the requested model's decode step (model ms, before speedup)
   int64_t prompt_blocks = 0;  // ceil(prompt_tokens / block_size): the router's load unit
   int64_t priority = 0;       // nvext.agent_hints.priority: a higher one is admitted first
   int64_t kv_blocks = 0;      // ceil((prompt + max tokens) / block_size): held while running

@@ -124,7 +124,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     // Not in the request log: convoy's check before a run lists the models (GET /v1/models),
     // and the log holds what the benchmark itself sent.
     if (path == "/v1/models" && get) {
-      return respond_json(200, models_response(ctx_.options.model, ctx_.created_s));
+      return respond_json(200, models_response(served_models(ctx_.options), ctx_.created_s));
     }
     log_request(nullptr);
     if (path == "/tokenize" && ctx_.options.tokenize) return post ? tokenize() : not_allowed();
@@ -225,6 +225,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (const auto rank = number("x-dp-rank"); rank && *rank <= 0xffffffffULL) {
       meta.target_rank = static_cast<uint32_t>(*rank);
     }
+    // vLLM's X-data-parallel-rank (its _get_data_parallel_rank): the same pin to one DP rank.
+    if (const auto rank = number("x-data-parallel-rank");
+        !meta.target_rank && rank && *rank <= 0xffffffffULL) {
+      meta.target_rank = static_cast<uint32_t>(*rank);
+    }
+    meta.routing_key = std::string(sv(request_["x-smg-routing-key"]));
     return meta;
   }
 
@@ -305,6 +311,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     req.session = std::move(std::get<SessionDirective>(control));
     if (!meta.target_instance) meta.target_instance = req.backend_instance_id;
     if (!meta.target_rank) meta.target_rank = req.dp_rank;
+    if (meta.routing_key.empty()) meta.routing_key = req.session_id;
 
     endpoint_ = endpoint;
     stream_ = req.stream;
@@ -316,7 +323,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     info_.created = std::chrono::duration_cast<std::chrono::seconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();
-    info_.model = ctx_.options.model;
+    info_.model = req.model;
     info_.with_worker_id = req.want_worker_id;
     info_.with_timing = req.want_timing;
     info_.received_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -350,9 +357,10 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
 
     if (stream_) append_stream_header();
     // From the options, not the job: a queued job is admitted on whichever thread frees a slot.
-    const double expected_ms = (prefill_ms(job_->prompt_tokens) +
-                                ctx_.options.itl_ms * static_cast<double>(job_->max_tokens)) /
-                               ctx_.options.speedup;
+    const double expected_ms =
+        (prefill_ms(job_->prompt_tokens) +
+         itl_ms_for(ctx_.options, info_.model) * static_cast<double>(job_->max_tokens)) /
+        ctx_.options.speedup;
     if (!ok.admitted || expected_ms > kWatchPeerAfterMs) watch_peer();
     if (ok.admitted) on_admitted(generation_);
     if (stream_) {

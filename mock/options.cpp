@@ -2,6 +2,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <functional>
 
 #include "common/build_info.hpp"
@@ -51,7 +54,34 @@ struct Names {
   std::string affinity_mode = "hard";
   std::string ingress_hash = "request";
   bool no_tokenize = false;
+  std::vector<std::string> models{"mock-model"};
 };
+
+// --model NAME[:ITL_MS]: the text after the last ':' is the model's decode step when it is a
+// number >= 0 (so "llama3:8b" stays one name). Repeated: more models; a name given again keeps
+// its first place and takes the later ITL_MS (mock.extra_args can set the speed of a model the
+// launcher named).
+std::optional<std::string> read_models(const std::vector<std::string>& specs, Options& opt) {
+  std::vector<std::string> names;
+  for (const auto& spec : specs) {
+    std::string name = spec;
+    const auto colon = spec.rfind(':');
+    if (colon != std::string::npos && colon + 1 < spec.size()) {
+      const std::string tail = spec.substr(colon + 1);
+      char* end = nullptr;
+      const double ms = std::strtod(tail.c_str(), &end);
+      if (end == tail.c_str() + tail.size() && std::isfinite(ms) && ms >= 0) {
+        name = spec.substr(0, colon);
+        opt.itl_ms_by_model[name] = ms;
+      }
+    }
+    if (name.empty()) return "--model: empty model name in '" + spec + "'";
+    if (std::find(names.begin(), names.end(), name) == names.end()) names.push_back(name);
+  }
+  opt.model = names.front();
+  opt.more_models.assign(names.begin() + 1, names.end());
+  return std::nullopt;
+}
 
 ParsedOptions parse(CLI::App& app, Options& opt, const Names& names,
                     const std::function<void()>& run_parse) {
@@ -67,6 +97,11 @@ ParsedOptions parse(CLI::App& app, Options& opt, const Names& names,
   } catch (const CLI::ParseError& e) {
     result.exit_code = 2;
     result.message = std::string("convoy-mock: ") + e.what() + "\nRun with --help for usage.";
+    return result;
+  }
+  if (auto error = read_models(names.models, opt)) {
+    result.exit_code = 2;
+    result.message = "convoy-mock: " + *error + "\nRun with --help for usage.";
     return result;
   }
   opt.port = static_cast<uint16_t>(names.port);
@@ -97,7 +132,9 @@ void define_engine(CLI::App& app, Options& opt, Names& names) {
   app.add_option("--threads", opt.threads, "Threads running the event loop")
       ->check(CLI::Range(1, 256))
       ->capture_default_str();
-  app.add_option("--model", opt.model, "Model name served at /v1/models")->capture_default_str();
+  app.add_option("--model", names.models,
+                 "Model served at /v1/models, as NAME or NAME:ITL_MS (its own decode step); "
+                 "repeat to serve several (default: mock-model)");
   app.add_flag("--no-tokenize", names.no_tokenize,
                "No POST /tokenize route (404), as Dynamo 1.6.1's frontend");
   app.add_option("--workers", opt.workers, "Simulated engine workers")
@@ -195,6 +232,22 @@ void define(CLI::App& app, Options& opt, Names& names) {
 }
 
 }  // namespace
+
+std::vector<std::string> served_models(const Options& o) {
+  std::vector<std::string> all{o.model};
+  all.insert(all.end(), o.more_models.begin(), o.more_models.end());
+  return all;
+}
+
+bool serves_model(const Options& o, std::string_view name) {
+  return name == o.model ||
+         std::find(o.more_models.begin(), o.more_models.end(), name) != o.more_models.end();
+}
+
+double itl_ms_for(const Options& o, std::string_view name) {
+  const auto it = o.itl_ms_by_model.find(name);
+  return it == o.itl_ms_by_model.end() ? o.itl_ms : it->second;
+}
 
 ParsedOptions parse_options(int argc, const char* const* argv) {
   CLI::App app{"convoy-mock: a Dynamo-like OpenAI-compatible mock server", "convoy-mock"};

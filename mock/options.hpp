@@ -2,8 +2,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace convoy::mock {
@@ -20,9 +22,14 @@ enum class IngressHash { kRequest, kSession };
 
 struct Options {
   std::string host = "127.0.0.1";
-  uint16_t port = 8000;  // 0 = ephemeral; Server::start() returns the bound port
-  int threads = 1;       // threads running the one io_context
-  std::string model = "mock-model";
+  uint16_t port = 8000;              // 0 = ephemeral; Server::start() returns the bound port
+  int threads = 1;                   // threads running the one io_context
+  std::string model = "mock-model";  // the first --model: metrics and /health name it
+  // --model given again: more model (or LoRA adapter) ids served beside `model`, in order.
+  std::vector<std::string> more_models;
+  // --model NAME:ITL_MS: that model's decode step per output token instead of itl_ms (real ms
+  // before speedup), so a run over several models can tell them apart by speed.
+  std::map<std::string, double, std::less<>> itl_ms_by_model;
 
   // Simulated engine.
   int workers = 4;
@@ -75,6 +82,11 @@ struct ParsedOptions {
 };
 
 ParsedOptions parse_options(int argc, const char* const* argv);
+// Every model id served: `model`, then more_models.
+std::vector<std::string> served_models(const Options& o);
+bool serves_model(const Options& o, std::string_view name);
+// The decode step of `name`'s requests: its own ITL_MS, else itl_ms.
+double itl_ms_for(const Options& o, std::string_view name);
 ParsedOptions parse_options(const std::vector<std::string>& args);  // args exclude argv[0]
 
 const char* to_string(Contract contract);

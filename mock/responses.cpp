@@ -300,7 +300,7 @@ std::string embeddings_response(const ResponseInfo& info, int64_t inputs, uint64
   return std::string(buf.GetString(), buf.GetSize());
 }
 
-std::string models_response(std::string_view model, int64_t created) {
+std::string models_response(const std::vector<std::string>& models, int64_t created) {
   rapidjson::StringBuffer buf;
   Writer w(buf);
   w.StartObject();
@@ -308,16 +308,18 @@ std::string models_response(std::string_view model, int64_t created) {
   w.String("list");
   w.Key("data");
   w.StartArray();
-  w.StartObject();
-  w.Key("id");
-  str(w, model);
-  w.Key("object");
-  w.String("model");
-  w.Key("created");
-  w.Int64(created);
-  w.Key("owned_by");
-  w.String("convoy-mock");
-  w.EndObject();
+  for (const auto& model : models) {
+    w.StartObject();
+    w.Key("id");
+    str(w, model);
+    w.Key("object");
+    w.String("model");
+    w.Key("created");
+    w.Int64(created);
+    w.Key("owned_by");
+    w.String("convoy-mock");
+    w.EndObject();
+  }
   w.EndArray();
   w.EndObject();
   return std::string(buf.GetString(), buf.GetSize());

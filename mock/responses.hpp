@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "mock/api_request.hpp"
 
@@ -63,7 +64,7 @@ std::string chat_response(const ResponseInfo& info);
 std::string completion_response(const ResponseInfo& info);
 std::string embeddings_response(const ResponseInfo& info, int64_t inputs, uint64_t seed);
 
-std::string models_response(std::string_view model, int64_t created);
+std::string models_response(const std::vector<std::string>& models, int64_t created);
 std::string health_response(std::string_view model, int workers);
 
 }  // namespace convoy::mock

@@ -28,7 +28,10 @@ namespace convoy::proto {
 // 6: a session released early (Record.early_release, in no metric) and each family's session
 // ledger in its ConversationEnd (sessions_opened, sessions_left_open). A version-5 controller
 // would count early releases as measured requests, so the two do not mix.
-inline constexpr uint32_t kProtocolVersion = 6;
+// 7: several models (TargetSettings.models, Conversation.model) and other routers' session keys
+// (SessionRoutingSettings.writes). A version-6 worker would ignore both and send every request
+// to target.model without the keys.
+inline constexpr uint32_t kProtocolVersion = 7;
 // Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
 // Decoding refuses any one string (or bin) longer than this (the datasets validate against it).
@@ -84,6 +87,27 @@ enum class FinalMarker : uint8_t { kOff, kLastTurn, kCloseRequest };
 inline constexpr std::array<std::string_view, 3> kFinalMarkerNames = {"off", "last_turn",
                                                                       "close_request"};
 
+// session_routing.mode's routers besides Dynamo's (several may be listed): each writes the
+// session's key where that router reads it (controller/config/session_routing_writes.cpp).
+enum class RouterPreset : uint8_t { kSglangGateway, kSglangSession, kVllmDpRank, kCustom };
+inline constexpr std::array<std::string_view, 4> kRouterPresetNames = {
+    "sglang_gateway", "sglang_session", "vllm_dp_rank", "custom"};
+// session_routing.custom's SOURCE: the request's own session id, its parent's ("" for a lead:
+// nothing is written), the family's root, the family's frontend (index into target.urls), or
+// (vllm_dp_rank only) the family's data-parallel rank.
+enum class RoutingSource : uint8_t { kSession, kParent, kRoot, kUrlIndex, kDpRank };
+inline constexpr std::array<std::string_view, 5> kRoutingSourceNames = {"session", "parent", "root",
+                                                                        "url_index", "dp_rank"};
+
+// One place a request carries a routing key: an HTTP header, or a body path (dot-separated
+// object keys, e.g. "session_id" or "metadata.session").
+struct RoutingWrite {
+  bool header = true;
+  std::string name;  // header name, or body path
+  RoutingSource source = RoutingSource::kSession;
+  MSGPACK_DEFINE_MAP(header, name, source)
+};
+
 std::string_view to_string(Endpoint v);
 std::string_view to_string(ResponsesState v);
 std::optional<ResponsesState> parse_responses_state(std::string_view text);
@@ -96,6 +120,14 @@ std::optional<Endpoint> parse_endpoint(std::string_view text);
 std::optional<SessionRoutingMode> parse_session_routing_mode(std::string_view text);
 std::optional<HistoryMode> parse_history_mode(std::string_view text);
 std::optional<SessionAction> parse_session_action(std::string_view text);
+
+// One entry of target.models: a model (or LoRA adapter) id the server serves, and its share of
+// the conversations.
+struct ModelWeight {
+  std::string name;   // the request body's "model"; unique in the list
+  double weight = 1;  // > 0; relative to the list's sum
+  MSGPACK_DEFINE_MAP(name, weight)
+};
 
 // target.*: the config's TargetConfig IS this struct (controller/config/config.hpp), so each
 // default is written here and only here, and a new target.* key is a field here, its entry in
@@ -130,10 +162,14 @@ struct TargetSettings {
   // default route. Starts with "/" when set.
   std::string path;
   ResponsesState responses_state = ResponsesState::kClient;  // meaningful for responses only
+  // target.models: several models or adapters (exclusive with an explicit target.model, which
+  // then holds models[0].name). Empty: `model` only. Each conversation draws one by weight
+  // (controller/config/target_models.hpp) and names it in Conversation.model.
+  std::vector<ModelWeight> models;
   MSGPACK_DEFINE_MAP(url, endpoint, model, streaming, api_key_env, headers, extra_body_json,
                      request_timeout_s, connect_timeout_s, use_server_token_counts,
                      max_completion_tokens, http2, insecure, max_response_bytes, urls,
-                     server_timing, path, responses_state)
+                     server_timing, path, responses_state, models)
 };
 
 // session_routing.*: the config's SessionRoutingConfig and the worker's view are this struct.
@@ -144,7 +180,19 @@ struct SessionRoutingSettings {
   FinalMarker final_marker = FinalMarker::kOff;     // header mode
   // Ask for nvext.extra_fields ["worker_id"] and record the serving worker (Record.served_by).
   bool verify = false;
-  MSGPACK_DEFINE_MAP(mode, timeout_s, header_name, final_marker, verify)
+  // Other routers' modes listed in session_routing.mode, in order (beside `mode`, Dynamo's).
+  std::vector<RouterPreset> presets;
+  // session_routing.custom: header name -> source, body path -> source.
+  std::map<std::string, RoutingSource> custom_headers;
+  std::map<std::string, RoutingSource> custom_body;
+  // vllm_dp_rank: the server's data-parallel ranks; a family's rank is a hash of its root id
+  // modulo this (>= 1 with vllm_dp_rank, else 0).
+  int64_t dp_ranks = 0;
+  // What every request writes for `presets` and the custom maps, checked disjoint by the config
+  // (the worker applies these only).
+  std::vector<RoutingWrite> writes;
+  MSGPACK_DEFINE_MAP(mode, timeout_s, header_name, final_marker, verify, presets, custom_headers,
+                     custom_body, dp_ranks, writes)
 };
 
 // Worker-side settings sent in Welcome: target.* as is (inherited, so `settings.url` reads as
@@ -267,8 +315,10 @@ struct Conversation {
   // (the request bodies already carry them in each turn's extra_json).
   std::string tenant;
   int64_t priority = kNoPriority;
+  // The model every request of the family names (its sub-agents' too); "" = target.model.
+  std::string model;
   MSGPACK_DEFINE_MAP(index, conversation_id, correlation_id, phase, start_ns, first_turn,
-                     system_prompt, turns, subagents, url_index, tenant, priority)
+                     system_prompt, turns, subagents, url_index, tenant, priority, model)
 };
 
 // A window conversation to start now, at `start_ns` (the receiving worker's steady clock: when
@@ -513,6 +563,8 @@ CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::SessionRoutingMode,
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::HistoryMode, convoy::proto::HistoryMode::kRecorded)
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::SessionAction, convoy::proto::SessionAction::kClose)
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::FinalMarker, convoy::proto::FinalMarker::kCloseRequest)
+CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::RouterPreset, convoy::proto::RouterPreset::kCustom)
+CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::RoutingSource, convoy::proto::RoutingSource::kDpRank)
 
 // Records with their RecordError and ConversationEnds (the controller's ingest), and
 // Conversations with their Turns and SubAgents and WindowStarts (every assignment) are decoded with

@@ -51,6 +51,16 @@ void append_messages(const std::string& messages_json, std::vector<ChatMessage>&
   }
 }
 
+// target.models: the family's model (Conversation.model) replaces target.model in the body the
+// builder made; "" keeps it.
+void name_conversation_model(rapidjson::Document& body, const std::string& model) {
+  if (model.empty() || !body.IsObject()) return;
+  auto it = body.FindMember("model");
+  if (it == body.MemberEnd()) return;
+  it->value.SetString(model.data(), static_cast<rapidjson::SizeType>(model.size()),
+                      body.GetAllocator());
+}
+
 }  // namespace
 
 std::string endpoint_url(const std::string& base_url, proto::Endpoint endpoint,
@@ -239,12 +249,27 @@ void ConversationRunner::send_turn(uint64_t index, size_t m) {
     end_if_done(index);
     return;
   }
-  member.overlay = router_.prepare(
-      *member.correlation_id, final_turn,
-      member.parent_correlation_id ? std::string_view(*member.parent_correlation_id) : "");
+  name_conversation_model(body, f.conv.model);
+  const std::string_view parent =
+      member.parent_correlation_id ? std::string_view(*member.parent_correlation_id) : "";
+  member.overlay = router_.prepare(*member.correlation_id, final_turn, parent);
+  add_router_keys(f, m, body);
   start_request(f, m, body,
                 cancel_injected(settings_.seed, index, turn_index, settings_.cancel_fraction,
                                 member.position));
+}
+
+// Other routers' keys (session_routing.writes) for member m's next request: its headers go
+// out with the overlay's, its body fields into `body` now.
+void ConversationRunner::add_router_keys(Family& f, size_t m, rapidjson::Document& body) {
+  const SessionRoutingSettings& routing = router_.settings();
+  if (routing.writes.empty()) return;
+  Member& member = f.members[m];
+  const std::string_view parent =
+      member.parent_correlation_id ? std::string_view(*member.parent_correlation_id) : "";
+  add_routing_writes(member.overlay, routing,
+                     {*member.correlation_id, parent, f.conv.correlation_id, f.conv.url_index});
+  set_body_fields(body, member.overlay.key_body);
 }
 
 void ConversationRunner::start_request(Family& f, size_t m, const rapidjson::Document& body,
@@ -270,6 +295,9 @@ void ConversationRunner::start_request(Family& f, size_t m, const rapidjson::Doc
   req.headers.push_back("X-Request-ID: " + member.request_id);
   req.headers.push_back("X-Correlation-ID: " + *member.correlation_id);
   for (const auto& [name, value] : member.overlay.headers) {
+    req.headers.push_back(name + ": " + value);
+  }
+  for (const auto& [name, value] : member.overlay.key_headers) {
     req.headers.push_back(name + ": " + value);
   }
   req.endpoint = settings_.endpoint;
@@ -314,6 +342,7 @@ void ConversationRunner::send_session_end(Family& f, size_t m, const proto::Turn
   if (!builder_->try_format(*member.system_prompt, member.history, turn, &body, &error)) {
     return;  // a turn that did not format has no session to end
   }
+  name_conversation_model(body, f.conv.model);
   member.kind = kind;
   member.intended_ns = intended_ns;
   const std::string_view parent =
@@ -322,6 +351,7 @@ void ConversationRunner::send_session_end(Family& f, size_t m, const proto::Turn
       kind == RequestKind::kRelease
           ? plan_release_overlay(router_.settings(), *member.correlation_id, parent)
           : plan_close_request_overlay(router_.settings(), *member.correlation_id, parent);
+  add_router_keys(f, m, body);
   start_request(f, m, body, false);
 }
 

@@ -76,6 +76,7 @@ class ConversationRunner {
   // Member m's turns ended without closing a session the server may hold: release it.
   void release_if_open(Family& f, size_t m);
   void note_session(Family& f, size_t m, const HttpResponse& response);
+  void add_router_keys(Family& f, size_t m, rapidjson::Document& body);
   void start_request(Family& f, size_t m, const rapidjson::Document& body, bool cancel_injection);
   void on_response(uint64_t index, size_t m, HttpResponse&& response);
   void spawn_children(Family& f, size_t m, uint32_t turns_ended, int64_t end_ns);

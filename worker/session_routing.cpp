@@ -3,6 +3,8 @@
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
 
+#include "common/hash.hpp"
+
 namespace convoy::worker {
 
 namespace {
@@ -163,6 +165,79 @@ void SessionRouter::on_conversation_end(const std::string& correlation_id,
   // Every other end (cancelled, aborted, stopped, re-homed) must drop it here.
   static_cast<void>(completed_normally);
   tracker_.discard(correlation_id);
+}
+
+}  // namespace convoy::worker
+
+namespace convoy::worker {
+
+int64_t family_dp_rank(std::string_view root, int64_t dp_ranks) {
+  if (dp_ranks < 1) return 0;
+  return static_cast<int64_t>(fnv1a64(root) % static_cast<uint64_t>(dp_ranks));
+}
+
+void add_routing_writes(SessionOverlay& overlay, const SessionRoutingSettings& settings,
+                        const RoutingIds& ids) {
+  for (const proto::RoutingWrite& w : settings.writes) {
+    std::string value;
+    bool number = false;
+    switch (w.source) {
+      case proto::RoutingSource::kSession:
+        value = std::string(ids.session);
+        break;
+      case proto::RoutingSource::kParent:
+        if (ids.parent.empty()) continue;  // a lead has none
+        value = std::string(ids.parent);
+        break;
+      case proto::RoutingSource::kRoot:
+        value = std::string(ids.root);
+        break;
+      case proto::RoutingSource::kUrlIndex:
+        value = std::to_string(ids.url_index);
+        number = true;
+        break;
+      case proto::RoutingSource::kDpRank:
+        value = std::to_string(family_dp_rank(ids.root, settings.dp_ranks));
+        number = true;
+        break;
+    }
+    if (w.header) {
+      overlay.key_headers.emplace_back(w.name, std::move(value));
+    } else {
+      overlay.key_body.push_back({w.name, std::move(value), number});
+    }
+  }
+}
+
+void set_body_fields(rapidjson::Document& body, const std::vector<RoutingBodyField>& fields) {
+  if (!body.IsObject()) return;
+  auto& a = body.GetAllocator();
+  for (const RoutingBodyField& f : fields) {
+    rapidjson::Value* at = &body;
+    std::string_view rest = f.path;
+    while (true) {
+      const size_t dot = rest.find('.');
+      const std::string_view key = rest.substr(0, dot);
+      auto it = at->FindMember(rapidjson::Value(
+          rapidjson::StringRef(key.data(), static_cast<rapidjson::SizeType>(key.size()))));
+      if (it == at->MemberEnd()) {
+        at->AddMember(rapidjson::Value(key.data(), static_cast<rapidjson::SizeType>(key.size()), a),
+                      rapidjson::Value(rapidjson::kObjectType), a);
+        it = at->MemberEnd() - 1;
+      }
+      if (dot == std::string_view::npos) {
+        if (f.number) {
+          it->value.SetInt64(std::stoll(f.value));
+        } else {
+          it->value.SetString(f.value.data(), static_cast<rapidjson::SizeType>(f.value.size()), a);
+        }
+        break;
+      }
+      if (!it->value.IsObject()) it->value.SetObject();
+      at = &it->value;
+      rest = rest.substr(dot + 1);
+    }
+  }
 }
 
 }  // namespace convoy::worker

@@ -15,6 +15,8 @@
 #include <utility>
 #include <vector>
 
+#include <rapidjson/document.h>
+
 #include "proto/messages.hpp"
 
 namespace convoy::worker {
@@ -45,11 +47,23 @@ struct SessionControl {
   std::optional<int64_t> timeout_s;  // sent as "timeout" (bind and open only)
 };
 
+// One body field other routers read (session_routing.writes): a dot-separated path and its
+// value, a JSON string unless `number`.
+struct RoutingBodyField {
+  std::string path;
+  std::string value;
+  bool number = false;  // url_index and dp_rank are integers
+};
+
 // What one request adds on top of its formatted body.
 struct SessionOverlay {
   std::optional<SessionControl> session_control;  // put under nvext.session_control
   std::string session_control_json;               // the object above as JSON; "" when none
   std::vector<std::pair<std::string, std::string>> headers;  // extra HTTP headers (name, value)
+  // Other routers' keys (session_routing.writes): sent, but no session lifecycle of Dynamo's,
+  // so neither may_open_session nor ends_session reads them.
+  std::vector<std::pair<std::string, std::string>> key_headers;
+  std::vector<RoutingBodyField> key_body;
 
   bool empty() const { return !session_control && headers.empty(); }
   // True when this request carries legacy's "open" (the set was added to for it).
@@ -84,6 +98,27 @@ SessionOverlay plan_session_overlay(const SessionRoutingSettings& settings,
                                     const std::string& correlation_id, bool final_turn,
                                     bool first_request_on_this_worker_for_session,
                                     std::string_view parent_correlation_id = {});
+
+// Who a request is, for session_routing.writes' sources.
+struct RoutingIds {
+  std::string_view session;  // the request's own correlation id
+  std::string_view parent;   // its parent's ("" for a lead)
+  std::string_view root;     // the family's lead
+  uint32_t url_index = 0;    // the family's frontend
+};
+
+// A family's data-parallel rank for vllm_dp_rank: a hash of its root id modulo dp_ranks (0 when
+// dp_ranks < 1), so every request of the family, sub-agents included, names one rank.
+int64_t family_dp_rank(std::string_view root, int64_t dp_ranks);
+
+// Adds settings.writes to `overlay`: each header as key_headers, each body path as key_body,
+// valued by its source. A parent source writes nothing for a lead.
+void add_routing_writes(SessionOverlay& overlay, const SessionRoutingSettings& settings,
+                        const RoutingIds& ids);
+
+// Writes `fields` into `body` (an object; anything else is left alone), creating objects along
+// each path and replacing a non-object met on the way.
+void set_body_fields(rapidjson::Document& body, const std::vector<RoutingBodyField>& fields);
 
 // final_marker close_request (header mode only): the conversation ends with one extra one-token
 // request carrying the session headers and X-Dynamo-Session-Final: true.

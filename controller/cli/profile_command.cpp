@@ -3,6 +3,8 @@
 #include <yaml-cpp/yaml.h>
 
 #include <CLI/CLI.hpp>
+
+#include <algorithm>
 #include <csignal>
 #include <iostream>
 
@@ -95,7 +97,19 @@ void plan_target(const ProfileFlags& f, const std::string& model, PlanBuilder& b
                       "server's base url");
   }
   b.set_if("target.endpoint", f.endpoint, "--endpoint");
-  if (!model.empty()) b.set("target.model", yaml_quoted(model), "--model " + f.model);
+  if (model.find(',') != std::string::npos) {
+    // --model a,b: target.models, each model at weight 1 (a conversation draws one).
+    std::string list;
+    for (size_t from = 0; from <= model.size();) {
+      const size_t comma = std::min(model.find(',', from), model.size());
+      list += (list.empty() ? "[" : ", ") +
+              ("{name: " + yaml_quoted(model.substr(from, comma - from)) + "}");
+      from = comma + 1;
+    }
+    b.set("target.models", list + "]", "--model " + f.model);
+  } else if (!model.empty()) {
+    b.set("target.model", yaml_quoted(model), "--model " + f.model);
+  }
   if (f.streaming) {
     b.set("target.streaming", *f.streaming ? "true" : "false",
           *f.streaming ? "--streaming" : "--no-streaming");
@@ -219,7 +233,8 @@ void add_profile_flags(CLI::App* cmd, ProfileFlags& f) {
   cmd->add_option("-u,--url", f.url,
                   "The server's base url (localhost:8000 means http://localhost:8000), or mock");
   cmd->add_option("-m,--model,--model-names", f.model,
-                  "Model name; auto (or none): the first id of GET {url}/v1/models");
+                  "Model name (a,b: several, each conversation draws one); auto (or none): the "
+                  "first id of GET {url}/v1/models");
   cmd->add_option("--endpoint,--endpoint-type", f.endpoint, "chat | completions | embeddings");
   cmd->add_option("--concurrency", f.concurrency,
                   "Conversations in flight (with a rate: the cap on them)");

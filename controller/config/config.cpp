@@ -18,6 +18,8 @@
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
 #include "controller/config/request_hints_yaml.hpp"
+#include "controller/config/session_routing_writes.hpp"
+#include "controller/config/target_models.hpp"
 #include "controller/config/trace_yaml.hpp"
 #include "controller/config/yaml_guard.hpp"
 #include "controller/config/yaml_util.hpp"
@@ -205,6 +207,7 @@ void read_target(const Section& top, TargetConfig& t, std::vector<std::string>& 
   read_target_urls(s, t);
   s.read_enum("endpoint", t.endpoint, kEndpointNames, proto::parse_endpoint);
   s.read("model", t.model);
+  read_target_models(s, t);
   s.read("streaming", t.streaming);
   std::optional<std::string> key_env = t.api_key_env;
   s.read("api_key_env", key_env);
@@ -408,16 +411,16 @@ void read_load(const Section& top, LoadConfig& l) {
 
 void read_session_routing(const Section& top, SessionRoutingConfig& r) {
   const Section s = top.section("session_routing", kRoutingKeys);
-  s.read_enum("mode", r.mode, kRoutingModeNames, proto::parse_session_routing_mode);
+  s.read("header_name", r.header_name);
+  s.check(is_header_token(r.header_name), "header_name",
+          "not a valid HTTP header name: '" + r.header_name + "'");
+  read_routing_modes(s, r);  // and the other routers' keys, checked against header_name
   double timeout_s = static_cast<double>(r.timeout_s);
   s.read("timeout_s", timeout_s);
   constexpr double kMaxTimeoutS = 1e12;  // far beyond any TTL; keeps the cast defined
   s.check(timeout_s >= 1 && timeout_s <= kMaxTimeoutS && std::floor(timeout_s) == timeout_s,
           "timeout_s", "must be a whole positive number of seconds, got " + num(timeout_s));
   r.timeout_s = static_cast<int64_t>(timeout_s);
-  s.read("header_name", r.header_name);
-  s.check(is_header_token(r.header_name), "header_name",
-          "not a valid HTTP header name: '" + r.header_name + "'");
   s.read_enum("final_marker", r.final_marker, kFinalMarkerNames, proto::parse_final_marker);
   // auto may learn header (and drops the marker otherwise: workers send it in header mode only).
   s.check(r.final_marker == FinalMarker::kOff || r.mode == SessionRoutingMode::kHeader ||
@@ -543,7 +546,7 @@ void read_top(const Section& top, Config& c) {
   read_dataset(top, c.dataset);
   read_load(top, c.load);
   read_session_routing(top, c.session_routing);
-  if (c.session_routing.mode != SessionRoutingMode::kOff &&
+  if ((c.session_routing.mode != SessionRoutingMode::kOff || !c.session_routing.writes.empty()) &&
       c.target.endpoint == proto::Endpoint::kEmbeddings) {
     c.warnings.push_back(top.source().message(
         "session_routing.mode", "session_routing.mode",

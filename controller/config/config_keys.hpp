@@ -40,6 +40,7 @@ inline const Keys kTopKeys = {
 inline const Keys kTargetKeys = {"url",
                                  "endpoint",
                                  "model",
+                                 "models",
                                  "streaming",
                                  "api_key_env",
                                  "headers",
@@ -86,7 +87,8 @@ inline const Keys kLoadKeys = {
     "stages",   "sweep",       "search",  "abort_on",        "trace"};
 inline const Keys kTraceKeys = {"speedup", "start_offset_s", "end_offset_s", "max_idle_gap_s"};
 inline const Keys kCancelKeys = {"fraction", "after_ms"};
-inline const Keys kRoutingKeys = {"mode", "timeout_s", "header_name", "final_marker", "verify"};
+inline const Keys kRoutingKeys = {"mode",   "timeout_s", "header_name", "final_marker",
+                                  "verify", "custom",    "dp_ranks"};
 inline const Keys kFinalMarkerNames(proto::kFinalMarkerNames.begin(),
                                     proto::kFinalMarkerNames.end());
 inline const Keys kWorkersKeys = {"local",  "listen",     "results_listen",

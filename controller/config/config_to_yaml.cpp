@@ -12,6 +12,7 @@
 #include "controller/config/distribution_yaml.hpp"
 #include "controller/config/load_profile_yaml.hpp"
 #include "controller/config/request_hints_yaml.hpp"
+#include "controller/config/session_routing_writes.hpp"
 #include "controller/config/trace_yaml.hpp"
 #include "controller/config/yaml_util.hpp"
 
@@ -58,9 +59,17 @@ void target_yaml(std::ostream& y, const TargetConfig& t) {
   if (t.urls.empty()) y << "null";
   for (std::size_t i = 0; i < t.urls.size(); ++i) y << (i ? ", " : "[") << quote(t.urls[i]);
   y << (t.urls.empty() ? "" : "]") << "\n";
-  y << "  endpoint: " << to_string(t.endpoint) << "\n"
-    << "  model: " << quote(t.model) << "\n"
-    << "  streaming: " << yes_no(t.streaming) << "\n"
+  y << "  endpoint: " << to_string(t.endpoint) << "\n";
+  if (t.models.empty()) {
+    y << "  model: " << quote(t.model) << "\n";
+  } else {  // model is models[0]; printing it would make the two exclusive keys both given
+    y << "  # model: " << quote(t.model) << " (models[0])\n";
+  }
+  y << "  models:" << (t.models.empty() ? " null" : "") << "\n";
+  for (const auto& m : t.models) {
+    y << "    - {name: " << quote(m.name) << ", weight: " << format_number(m.weight) << "}\n";
+  }
+  y << "  streaming: " << yes_no(t.streaming) << "\n"
     << "  api_key_env: " << (t.api_key_env.empty() ? "null" : quote(t.api_key_env)) << "\n";
   y << "  headers:" << (t.headers.empty() ? " {}" : "") << "\n";
   for (const auto& [name, value] : t.headers) {
@@ -154,11 +163,12 @@ void load_yaml(std::ostream& y, const Config& c) {
 void routing_workers_output_yaml(std::ostream& y, const Config& c) {
   const auto& r = c.session_routing;
   y << "session_routing:\n"
-    << "  mode: " << to_string(r.mode) << "\n"
+    << "  mode: " << routing_mode_yaml(r) << "\n"
     << "  timeout_s: " << r.timeout_s << "\n"
     << "  header_name: " << quote(r.header_name) << "\n"
     << "  final_marker: " << to_string(r.final_marker) << "\n"
-    << "  verify: " << yes_no(r.verify) << "\n";
+    << "  verify: " << yes_no(r.verify) << "\n"
+    << routing_custom_yaml(r);
 
   const auto& w = c.workers;
   y << "workers:\n"

@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/redact.hpp"
+#include "controller/config/target_models.hpp"
 #include "controller/report/timeslice.hpp"
 
 namespace convoy::controller {
@@ -245,7 +246,10 @@ double MetricsSnapshot::error_rate() const {
 MetricsAggregator::MetricsAggregator(const Config& config)
     : produces_tokens_(config.target.endpoint != Endpoint::kEmbeddings),
       target_urls_(redacted_urls(config.target.urls)),
-      targets_(config.target.urls.size()) {
+      targets_(config.target.urls.size()),
+      model_list_(config.target.models),
+      seed_(config.seed),
+      models_(config.target.models.size()) {
   for (const auto& [tag, threshold] : config.slo) {
     if (is_slo_metric(tag)) slos_.push_back({tag, threshold});
   }
@@ -265,6 +269,11 @@ MetricsAggregator::MetricsAggregator(const Config& config)
 MetricsAggregator::~MetricsAggregator() = default;
 MetricsAggregator::MetricsAggregator(MetricsAggregator&&) noexcept = default;
 MetricsAggregator& MetricsAggregator::operator=(MetricsAggregator&&) noexcept = default;
+
+double ModelStats::error_rate() const {
+  const int64_t total = requests + errors;
+  return total > 0 ? static_cast<double>(errors) / static_cast<double>(total) : 0;
+}
 
 double TargetStats::error_rate() const {
   const int64_t total = requests + errors;
@@ -336,6 +345,22 @@ void MetricsAggregator::add_routing_metrics(const proto::Record& record, const R
     }
   }
   families_.add(record);
+  add_model_metrics(record, m);
+}
+
+// target.models: by the conversation's draw, the same one the assignment made.
+void MetricsAggregator::add_model_metrics(const proto::Record& record, const RequestMetrics& m) {
+  if (models_.empty()) return;
+  ModelAgg& a = models_[model_index_for(model_list_, seed_, record.conversation_index)];
+  if (!m.ok) {
+    ++a.errors;
+    return;
+  }
+  ++a.requests;
+  if (produces_tokens_) a.output_tokens += m.osl;
+  if (m.ttft_ns) a.ttft.record(*m.ttft_ns);
+  if (m.itl_ns) a.itl.record(std::llround(*m.itl_ns));
+  if (m.request_latency_ns) a.latency.record(*m.request_latency_ns);
 }
 
 void MetricsAggregator::add_success(const proto::Record& record, const RequestMetrics& m) {
@@ -481,6 +506,21 @@ void MetricsAggregator::fill_routing_metrics(MetricsSnapshot& s) const {
     if (!a.latency.empty()) t.request_latency = metric_stats(a.latency, kDefs[kRequestLatency]);
     s.targets.push_back(std::move(t));
   }
+  for (size_t i = 0; i < models_.size(); ++i) {
+    const ModelAgg& a = models_[i];
+    ModelStats m;
+    m.name = model_list_[i].name;
+    m.weight = model_list_[i].weight;
+    m.requests = a.requests;
+    m.errors = a.errors;
+    m.output_tokens = a.output_tokens;
+    if (s.duration_s > 0)
+      m.output_token_throughput = static_cast<double>(a.output_tokens) / s.duration_s;
+    if (!a.ttft.empty()) m.ttft = metric_stats(a.ttft, kDefs[kTtft]);
+    if (!a.itl.empty()) m.inter_token_latency = metric_stats(a.itl, kDefs[kItl]);
+    if (!a.latency.empty()) m.request_latency = metric_stats(a.latency, kDefs[kRequestLatency]);
+    s.models.push_back(std::move(m));
+  }
   if (affinity_) s.affinity = affinity_->summary();
   if (server_timing_) s.server_timing = server_timing_->summary();
   if (tenants_) s.tenants = tenants_->snapshot();
@@ -553,6 +593,9 @@ size_t MetricsAggregator::memory_bytes() const {
   bytes += series_.memory_bytes() + errors_.memory_bytes();
   bytes += slos_.capacity() * sizeof(Slo);
   for (const auto& t : targets_) bytes += t.ttft.memory_bytes() + t.latency.memory_bytes();
+  for (const auto& m : models_) {
+    bytes += m.ttft.memory_bytes() + m.itl.memory_bytes() + m.latency.memory_bytes();
+  }
   bytes += families_.memory_bytes();
   if (affinity_) bytes += affinity_->memory_bytes();
   bytes += client_timeline_.memory_bytes();

@@ -177,6 +177,21 @@ struct ClassStats {
   std::optional<MetricStats> request_latency;
 };
 
+// One model of target.models (summary.json "models[]"): every request of the conversations
+// that drew it.
+struct ModelStats {
+  std::string name;
+  double weight = 0;                               // as configured (relative)
+  int64_t requests = 0;                            // successful, measured
+  int64_t errors = 0;                              // failed, measured
+  int64_t output_tokens = 0;                       // of its successful requests
+  double output_token_throughput = 0;              // output_tokens / the run's duration, tokens/s
+  std::optional<MetricStats> ttft;                 // time_to_first_token of its requests
+  std::optional<MetricStats> inter_token_latency;  // inter_token_latency of its requests
+  std::optional<MetricStats> request_latency;      // request_latency of its requests
+  double error_rate() const;                       // errors / (requests + errors); 0 when none
+};
+
 struct MetricsSnapshot {
   // Summary order. Distribution metrics appear once they have a value; request_count,
   // error_request_count, request_throughput, output_token_throughput, total_token_throughput,
@@ -223,6 +238,7 @@ struct MetricsSnapshot {
   int64_t early_release_count = 0;
   int64_t sessions_started = 0;      // requests at turn 0 of a lead or sub-agent (measured+warmup)
   std::vector<TargetStats> targets;  // per target.urls entry; empty without target.urls
+  std::vector<ModelStats> models;    // per target.models entry; empty without target.models
   std::optional<AffinitySummary> affinity;           // with session_routing.verify
   std::optional<ServerTimingSummary> server_timing;  // target.server_timing or verify
   std::vector<ClassStats> tenants;                   // dataset.tenants; empty without
@@ -321,7 +337,16 @@ class MetricsAggregator {
     Histogram ttft;
     Histogram latency;
   };
+  struct ModelAgg {
+    int64_t requests = 0;
+    int64_t errors = 0;
+    int64_t output_tokens = 0;
+    Histogram ttft;
+    Histogram itl;
+    Histogram latency;
+  };
   void add_routing_metrics(const proto::Record& record, const RequestMetrics& m);
+  void add_model_metrics(const proto::Record& record, const RequestMetrics& m);
 
   void add_success(const proto::Record& record, const RequestMetrics& m);
   void add_error(const proto::Record& record);
@@ -349,6 +374,9 @@ class MetricsAggregator {
   ErrorGroups errors_;
   std::vector<std::string> target_urls_;
   std::vector<TargetAgg> targets_;
+  std::vector<proto::ModelWeight> model_list_;  // target.models (empty: one model)
+  uint64_t seed_ = 0;                           // the run's seed: which model a conversation drew
+  std::vector<ModelAgg> models_;                // one per model_list_ entry
   FamilyMakespans families_;
   std::optional<AffinityTracker> affinity_;
   ClientTimeline client_timeline_;  // the Server section's client lines

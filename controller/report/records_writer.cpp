@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "common/utf8.hpp"
+#include "controller/config/target_models.hpp"
 #include "controller/report/json_line_writer.hpp"
 #include "controller/report/metrics.hpp"
 #include "controller/report/server_timing.hpp"
@@ -170,7 +171,7 @@ void put_server_timing(Writer& w, const proto::Record& r, const RequestMetrics& 
 void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
                             const proto::Record& r, const RequestMetrics& m,
                             std::string_view worker_id, std::string_view host,
-                            std::string_view stage, bool settle) {
+                            std::string_view stage, bool settle, std::string_view model) {
   LineWriter w(out);
   w.StartObject();
   w.Key("x_request_id");
@@ -211,6 +212,10 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
   w.Int(r.subagent);
   w.Key("url_index");
   w.Uint(r.url_index);
+  if (!model.empty()) {  // target.models: the conversation's model
+    w.Key("model");
+    put_string(w, model);
+  }
   w.Key("served_by");  // session_routing.verify: the worker the server named; null: none
   if (r.served_by.empty()) {
     w.Null();
@@ -256,9 +261,10 @@ void make_valid_utf8(rapidjson::StringBuffer& out, size_t from) {
 
 void append_record_json(rapidjson::StringBuffer& out, rapidjson::StringBuffer& scratch,
                         const proto::Record& r, const RequestMetrics& m, std::string_view worker_id,
-                        std::string_view host, std::string_view stage, bool settle) {
+                        std::string_view host, std::string_view stage, bool settle,
+                        std::string_view model = {}) {
   const size_t from = out.GetSize();
-  append_record_json_raw(out, scratch, r, m, worker_id, host, stage, settle);
+  append_record_json_raw(out, scratch, r, m, worker_id, host, stage, settle, model);
   make_valid_utf8(out, from);
 }
 
@@ -275,6 +281,11 @@ std::string record_json_line(const proto::Record& r, std::string_view worker_id,
 RecordsWriter::RecordsWriter(const std::filesystem::path& path)
     : file_(path, "records", kFlushBytes) {}
 
+void RecordsWriter::set_models(std::vector<proto::ModelWeight> models, uint64_t seed) {
+  models_ = std::move(models);
+  seed_ = seed;
+}
+
 void RecordsWriter::write(const proto::Record& record, std::string_view worker_id,
                           std::string_view host, std::string_view stage, bool settle) {
   write(record, compute_request_metrics(record), worker_id, host, stage, settle);
@@ -284,7 +295,12 @@ void RecordsWriter::write(const proto::Record& record, const RequestMetrics& met
                           std::string_view worker_id, std::string_view host, std::string_view stage,
                           bool settle) {
   file_.append_line([&](rapidjson::StringBuffer& out) {
-    append_record_json(out, scratch_, record, metrics, worker_id, host, stage, settle);
+    const std::string_view model =
+        models_.empty()
+            ? std::string_view{}
+            : std::string_view(
+                  models_[model_index_for(models_, seed_, record.conversation_index)].name);
+    append_record_json(out, scratch_, record, metrics, worker_id, host, stage, settle, model);
   });
 }
 

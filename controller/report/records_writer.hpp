@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <rapidjson/stringbuffer.h>
 
@@ -44,6 +45,9 @@ class RecordsWriter {
 
   // Creates or truncates `path`; throws std::runtime_error naming it and the OS error.
   explicit RecordsWriter(const std::filesystem::path& path);
+  // target.models: each line gets "model" (after url_index), the conversation's draw
+  // (model_index_for with the run's seed). Without it, no key.
+  void set_models(std::vector<proto::ModelWeight> models, uint64_t seed);
 
   // Buffers one line; writes the buffer out once it holds kFlushBytes. Server-supplied text
   // that is not valid UTF-8 is written with U+FFFD in place of the bad bytes.
@@ -74,7 +78,9 @@ class RecordsWriter {
 
  private:
   JsonlWriter file_;
-  rapidjson::StringBuffer scratch_;  // session_control re-serialised, reused across lines
+  rapidjson::StringBuffer scratch_;         // session_control re-serialised, reused across lines
+  std::vector<proto::ModelWeight> models_;  // target.models; empty: no "model" key
+  uint64_t seed_ = 0;                       // the run's seed, for the model draw
 };
 
 }  // namespace convoy::controller

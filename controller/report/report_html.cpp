@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "common/utf8.hpp"
+#include "controller/report/model_results.hpp"
 #include "controller/report/report_header.hpp"
 #include "controller/report/report_json.hpp"
 #include "controller/report/report_style.hpp"
@@ -562,6 +563,7 @@ std::string report_html(const MetricsSnapshot& snapshot, const SummaryExtras& ex
   stages_section(out, extras);
   curve_section(out, extras);
   summary_section(out, snapshot, !extras.stages.empty());
+  out << models_section_html(snapshot);  // "" without target.models
   if (sections.charts) {
     distributions_section(out, snapshot);
     over_time_section(out, snapshot, extras);

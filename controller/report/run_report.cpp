@@ -19,6 +19,7 @@
 #include "controller/report/aiperf_export.hpp"
 #include "controller/report/headline.hpp"
 #include "controller/report/insights.hpp"
+#include "controller/report/model_results.hpp"
 #include "controller/report/report_html.hpp"
 #include "controller/report/results_table.hpp"
 #include "controller/report/server_insights.hpp"
@@ -237,6 +238,10 @@ void print_console_tables(std::ostream& out, const ReportInputs& in, const Headl
   out << "\n";
   if (!stages.empty()) out << "All stages pooled:\n";
   print_results_table(out, in.snapshot, width);
+  if (!in.snapshot.models.empty()) {
+    out << "\n";
+    print_model_table(out, in.snapshot, width);
+  }
   if (in.facts.server) {
     out << "\n";
     print_server_table(out, in.facts.server->view, width);

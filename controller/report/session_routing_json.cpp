@@ -79,6 +79,35 @@ std::string targets_json(const MetricsSnapshot& snapshot) {
   return {sb.GetString(), sb.GetSize()};
 }
 
+std::string models_json(const MetricsSnapshot& snapshot) {
+  rapidjson::StringBuffer sb;
+  Writer w(sb);
+  w.StartArray();
+  for (const ModelStats& m : snapshot.models) {
+    w.StartObject();
+    w.Key("name");
+    string(w, m.name);
+    w.Key("weight");
+    number(w, m.weight);
+    w.Key("requests");
+    w.Int64(m.requests);
+    w.Key("errors");
+    w.Int64(m.errors);
+    w.Key("error_rate");
+    number(w, m.error_rate());
+    w.Key("output_tokens");
+    w.Int64(m.output_tokens);
+    w.Key("output_token_throughput");
+    number(w, m.output_token_throughput);
+    stats(w, "time_to_first_token", m.ttft);
+    stats(w, "inter_token_latency", m.inter_token_latency);
+    stats(w, "request_latency", m.request_latency);
+    w.EndObject();
+  }
+  w.EndArray();
+  return {sb.GetString(), sb.GetSize()};
+}
+
 std::string affinity_json(const AffinitySummary& a) {
   rapidjson::StringBuffer sb;
   Writer w(sb);

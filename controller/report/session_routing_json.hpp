@@ -1,5 +1,6 @@
 // summary.json's sections of session routing across frontends: "targets" (one object per
-// target.urls entry), "affinity" (session_routing.verify) and run.close_requests.
+// target.urls entry), "affinity" (session_routing.verify) and run.close_requests; and "models"
+// (one object per target.models entry), written the way "targets" is.
 #pragma once
 
 #include <rapidjson/stringbuffer.h>
@@ -19,6 +20,11 @@ void write_metric_stats(rapidjson::Writer<rapidjson::StringBuffer>& w, const cha
 // [{index, url, requests, errors, error_rate, time_to_first_token: {unit, avg, min, max, p1..p99,
 // std, count, sum}, request_latency: {...}}]; the two metric objects are null without a value.
 std::string targets_json(const MetricsSnapshot& snapshot);
+
+// [{name, weight, requests, errors, error_rate, output_tokens, output_token_throughput,
+// time_to_first_token: {...}, inter_token_latency: {...}, request_latency: {...}}] (the metric
+// objects as in targets_json, null without a value).
+std::string models_json(const MetricsSnapshot& snapshot);
 
 // {verified, conversations, conversations_moved, moves, transitions, move_fraction, workers,
 // requests_with_worker, requests_without_worker, example_correlation_ids}.

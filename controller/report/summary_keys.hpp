@@ -21,6 +21,7 @@ inline constexpr char kWasCancelled[] = "was_cancelled";
 inline constexpr char kInsights[] = "insights";
 inline constexpr char kRun[] = "run";
 inline constexpr char kTargets[] = "targets";
+inline constexpr char kModels[] = "models";
 inline constexpr char kAffinity[] = "affinity";
 inline constexpr char kServerTiming[] = "server_timing";
 inline constexpr char kTenants[] = "tenants";

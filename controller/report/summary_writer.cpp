@@ -343,6 +343,8 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   // Several frontends (target.urls) and session_routing.verify: per-frontend results and the
   // session affinity verified from the client.
   if (!snapshot.targets.empty()) write_extra(w, key::kTargets, targets_json(snapshot), false);
+  // Several models (target.models): per-model headline results beside the per-frontend ones.
+  if (!snapshot.models.empty()) write_extra(w, key::kModels, models_json(snapshot), false);
   if (snapshot.affinity) write_extra(w, key::kAffinity, affinity_json(*snapshot.affinity), true);
   if (snapshot.server_timing) {
     write_extra(w, key::kServerTiming, server_timing_json(*snapshot.server_timing), true);

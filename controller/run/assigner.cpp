@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "controller/config/target_models.hpp"
 #include "controller/dataset/ids.hpp"
 #include "controller/report/run_facts.hpp"
 #include "controller/run/profile_driver.hpp"
@@ -137,6 +138,8 @@ bool Assigner::assign(uint64_t seq, int64_t intended_ns, proto::Phase phase, boo
   c.phase = phase;
   // target.urls: the family's frontend, by the root's correlation id (never the worker's).
   c.url_index = pick_url(c.correlation_id, config_.target.urls.size());
+  // target.models: the family's model, drawn from (seed, conversation index) alone.
+  if (!config_.target.models.empty()) c.model = model_for(config_.target, config_.seed, c.index);
   const std::string& worker = sharder_.pick(c.correlation_id);
   if (worker.empty()) return true;  // all workers lost; the run reports it
   WorkerInfo* w = plane_.registry().find(worker);

@@ -29,6 +29,10 @@ std::string LocalProcesses::start_mock(const Config& config) {
                                    m.engine_sessions ? "true" : "false",
                                    "--model",
                                    config.target.model};
+  // target.models: the mock serves every one (models[0] is target.model).
+  for (size_t i = 1; i < config.target.models.size(); ++i) {
+    argv.insert(argv.end(), {"--model", config.target.models[i].name});
+  }
   for (const auto& a : m.extra_args) argv.push_back(a);
   mock_ = ChildProcess::spawn(argv, /*capture_stdout=*/true);
   const std::string prefix = "convoy-mock listening on ";

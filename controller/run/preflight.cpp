@@ -208,10 +208,26 @@ PreflightVerdict judge_models_reply(const proto::TargetSettings& target,
     v.warnings.push_back(get + " lists no model" + unchecked);
     return v;
   }
-  if (std::find(ids->begin(), ids->end(), target.model) != ids->end()) return v;
-  v.error = "target.model '" + target.model + "' is not served by " + shown_url +
-            "; it serves: " + joined_ids(closest_first(target.model, *ids)) +
-            ". Set target.model (convoy profile: --model) to one of them. Nothing was sent.";
+  auto served = [&](const std::string& name) {
+    return std::find(ids->begin(), ids->end(), name) != ids->end();
+  };
+  if (target.models.empty()) {
+    if (served(target.model)) return v;
+    v.error = "target.model '" + target.model + "' is not served by " + shown_url +
+              "; it serves: " + joined_ids(closest_first(target.model, *ids)) +
+              ". Set target.model (convoy profile: --model) to one of them. Nothing was sent.";
+    return v;
+  }
+  // target.models: every listed model, since any conversation may draw any of them.
+  for (std::size_t i = 0; i < target.models.size(); ++i) {
+    const std::string& name = target.models[i].name;
+    if (served(name)) continue;
+    v.error = "target.models[" + std::to_string(i) + "].name '" + name + "' is not served by " +
+              shown_url + "; it serves: " + joined_ids(closest_first(name, *ids)) +
+              ". List only served models in target.models (convoy profile: --model a,b). "
+              "Nothing was sent.";
+    return v;
+  }
   return v;
 }
 

@@ -49,7 +49,12 @@ class FactsOutput : public RecordOutput {
 // records.jsonl (output.records): one line per record, its stage or settle named.
 class RecordsFileOutput : public RecordOutput {
  public:
-  explicit RecordsFileOutput(const std::filesystem::path& path) : writer_(path) {}
+  // `target`'s models (when several) name each line's model, drawn with `seed`.
+  RecordsFileOutput(const std::filesystem::path& path, const proto::TargetSettings& target,
+                    uint64_t seed)
+      : writer_(path) {
+    writer_.set_models(target.models, seed);
+  }
   void on_record(const RecordEvent& e) override;
   void flush() override { writer_.flush(); }
   void close() override { writer_.close(); }

@@ -501,7 +501,8 @@ void Run::build_pipeline() {
   pipeline_.add(profile_);  // each stage's metrics, the breaker
   pipeline_.add(std::make_unique<FactsOutput>(facts_));
   if (config_.output.records) {
-    pipeline_.add(std::make_unique<RecordsFileOutput>(id_.out_dir / "records.jsonl"));
+    pipeline_.add(std::make_unique<RecordsFileOutput>(id_.out_dir / "records.jsonl", config_.target,
+                                                      config_.seed));
   }
   if (config_.output.aiperf_export) {
     // Its epoch times: the run's clock, mapped to the wall clock once, here.

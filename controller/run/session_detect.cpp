@@ -226,7 +226,8 @@ std::string resolve_session_routing(Config& config, const std::vector<std::strin
   SessionRoutingMode& mode = config.session_routing.mode;
   ledger.configured = mode;
   if (config.target.endpoint == proto::Endpoint::kEmbeddings) {
-    mode = SessionRoutingMode::kOff;  // the validation warning said so; nothing is overlaid
+    mode = SessionRoutingMode::kOff;        // the validation warning said so; nothing is overlaid
+    config.session_routing.writes.clear();  // other routers' keys neither
   }
   if (mode == SessionRoutingMode::kAuto) {
     std::optional<SessionRoutingMode> learned;

@@ -45,11 +45,24 @@ bool converts(const char* key, const V& value) {
 TEST_CASE(
     "protocol version 6 carries early releases and each conversation's session ledger (a "
     "version-5 controller would count releases as measured requests)") {
-  CHECK(kProtocolVersion == 6);
+  CHECK(kProtocolVersion >= 6);
   Record r;
   CHECK_FALSE(session_release_only(r));
   r.early_release = true;
   CHECK(session_release_only(r));
+}
+
+TEST_CASE(
+    "protocol version 7 carries each conversation's model and other routers' keys, range-checked") {
+  CHECK(kProtocolVersion == 7);
+  Conversation c;
+  c.model = "lora-a";
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, c);
+  const auto handle = msgpack::unpack(buffer.data(), buffer.size());
+  CHECK(handle.get().as<Conversation>().model == "lora-a");
+  CHECK(converts<RoutingWrite>("source", 4));
+  CHECK_FALSE(converts<RoutingWrite>("source", 5));
 }
 
 TEST_CASE("final_marker names parse back and every value survives the Welcome") {
@@ -149,7 +162,15 @@ TEST_CASE("the whole target section and session routing travel with their values
   s.http2 = true;
   s.insecure = true;
   s.max_response_bytes = 4096;
-  s.session_routing = {SessionRoutingMode::kHeader, 42, "X-S", FinalMarker::kLastTurn, true};
+  s.session_routing.mode = SessionRoutingMode::kHeader;
+  s.session_routing.timeout_s = 42;
+  s.session_routing.header_name = "X-S";
+  s.session_routing.final_marker = FinalMarker::kLastTurn;
+  s.session_routing.verify = true;
+  s.session_routing.dp_ranks = 4;
+  s.session_routing.writes = {{true, "X-SMG-Routing-Key", convoy::proto::RoutingSource::kSession},
+                              {false, "session_id", convoy::proto::RoutingSource::kDpRank}};
+  s.models = {{"a", 3}, {"b", 1}};
   s.urls = {"http://127.0.0.1:8001", "http://127.0.0.1:8002"};
   s.cancel_fraction = 0.5;
   s.cancel_after_ms = 7;
@@ -173,6 +194,12 @@ TEST_CASE("the whole target section and session routing travel with their values
   CHECK(o.session_routing.mode == SessionRoutingMode::kHeader);
   CHECK(o.session_routing.timeout_s == 42);
   CHECK(o.session_routing.header_name == "X-S");
+  CHECK(o.session_routing.dp_ranks == 4);
+  REQUIRE(o.session_routing.writes.size() == 2);
+  CHECK_FALSE(o.session_routing.writes[1].header);
+  CHECK(o.session_routing.writes[1].source == convoy::proto::RoutingSource::kDpRank);
+  REQUIRE(o.models.size() == 2);
+  CHECK(o.models[1].name == "b");
   CHECK(o.session_routing.final_marker == FinalMarker::kLastTurn);
   CHECK(o.session_routing.verify);
   CHECK(o.urls == s.urls);

@@ -268,7 +268,8 @@ TEST_CASE("errors name the file, line and key") {
   }
   SUBCASE("bad enum values list the allowed ones") {
     CHECK_ERROR("session_routing:\n  mode: bnd\n", "c.yaml:2: session_routing.mode:",
-                "expected one of off, bind, legacy, header, auto, got 'bnd'",
+                "expected one of off, bind, legacy, header, auto, sglang_gateway, sglang_session, "
+                "vllm_dp_rank, custom (or a list of them), got 'bnd'",
                 "did you mean 'bind'?");
     CHECK_ERROR("target:\n  endpoint: chats\n", "c.yaml:2: target.endpoint:",
                 "expected one of chat, completions, embeddings, got 'chats'",

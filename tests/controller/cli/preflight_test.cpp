@@ -105,3 +105,17 @@ TEST_CASE("preflight: what each GET /v1/models answer means") {
     }
   }
 }
+
+TEST_CASE("preflight: with target.models every listed model must be served") {
+  proto::TargetSettings t = preflight_target_settings("qwen3-0.6b", "");
+  t.models = {{"qwen3-0.6b", 1}, {"llama-3-70b", 2}};
+  const std::string url = "http://h/v1/models";
+  CHECK(judge_models_reply(t, url, models_reply(200, kServedList), nullptr).error.empty());
+  t.models.push_back({"lora-sql", 1});
+  const auto v = judge_models_reply(t, url, models_reply(200, kServedList), nullptr);
+  CHECK(v.error.find("target.models[2].name 'lora-sql' is not served by http://h/v1/models") !=
+        std::string::npos);
+  CHECK(v.error.find("it serves: ") != std::string::npos);
+  CHECK(v.error.find("Qwen/Qwen3-0.6B") != std::string::npos);
+  CHECK(v.error.find("Nothing was sent.") != std::string::npos);
+}

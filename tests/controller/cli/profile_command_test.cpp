@@ -150,6 +150,22 @@ TEST_CASE("convoy profile errors name the flag") {
   CHECK_THROWS_AS(parsed_profile_flags({"--concurency", "2"}), CLI::ParseError);
 }
 
+TEST_CASE("convoy profile --model a,b lists several models, each drawn per conversation") {
+  const Config c = profile_config({"--model", "base,lora-a"}, "base,lora-a");
+  REQUIRE(c.target.models.size() == 2);
+  CHECK(c.target.models[0].name == "base");
+  CHECK(c.target.models[1].name == "lora-a");
+  CHECK(c.target.models[1].weight == 1);
+  CHECK(c.target.model == "base");
+  CHECK(profile_config({"--model", "one"}, "one").target.models.empty());
+  try {
+    profile_config({"--model", "a,a"}, "a,a");
+    FAIL("a duplicate model was accepted");
+  } catch (const ConfigError& e) {
+    CHECK(std::string(e.what()).rfind("--model a,a:", 0) == 0);
+  }
+}
+
 TEST_CASE("convoy profile --print-config YAML loads into the same config") {
   const ProfileFlags flags =
       parsed_profile_flags({"--url", "localhost:8000", "--request-rate", "6", "--turns", "3",
