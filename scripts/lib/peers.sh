@@ -24,11 +24,18 @@ peer_version() {  # the pin of a peer
   esac
 }
 
+# The lock file of a peer: every package of its venv, pinned (pip freeze of a first install), so
+# an install resolves nothing (pip's resolver took minutes here) and gets the same packages.
+peer_lock() { echo "$here/peers-$1-$2.txt"; }
+
 peer_install() {  # peer_install NAME: prints the venv folder
-  local name=$1 version dir
+  local name=$1 version dir lock want
   version=$(peer_version "$name")
   dir="$(convoy_cache_dir)/$name-$version"
-  if [[ -f $dir/.installed && $(cat "$dir/.installed") == "$name==$version" ]]; then
+  lock=$(peer_lock "$name" "$version")
+  want="$name==$version"
+  [[ -f $lock ]] && want="$want $(md5sum <"$lock" | cut -d' ' -f1)"
+  if [[ -f $dir/.installed && $(cat "$dir/.installed") == "$want" ]]; then
     echo "$dir"
     return 0
   fi
@@ -37,18 +44,22 @@ peer_install() {  # peer_install NAME: prints the venv folder
     echo "scripts/lib/peers.sh: PyPI cannot be reached (${index%/}/$name/); $name $version is not installed" >&2
     exit 2
   fi
-  echo "scripts/lib/peers.sh: installing $name $version into $dir (about 1 to 2 minutes)" >&2
+  echo "scripts/lib/peers.sh: installing $name $version into $dir" >&2
   rm -rf "$dir"
   if ! "$(convoy_python)" -m venv "$dir" >/dev/null 2>&1; then
     echo "scripts/lib/peers.sh: python3 -m venv failed (apt-get install python3-venv)" >&2
     exit 2
   fi
-  if ! "$dir/bin/pip" install --quiet --disable-pip-version-check --no-compile "$name==$version" \
+  # --no-compile: byte-compiling transformers alone takes minutes on 2 cores; Python compiles
+  # what it imports on first use.
+  local args=("$name==$version")
+  [[ -f $lock ]] && args=(--no-deps -r "$lock")
+  if ! "$dir/bin/pip" install --quiet --disable-pip-version-check --no-compile "${args[@]}" \
       >"$dir/pip.log" 2>&1; then
     echo "scripts/lib/peers.sh: pip could not install $name==$version (see $dir/pip.log)" >&2
     exit 2
   fi
-  echo "$name==$version" >"$dir/.installed"
+  echo "$want" >"$dir/.installed"
   echo "$dir"
 }
 
