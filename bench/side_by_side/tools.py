@@ -12,8 +12,10 @@ Flags and files, from each tool's own source and --help (pinned versions: script
             --concurrency N | --request-rate R --arrival-pattern poisson --request-count N |
             --benchmark-duration S --use-server-token-count --ui-type none --artifact-dir DIR`:
             DIR/profile_export_aiperf.json (metrics as {unit, avg, p50, p99, ...})
-  GuideLLM  `guidellm benchmark run --target URL --profile concurrent|poisson --rate X
-            --max-seconds S | --max-requests N --data F --output-dir DIR`: DIR/benchmarks.json
+  GuideLLM  `guidellm run --scenario FILE` (the file: backend openai_http, profile concurrent
+            {streams} | poisson {rate}, constraints max_requests {count} | max_duration
+            {seconds}, tokenizer huggingface_auto {model}, data json_file {path}, outputs json
+            {path}): benchmarks.json, benchmarks[-1].metrics ({successful: {mean, percentiles}})
 """
 
 import json
@@ -110,20 +112,31 @@ def aiperf_figures(out_dir):
 # ---- GuideLLM ------------------------------------------------------------------------------
 
 def guidellm_command(venv, cell, url, model, dataset_path, out_dir, tokenizer):
-    if cell["turns"] > 1:
-        return None  # the file dataset is single-turn: no conversation history (see docs)
-    argv = [os.path.join(venv, "bin", "guidellm"), "benchmark", "run", "--target", url,
-            "--model", model, "--processor", tokenizer, "--data", dataset_path,
-            "--output-dir", out_dir, "--outputs", "json", "--disable-console-interactive"]
+    """GuideLLM 0.8 takes a scenario file (the `spec` of its BenchmarkArgs: backend, profile,
+    constraints, tokenizer, data, outputs); written beside out_dir."""
     if cell["mode"] == "rate":
-        argv += ["--profile", "poisson", "--rate", str(cell["rate"])]
+        profile = {"kind": "poisson", "rate": [cell["rate"]],
+                   "max_concurrency": cell["concurrency"]}
     else:
-        argv += ["--profile", "concurrent", "--rate", str(cell["concurrency"])]
+        profile = {"kind": "concurrent", "streams": [cell["concurrency"]]}
     if cell.get("requests"):
-        argv += ["--max-requests", str(cell["requests"])]
+        constraints = [{"kind": "max_requests", "count": cell["requests"]}]
     else:
-        argv += ["--max-seconds", str(cell["duration_s"])]
-    return argv
+        constraints = [{"kind": "max_duration", "seconds": cell["duration_s"]}]
+    spec = {
+        "backend": {"kind": "openai_http", "target": url, "model": model,
+                    "request_format": "/v1/chat/completions"},
+        "profile": profile,
+        "constraints": constraints,
+        "tokenizer": {"kind": "huggingface_auto", "model": tokenizer},
+        "data": [{"kind": "json_file", "path": dataset_path}],
+        "outputs": [{"kind": "json", "path": os.path.join(out_dir, "benchmarks.json")}],
+    }
+    path = out_dir.rstrip("/") + ".scenario.json"
+    with open(path, "w") as f:
+        json.dump({"spec": spec}, f)
+    return [os.path.join(venv, "bin", "guidellm"), "run", "--scenario", path,
+            "--disable-console-interactive"]
 
 
 def _guidellm_dist(metrics, key, scale):
@@ -146,9 +159,12 @@ def guidellm_figures(out_dir):
         out[f"{short}_mean"], out[f"{short}_p50"], out[f"{short}_p99"] = \
             _guidellm_dist(m, key, scale)
     totals = (m.get("request_totals") or {})
-    rps = _guidellm_dist(m, "requests_per_second", 1.0)[0]
+    done = float(totals.get("successful", 0)) + float(totals.get("errored", 0))
+    # requests_per_second is a distribution of instantaneous rates: completed over duration is
+    # the figure the other tools report.
+    rps = done / float(b["duration"]) if b.get("duration") else None
     return {
-        "requests": float(totals.get("successful", 0)) + float(totals.get("errored", 0)),
+        "requests": done,
         "errors": float(totals.get("errored", 0)),
         "rps": rps,
         **out,
