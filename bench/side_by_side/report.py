@@ -21,7 +21,11 @@ def derive(doc):
         idle = doc["idle"].get(row["tool"], {"cpu_s": 0.0, "requests": 0})
         n = (f.get("requests") or 0) - idle["requests"]
         cpu = row["usage"]["cpu_s"] - idle["cpu_s"]
-        d = {"cpu_us_per_request": round(cpu * 1e6 / n, 1) if n > 0 else None,
+        # With start-up taken off; None when the start-up varied by more than the cell's own
+        # work (a cell too short for the tool: raise SIDE_CELL_S). raw: start-up included.
+        d = {"cpu_us_per_request": round(cpu * 1e6 / n, 1) if n > 0 and cpu > 0 else None,
+             "cpu_us_per_request_raw": round(row["usage"]["cpu_s"] * 1e6 / f["requests"], 1)
+             if f.get("requests") else None,
              "peak_rss_mib": round(row["usage"]["peak_rss_bytes"] / 1048576, 1)}
         osl = f.get("osl")
         if d["cpu_us_per_request"] is not None and osl:
@@ -51,7 +55,8 @@ def targets(doc):
         c, a = _row(doc, "mock", cell, "convoy"), _row(doc, "mock", cell, "aiperf")
         if not c or not a or not a["derived"].get(key) or c["derived"].get(key) is None:
             out.append({"name": name, "value": None, "bound": bound, "pass": None,
-                        "note": "not measured in this run"})
+                        "note": "not measured in this run (or a tool's start-up varied by more "
+                                "than the cell's work)"})
             return
         v = round(c["derived"][key] / a["derived"][key], 3)
         out.append({"name": name, "value": v, "bound": bound, "pass": v <= bound,
@@ -96,6 +101,7 @@ COLUMNS = (("req/s", "figures", "rps", 1), ("TTFT p50", "figures", "ttft_p50", 2
            ("ITL p99", "figures", "itl_p99", 3), ("e2e p50", "figures", "e2e_p50", 1),
            ("e2e p99", "figures", "e2e_p99", 1), ("ISL", "figures", "isl", 1),
            ("OSL", "figures", "osl", 1), ("CPU µs/req", "derived", "cpu_us_per_request", 1),
+           ("CPU µs/req raw", "derived", "cpu_us_per_request_raw", 1),
            ("peak RSS MiB", "derived", "peak_rss_mib", 1),
            ("TTFT err ms", "derived", "ttft_error_ms", 3),
            ("ITL p50 err ms", "derived", "itl_p50_error_ms", 3))
@@ -143,7 +149,7 @@ def _bars(doc, target, src, key, title, unit):
                      f'text-anchor="middle">{html.escape(cell)}</text>')
         for j, tool in enumerate(TOOLS):
             v = vals.get((cell, tool))
-            if not isinstance(v, (int, float)):
+            if not isinstance(v, (int, float)) or v < 0:
                 continue
             bh = (h - 30) * v / top
             x = x0 + j * bw
