@@ -163,7 +163,7 @@ class Bench:
                 if target_name != "mock":
                     shared = start_target(target_name, self.root, self.build, self.work,
                                           self.itl_ms)
-            except RuntimeError as e:
+            except (RuntimeError, OSError, subprocess.SubprocessError) as e:
                 print(f"side-by-side: target {target_name} skipped: {e}", file=sys.stderr)
                 continue
             try:

@@ -75,14 +75,19 @@ class Nginx:
     fixed body: `path` picks the location (/stream12: 12 events 1 ms apart)."""
 
     def __init__(self, root, prefix, path="/stream12"):
-        script = (f'source "{root}/bench/lib.sh"; BENCH_ROOT="{root}"; '
-                  f'bench_nginx_start "{prefix}" >&2 && echo "$NGINX_PID $NGINX_URL" && '
-                  "disown -a")
-        out = subprocess.run(["bash", "-c", script], capture_output=True, text=True,
-                             timeout=60, env={**os.environ, "BENCH_TMP": prefix})
-        if out.returncode != 0 or not out.stdout.strip():
-            raise RuntimeError(f"nginx did not start: {out.stderr[-500:]}")
-        pid, base = out.stdout.split()[-2:]
+        # nginx inherits the shell's stdout: /dev/null here, and its pid and url go to a file
+        # (a pipe would stay open as long as nginx runs).
+        started = os.path.join(prefix, "started")
+        os.makedirs(prefix, exist_ok=True)
+        script = (f'source "{root}/bench/lib.sh"; '
+                  f'bench_nginx_start "{prefix}" >/dev/null 2>&1 && '
+                  f'echo "$NGINX_PID $NGINX_URL" >"{started}"')
+        out = subprocess.run(["bash", "-c", script], stdin=subprocess.DEVNULL,
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, timeout=60,
+                             env={**os.environ, "BENCH_TMP": prefix, "BENCH_ROOT": root})
+        if out.returncode != 0 or not os.path.exists(started):
+            raise RuntimeError(f"nginx did not start (see {prefix}/error.log)")
+        pid, base = open(started).read().split()[:2]
         self.pid = int(pid)
         self.url = base + path
         self.model = "bench"
