@@ -14,6 +14,7 @@ CONVOY_PEERS_REQUIRED=1 (CI), which makes that a failure.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -70,7 +71,12 @@ def main() -> int:
     aiperf = run_one("aiperf", 0, work, mock_bin, cell, paths, env, venv, tok)
     if aiperf is None:
         return 1
-    return verdict(attempts, aiperf[0])
+    rc = verdict(attempts, aiperf[0])
+    if rc == 0:
+        shutil.rmtree(work, ignore_errors=True)
+    else:
+        print(f"the runs' folders and logs: {work}")
+    return rc
 
 
 def run_one(name, attempt, work, mock_bin, cell, paths, env, venv, tok):
