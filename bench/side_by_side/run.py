@@ -47,6 +47,12 @@ def cells(scale):
         "long16": {**base, "name": "long16", "mode": "concurrency", "concurrency": 16,
                    "turns": 1, "output_tokens": 256, "itl_ms": 1.0},
     }
+    # fN: the client-fleet ladder's rungs (single-turn at concurrency N; not in the default set:
+    # SIDE_CELLS="f16 f64 f256 f1024" runs the ladder item 3's fleet figure reads).
+    for name in env_list("SIDE_CELLS", ""):
+        if name.startswith("f") and name[1:].isdigit():
+            all_cells[name] = {**base, "name": name, "mode": "concurrency",
+                               "concurrency": int(name[1:]), "turns": 1}
     return [all_cells[c] for c in env_list("SIDE_CELLS", "c16 c256 mt32 poisson long16")]
 
 
