@@ -124,8 +124,9 @@ def guidellm_command(venv, cell, url, model, dataset_path, out_dir, tokenizer):
     else:
         constraints = [{"kind": "max_duration", "seconds": cell["duration_s"]}]
     spec = {
+        # validate_backend off: its GET /health is no route of nginx's fixed stream.
         "backend": {"kind": "openai_http", "target": url, "model": model,
-                    "request_format": "/v1/chat/completions"},
+                    "request_format": "/v1/chat/completions", "validate_backend": False},
         "profile": profile,
         "constraints": constraints,
         "tokenizer": {"kind": "huggingface_auto", "model": tokenizer},
