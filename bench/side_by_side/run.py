@@ -2,8 +2,9 @@
 against each target (docs/benchmarks.md, (k)). Writes DIR/results.json, DIR/table.md and
 DIR/side-by-side.html; prints the table and the targets' PASS/FAIL.
 
-Env (all optional): SIDE_TARGETS ("mock nginx dynamo"), SIDE_CELLS ("c16 c256 mt32 poisson
-long16"; long16: 256-token replies 1 ms apart at concurrency 16),
+Env (all optional): SIDE_TARGETS ("mock nginx dynamo"), SIDE_CELLS (every target's cells;
+default per target: DEFAULT_CELLS; long16: 256-token replies 1 ms apart at concurrency 16;
+fN: a rung of the client-fleet ladder), SIDE_CELLS_MOCK / _NGINX / _DYNAMO (one target's),
 SIDE_TOOLS ("convoy aiperf guidellm"), SIDE_CELL_S (10: seconds each tool sends per cell),
 SIDE_SCALE (1.0: multiplies SIDE_CELL_S and the Poisson rate), SIDE_ITL_MS (5: the mock's
 decode step), SIDE_OUTPUT_TOKENS (32), SIDE_PROMPT_BYTES (512).
@@ -30,7 +31,14 @@ def env_list(name, default):
     return os.environ.get(name, default).split()
 
 
-def cells(scale):
+# The cells each target runs by default: every cell on the mock (where the truth is known); two
+# on nginx and on Dynamo, so that a full run fits in about 15 minutes on 2 shared cores (each
+# run of a peer starts in 15 to 90 s there). SIDE_CELLS, or SIDE_CELLS_<TARGET>, choose others.
+DEFAULT_CELLS = {"mock": "c16 c256 mt32 poisson long16", "nginx": "c16 c256",
+                 "dynamo": "c16 mt32"}
+
+
+def cells(scale, target="mock"):
     """The workloads: single-turn at concurrency 16 and 256, 4-turn conversations with live
     history at concurrency 32, a Poisson rate (capped at concurrency 256)."""
     seconds = float(os.environ.get("SIDE_CELL_S", "10")) * scale
@@ -49,11 +57,13 @@ def cells(scale):
     }
     # fN: the client-fleet ladder's rungs (single-turn at concurrency N; not in the default set:
     # SIDE_CELLS="f16 f64 f256 f1024" runs the ladder item 3's fleet figure reads).
-    for name in env_list("SIDE_CELLS", ""):
+    chosen = env_list(f"SIDE_CELLS_{target.upper()}",
+                      os.environ.get("SIDE_CELLS", DEFAULT_CELLS.get(target, "c16")))
+    for name in chosen:
         if name.startswith("f") and name[1:].isdigit():
             all_cells[name] = {**base, "name": name, "mode": "concurrency",
                                "concurrency": int(name[1:]), "turns": 1}
-    return [all_cells[c] for c in env_list("SIDE_CELLS", "c16 c256 mt32 poisson long16")]
+    return [all_cells[c] for c in chosen]
 
 
 def start_target(name, root, build, work, itl_ms):
@@ -173,7 +183,7 @@ class Bench:
                 print(f"side-by-side: target {target_name} skipped: {e}", file=sys.stderr)
                 continue
             try:
-                for cell in cells(self.scale):
+                for cell in cells(self.scale, target_name):
                     for tool in self.tools:
                         target = shared or start_target("mock", self.root, self.build,
                                                         self.work,
