@@ -418,12 +418,12 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       info_.prefill_ms = std::chrono::duration<double, std::milli>(job_->prefill).count();
       info_.cached_tokens = job_->cached_tokens;
     }
+    if (index + 1 >= job_->max_tokens) {  // nvext.timing's total_time_ms
+      info_.total_ms = std::chrono::duration<double, std::milli>(now - job_->arrived_at).count();
+    }
     if (!stream_) {
       // Nothing to send until the last step.
-      if (index + 1 >= job_->max_tokens) {
-        info_.total_ms = std::chrono::duration<double, std::milli>(now - job_->arrived_at).count();
-        return finish();
-      }
+      if (index + 1 >= job_->max_tokens) return finish();
       next_token_ = job_->max_tokens - 1;
       return schedule(token_time(next_token_));
     }
@@ -437,9 +437,6 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
       fault_pending_ = false;
       if (job_->faults.reset) return reset_connection();
       if (job_->faults.malformed) send_chunk(std::string(kMalformedEvent));
-    }
-    if (index + 1 >= job_->max_tokens) {
-      info_.total_ms = std::chrono::duration<double, std::milli>(now - job_->arrived_at).count();
     }
     const bool api = endpoint_ == Endpoint::kResponses || endpoint_ == Endpoint::kMessages;
     std::string events =

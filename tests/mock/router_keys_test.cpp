@@ -27,7 +27,7 @@ Options random_mock_options() {
 
 }  // namespace
 
-TEST_CASE("mock router keys: one key, one worker; a DP rank header pins the rank") {
+TEST_CASE("mock router keys: one key, one worker, and a DP rank header pins the rank") {
   RunningMock mock(random_mock_options());
   Client client(mock.port);
   auto worker_of = [&](const std::string& extra, const Headers& headers) {
