@@ -99,9 +99,9 @@ std::string models_json(const MetricsSnapshot& snapshot) {
     w.Int64(m.output_tokens);
     w.Key("output_token_throughput");
     number(w, m.output_token_throughput);
-    stats(w, "time_to_first_token", m.ttft);
-    stats(w, "inter_token_latency", m.inter_token_latency);
-    stats(w, "request_latency", m.request_latency);
+    write_metric_stats(w, "time_to_first_token", m.ttft);
+    write_metric_stats(w, "inter_token_latency", m.inter_token_latency);
+    write_metric_stats(w, "request_latency", m.request_latency);
     w.EndObject();
   }
   w.EndArray();
