@@ -201,7 +201,7 @@ int main(int argc, char** argv) {
   RecordPipeline pipeline(facts);
   pipeline.add(std::make_unique<RunMetricsOutput>(metrics));
   pipeline.add(std::make_unique<FactsOutput>(facts));
-  pipeline.add(std::make_unique<RecordsFileOutput>(o.out));
+  pipeline.add(std::make_unique<RecordsFileOutput>(o.out, convoy::proto::TargetSettings{}, 0));
   const RecordBounds bounds{0, INT64_MAX / 2, 1};  // the records' times are all in the run
   const int64_t offset_ns = 12'345;
 
