@@ -272,7 +272,7 @@ TEST_CASE("errors name the file, line and key") {
                 "vllm_dp_rank, custom (or a list of them), got 'bnd'",
                 "did you mean 'bind'?");
     CHECK_ERROR("target:\n  endpoint: chats\n", "c.yaml:2: target.endpoint:",
-                "expected one of chat, completions, embeddings, got 'chats'",
+                "expected one of chat, completions, embeddings, responses, messages, got 'chats'",
                 "did you mean 'chat'?");
     CHECK_ERROR("load:\n  arrival: uniform\n",
                 "load.arrival: expected one of constant, poisson, gamma");
