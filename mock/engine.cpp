@@ -50,21 +50,38 @@ void Engine::run(std::vector<std::function<void()>>& callbacks) {
   }
 }
 
-std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const RequestMeta& meta,
-                                                 std::function<void()> on_admit,
-                                                 Clock::time_point now) {
+namespace {
+
+// A request as the engine schedules it, before routing.
+JobPtr make_job(const ApiRequest& request, const Options& options, Clock::time_point now) {
   auto job = std::make_shared<Job>();
   job->endpoint = request.endpoint;
   job->stream = request.stream;
   job->prompt_tokens = request.prompt_tokens;
   job->max_tokens = request.max_tokens;
   job->priority = request.priority;
-  job->itl_ms = itl_ms_for(options_, request.model);
-  job->prompt_hashes = block_hashes(request.prompt, options_.block_size);
-  job->prompt_blocks = (request.prompt_tokens + options_.block_size - 1) / options_.block_size;
+  job->itl_ms = itl_ms_for(options, request.model);
+  job->prompt_hashes = block_hashes(request.prompt, options.block_size);
+  job->prompt_blocks = (request.prompt_tokens + options.block_size - 1) / options.block_size;
   job->kv_blocks =
-      (request.prompt_tokens + request.max_tokens + options_.block_size - 1) / options_.block_size;
+      (request.prompt_tokens + request.max_tokens + options.block_size - 1) / options.block_size;
   job->arrived_at = now;
+  return job;
+}
+
+// A worker's queue admits the highest agent_hints priority first, first come within one.
+void enqueue_by_priority(std::deque<JobPtr>& queue, const JobPtr& job) {
+  const auto behind = std::find_if(queue.begin(), queue.end(),
+                                   [&](const JobPtr& q) { return q->priority < job->priority; });
+  queue.insert(behind, job);
+}
+
+}  // namespace
+
+std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const RequestMeta& meta,
+                                                 std::function<void()> on_admit,
+                                                 Clock::time_point now) {
+  JobPtr job = make_job(request, options_, now);
 
   std::lock_guard lock(mutex_);
   if (shut_down_) return ApiError{503, "server is shutting down"};
@@ -132,10 +149,7 @@ std::variant<Submitted, ApiError> Engine::submit(ApiRequest&& request, const Req
     return Submitted{std::move(job), true};
   }
   job->on_admit = std::move(on_admit);
-  // A worker's queue admits the highest agent_hints priority first, first come within one.
-  const auto behind = std::find_if(w.queue.begin(), w.queue.end(),
-                                   [&](const JobPtr& q) { return q->priority < job->priority; });
-  w.queue.insert(behind, job);
+  enqueue_by_priority(w.queue, job);
   return Submitted{std::move(job), false};
 }
 

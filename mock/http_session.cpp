@@ -286,6 +286,24 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     respond_json(200, std::get<std::string>(reply));
   }
 
+  // What the reply will say about the request, before the engine takes it.
+  void start_reply(Endpoint endpoint, const ApiRequest& req) {
+    endpoint_ = endpoint;
+    stream_ = req.stream;
+    include_usage_ = req.include_usage;
+    inputs_ = req.inputs;
+    info_ = ResponseInfo{};
+    info_.id = response_id_prefix(endpoint) + std::to_string(ctx_.next_id++);
+    info_.previous_response_id = req.previous_response_id;
+    const auto wall = std::chrono::system_clock::now().time_since_epoch();
+    info_.created = std::chrono::duration_cast<std::chrono::seconds>(wall).count();
+    info_.received_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(wall).count();
+    info_.model = req.model;
+    info_.with_worker_id = req.want_worker_id;
+    info_.with_timing = req.want_timing;
+    info_.report_cached_tokens = ctx_.options.contract != Contract::kLegacy;
+  }
+
   void generate(Endpoint endpoint) {
     const std::string& body = request_.body();
     rapidjson::Document doc;
@@ -313,24 +331,7 @@ class HttpSession : public std::enable_shared_from_this<HttpSession> {
     if (!meta.target_rank) meta.target_rank = req.dp_rank;
     if (meta.routing_key.empty()) meta.routing_key = req.session_id;
 
-    endpoint_ = endpoint;
-    stream_ = req.stream;
-    include_usage_ = req.include_usage;
-    inputs_ = req.inputs;
-    info_ = ResponseInfo{};
-    info_.id = response_id_prefix(endpoint) + std::to_string(ctx_.next_id++);
-    info_.previous_response_id = req.previous_response_id;
-    info_.created = std::chrono::duration_cast<std::chrono::seconds>(
-                        std::chrono::system_clock::now().time_since_epoch())
-                        .count();
-    info_.model = req.model;
-    info_.with_worker_id = req.want_worker_id;
-    info_.with_timing = req.want_timing;
-    info_.received_unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-    info_.report_cached_tokens = ctx_.options.contract != Contract::kLegacy;
-
+    start_reply(endpoint, req);
     auto on_admit = [self = shared_from_this(), generation = generation_] {
       net::post(self->socket_.get_executor(),
                 [self, generation] { self->on_admitted(generation); });

@@ -140,6 +140,18 @@ int check_target(const Config& c) {
   return kExitOk;
 }
 
+// convoy validate: the config, then the dataset (the same streaming validation pass a run makes,
+// so that a bad row is found here rather than at `convoy run`), then the target when asked.
+int validate_main(const RunFlags& flags, bool check_target_flag) {
+  Config c = load_with_flags(flags);
+  const uint64_t conversations = open_dataset(c)->size();
+  std::cout << "# " << flags.config_path << ": valid (" << conversations
+            << " conversation(s) in the dataset)\n# " << expected_duration_line(c, conversations)
+            << "\n"
+            << to_yaml(with_urls_redacted(c));
+  return check_target_flag ? check_target(c) : kExitOk;
+}
+
 }  // namespace
 
 int cli_main(int argc, char** argv) {
@@ -202,17 +214,7 @@ int cli_main(int argc, char** argv) {
     if (*run) return run_command(run_flags, false);
     if (*ctl) return run_command(ctl_flags, true);
     if (*profile) return profile_main(profile_flags);
-    if (*val) {
-      Config c = load_with_flags(val_flags);
-      // The dataset too: the same streaming validation pass a run makes, so that a bad row is
-      // found here rather than at `convoy run`.
-      const uint64_t conversations = open_dataset(c)->size();
-      std::cout << "# " << val_flags.config_path << ": valid (" << conversations
-                << " conversation(s) in the dataset)\n# "
-                << expected_duration_line(c, conversations) << "\n"
-                << to_yaml(with_urls_redacted(c));
-      return check_target_flag ? check_target(c) : kExitOk;
-    }
+    if (*val) return validate_main(val_flags, check_target_flag);
     if (*keygen) return write_curve_keys(keygen_flags.dir, keygen_flags.workers);
     if (*dataset) return dataset_main(dataset_flags);
     if (*cmp) return compare::compare_main(compare_dirs, compare_out, std::cout, std::cerr);

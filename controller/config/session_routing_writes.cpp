@@ -71,8 +71,8 @@ std::vector<std::pair<RoutingWrite, std::string>> dynamo_places(
   const bool header = r.mode == SessionRoutingMode::kHeader || r.mode == SessionRoutingMode::kAuto;
   const bool body = r.mode != SessionRoutingMode::kOff && r.mode != SessionRoutingMode::kHeader;
   if (header) {
-    for (std::string name : {r.header_name, std::string("X-Dynamo-Parent-Session-ID"),
-                             std::string("X-Dynamo-Session-Final")}) {
+    for (const std::string& name : {r.header_name, std::string("X-Dynamo-Parent-Session-ID"),
+                                    std::string("X-Dynamo-Session-Final")}) {
       out.push_back({{true, name, RoutingSource::kSession}, who});
     }
   }
