@@ -49,7 +49,8 @@ TEST_CASE("http: a streamed chat reply is timed, counted and parsed") {
   CHECK(r.sent_ns > 0);
   CHECK(r.sent_ns <= r.first_byte_ns);
   CHECK(r.first_byte_ns <= r.first_token_ns);
-  CHECK(r.first_token_ns < r.second_token_ns);
+  // One read may carry the first two tokens on a busy machine: they then share its timestamp.
+  CHECK(r.first_token_ns <= r.second_token_ns);
   CHECK(r.second_token_ns <= r.last_token_ns);
   CHECK(r.last_token_ns <= r.end_ns);
   // The server paused kGapMs before each of the last four tokens. A busy machine may coalesce

@@ -159,7 +159,8 @@ TEST_CASE("client_side_overhead reads one TTFT family, the frontend's when it is
   in.server =
       make_server_telemetry(server_metrics({endpoint_entry("dynamo", 20, 0)}, {engine, frontend}));
   in.client_ttft_p50_ms = 200;
-  const Insight* o = find_insight(detect_insights(in), "client_side_overhead");
+  const auto insights = detect_insights(in);  // alive while `o` is read
+  const Insight* o = find_insight(insights, "client_side_overhead");
   REQUIRE(o != nullptr);
   CHECK(o->problem.find("the server's own is 175 ms") != std::string::npos);
   CHECK(o->problem.find("dynamo_frontend_time_to_first_token_seconds") != std::string::npos);
