@@ -15,7 +15,7 @@ struct ResponseInfo {
   std::string id;                    // "chatcmpl-N" / "cmpl-N" / "embd-N" / "resp_N" / "msg_N"
   std::string previous_response_id;  // responses: the request's, echoed ("" when none)
   int64_t created = 0;               // unix seconds
-  std::string_view model;
+  std::string model;                 // owned: the request it names is gone before the reply ends
   int64_t prompt_tokens = 0;
   int64_t completion_tokens = 0;
   int64_t cached_tokens = 0;
