@@ -116,8 +116,7 @@ convoy::proto::Record make_record(uint64_t n, size_t gaps) {
   r.cached_tokens = 384;
   r.usage_from_server = true;
   r.http_status = 200;
-  r.session_control =
-      R"({"session_id":")" + r.x_correlation_id + R"(","action":"bind","timeout":300})";
+  r.session_control = {r.x_correlation_id, convoy::proto::SessionAction::kBind, 300, {}};
   return r;
 }
 

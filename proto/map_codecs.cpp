@@ -1,5 +1,5 @@
-// One-pass decoders for the messages on the hot paths: Record with its RecordError and
-// ConversationEnd (the controller's ingest), Conversation with its Turns and SubAgents and
+// One-pass decoders for the messages on the hot paths: Record with its RecordError, SessionControl
+// and ConversationEnd (the controller's ingest), Conversation with its Turns and SubAgents and
 // WindowStart (every assignment a worker receives). msgpack's generic MSGPACK_DEFINE_MAP conversion
 // builds a std::map of every key per object before it looks the fields up; these walk the map once.
 // The wire format is unchanged, unknown keys are skipped and missing keys keep their defaults,
@@ -54,6 +54,7 @@ using convoy::proto::Conversation;
 using convoy::proto::ConversationEnd;
 using convoy::proto::Record;
 using convoy::proto::RecordError;
+using convoy::proto::SessionControl;
 using convoy::proto::SubAgent;
 using convoy::proto::Turn;
 using convoy::proto::WindowStart;
@@ -101,6 +102,13 @@ constexpr std::array kRecordErrorMembers = {
     CONVOY_MEMBER(RecordError, code),
     CONVOY_MEMBER(RecordError, type),
     CONVOY_MEMBER(RecordError, message),
+};
+
+constexpr std::array kSessionControlMembers = {
+    CONVOY_MEMBER(SessionControl, session_id),
+    CONVOY_MEMBER(SessionControl, action),
+    CONVOY_MEMBER(SessionControl, timeout_s),
+    CONVOY_MEMBER(SessionControl, other_keys),
 };
 
 constexpr std::array kConversationEndMembers = {
@@ -155,6 +163,12 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
   msgpack::object const& convert<RecordError>::operator()(msgpack::object const& o,
                                                           RecordError& v) const {
     read_members(o, v, kRecordErrorMembers);
+    return o;
+  }
+
+  msgpack::object const& convert<SessionControl>::operator()(msgpack::object const& o,
+                                                             SessionControl& v) const {
+    read_members(o, v, kSessionControlMembers);
     return o;
   }
 

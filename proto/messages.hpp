@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "proto/timings.hpp"
@@ -31,7 +32,9 @@ namespace convoy::proto {
 // 7: several models (TargetSettings.models, Conversation.model) and other routers' session keys
 // (SessionRoutingSettings.writes). A version-6 worker would ignore both and send every request
 // to target.model without the keys.
-inline constexpr uint32_t kProtocolVersion = 7;
+// 8: a record's session control is a structured value (SessionControl), not the JSON text as
+// sent. A version-7 controller would fail to read it (a map where it expects a string).
+inline constexpr uint32_t kProtocolVersion = 8;
 // Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
 // Decoding refuses any one string (or bin) longer than this (the datasets validate against it).
@@ -399,6 +402,20 @@ struct ServerTiming {
   MSGPACK_DEFINE_MAP(queue_ms, prefill_ms, ttft_ms, total_ms, avg_itl_ms)
 };
 
+// One nvext.session_control object as a request carried it (session routing bind or legacy):
+// what the worker sends, and what its Record reports. A worker builds it; records.jsonl writes it
+// back as the object, keys in this order.
+struct SessionControl {
+  std::string session_id;                       // "" = the request carried no session_control
+  SessionAction action = SessionAction::kBare;  // kBare: legacy's {"session_id": ID}, no action
+  int64_t timeout_s = 0;  // "timeout" in whole seconds (bind and open only); 0 = not sent
+  // Keys convoy does not own that the body already had under nvext.session_control
+  // (target.extra_body), as sent: (key, its value's JSON text). Empty in the usual case.
+  std::vector<std::pair<std::string, std::string>> other_keys;
+  bool present() const { return !session_id.empty(); }
+  MSGPACK_DEFINE_MAP(session_id, action, timeout_s, other_keys)
+};
+
 // One request. Times (intended_ns and the Timings) are the worker's steady clock in ns; 0 = did
 // not happen.
 struct Record : Timings {
@@ -416,9 +433,9 @@ struct Record : Timings {
   bool usage_from_server = false;
   int64_t http_status = 0;
   RecordError error;
-  std::string session_control;  // the nvext.session_control JSON as sent ("" when none)
-  int32_t subagent = -1;        // position in Conversation.subagents; -1 = the lead (or no family)
-  uint32_t url_index = 0;       // which of target.urls served it
+  SessionControl session_control;  // as sent (present() false when the request had none)
+  int32_t subagent = -1;   // position in Conversation.subagents; -1 = the lead (or no family)
+  uint32_t url_index = 0;  // which of target.urls served it
   // session_routing.verify: the serving worker and DP rank the server reported ("" / -1: none).
   std::string served_by;
   int64_t dp_rank = -1;
@@ -566,10 +583,10 @@ CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::FinalMarker, convoy::proto::FinalMark
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::RouterPreset, convoy::proto::RouterPreset::kCustom)
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::RoutingSource, convoy::proto::RoutingSource::kDpRank)
 
-// Records with their RecordError and ConversationEnds (the controller's ingest), and
-// Conversations with their Turns and SubAgents and WindowStarts (every assignment) are decoded with
-// one pass over their map (proto/map_codecs.cpp) instead of msgpack's generic map conversion, which
-// builds a std::map of every key per object. The wire format is unchanged: still the map
+// Records with their RecordError, SessionControl and ConversationEnds (the controller's ingest),
+// and Conversations with their Turns and SubAgents and WindowStarts (every assignment) are decoded
+// with one pass over their map (proto/map_codecs.cpp) instead of msgpack's generic map conversion,
+// which builds a std::map of every key per object. The wire format is unchanged: still the map
 // MSGPACK_DEFINE_MAP writes; unknown keys are skipped and missing keys keep their defaults, as with
 // the generic path.
 namespace msgpack {
@@ -578,6 +595,11 @@ MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {
   template <>
   struct convert<convoy::proto::Record> {
     msgpack::object const& operator()(msgpack::object const& o, convoy::proto::Record& v) const;
+  };
+  template <>
+  struct convert<convoy::proto::SessionControl> {
+    msgpack::object const& operator()(msgpack::object const& o,
+                                      convoy::proto::SessionControl& v) const;
   };
   template <>
   struct convert<convoy::proto::RecordError> {

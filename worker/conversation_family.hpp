@@ -52,7 +52,7 @@ struct FamilyMember {
   int64_t intended_ns = 0;                // of the request being scheduled or sent
   SessionOverlay overlay;                 // of the request in flight
   std::string request_id;
-  std::string session_control;
+  SessionControl session_control;  // of the request in flight, as sent (for its record)
 
   // Its session at the server (when releases_sessions): a request that may open it reached the
   // server; a close or release for it was answered 2xx; the early release went out.

@@ -282,7 +282,7 @@ void ConversationRunner::start_request(Family& f, size_t m, const rapidjson::Doc
     // The body is not a JSON object, so no session_control went out: an open the router just
     // planned was never sent, and the next turn must open again.
     router_.on_failed_before_server(*member.correlation_id, member.overlay);
-    member.session_control.clear();
+    member.session_control = SessionControl{};
     if (!warned_non_object_) {
       warned_non_object_ = true;
       log_warn(warning);

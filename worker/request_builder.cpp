@@ -145,8 +145,8 @@ JsonDocument merged_nvext(const Value* existing, const SessionControl& control) 
   } else {
     set("action", string_value(proto::to_string(control.action), a));
   }
-  if (control.timeout_s) {
-    set("timeout", Value(*control.timeout_s));
+  if (control.timeout_s > 0) {
+    set("timeout", Value(control.timeout_s));
   } else {
     obj.EraseMember("timeout");
   }
@@ -355,10 +355,22 @@ JsonDocument format_body(const proto::WorkerSettings& s, const std::string& syst
 
 namespace {
 
+// The keys of a merged session_control object that convoy does not own (the body's own, from
+// target.extra_body), as (key, value's JSON text), in the order sent.
+std::vector<std::pair<std::string, std::string>> other_session_keys(const Value& control) {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& member : control.GetObject()) {
+    const std::string_view key = view(member.name);
+    if (key == "session_id" || key == "action" || key == "timeout") continue;
+    out.emplace_back(std::string(key), to_string(member.value));
+  }
+  return out;
+}
+
 // serialize_request() through a given writer (a fresh one, or RequestBodyArena's kept one).
 void write_request(JsonWriter& w, const Value& body, const SessionOverlay& overlay,
-                   std::string* warning, std::string* session_control_as_sent) {
-  if (session_control_as_sent) session_control_as_sent->clear();
+                   std::string* warning, SessionControl* session_control_as_sent) {
+  if (session_control_as_sent) *session_control_as_sent = SessionControl{};
   if (!overlay.session_control) {
     body.Accept(w);
     return;
@@ -371,11 +383,11 @@ void write_request(JsonWriter& w, const Value& body, const SessionOverlay& overl
     body.Accept(w);
     return;
   }
-  std::string sent;
+  SessionControl sent = *overlay.session_control;
   auto write_nvext = [&](const Value* existing) {
     JsonDocument nvext = merged_nvext(existing, *overlay.session_control);
     nvext.Accept(w);
-    if (sent.empty()) sent = to_string(nvext["session_control"]);
+    if (session_control_as_sent) sent.other_keys = other_session_keys(nvext["session_control"]);
   };
   bool wrote_nvext = false;
   w.StartObject();
@@ -399,7 +411,7 @@ void write_request(JsonWriter& w, const Value& body, const SessionOverlay& overl
 }  // namespace
 
 std::string serialize_request(const Value& body, const SessionOverlay& overlay,
-                              std::string* warning, std::string* session_control_as_sent) {
+                              std::string* warning, SessionControl* session_control_as_sent) {
   rapidjson::StringBuffer buffer;
   JsonWriter w(buffer);
   write_request(w, body, overlay, warning, session_control_as_sent);
@@ -443,7 +455,7 @@ JsonDocument& RequestBodyArena::fresh_document() {
 
 std::string RequestBodyArena::serialize(const Value& body, const SessionOverlay& overlay,
                                         std::string* warning,
-                                        std::string* session_control_as_sent) {
+                                        SessionControl* session_control_as_sent) {
   Impl& s = *impl_;
   s.out.Clear();
   s.writer.Reset(s.out);

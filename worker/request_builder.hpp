@@ -100,9 +100,10 @@ void merge_json_object(rapidjson::Value& dst, const rapidjson::Value& src,
 // other nvext keys and other session_control keys are kept, the computed fields win. A body
 // that is not a JSON object is written without the overlay and *warning is set (on every such
 // call; the caller logs it once). When `session_control_as_sent` is given it receives the
-// merged session_control object as written ("" when none), for records.
+// merged session_control object as written (present() false when none), for records.
 std::string serialize_request(const rapidjson::Value& body, const SessionOverlay& overlay,
-                              std::string* warning, std::string* session_control_as_sent = nullptr);
+                              std::string* warning,
+                              SessionControl* session_control_as_sent = nullptr);
 
 // Request bodies without a heap allocation per request but the bytes' own (at tens of thousands
 // of requests per second, allocation was a visible cost): a
@@ -123,7 +124,7 @@ class RequestBodyArena {
   rapidjson::Document& fresh_document();
   // serialize_request() through the kept writer: the same bytes.
   std::string serialize(const rapidjson::Value& body, const SessionOverlay& overlay,
-                        std::string* warning, std::string* session_control_as_sent = nullptr);
+                        std::string* warning, SessionControl* session_control_as_sent = nullptr);
 
  private:
   struct Impl;

@@ -7,9 +7,8 @@
 
 namespace convoy::worker {
 
-namespace {
-
-std::string to_json(const SessionControl& control) {
+std::string session_control_json(const SessionControl& control) {
+  if (!control.present()) return "";
   rapidjson::StringBuffer buffer;
   rapidjson::Writer<rapidjson::StringBuffer> writer(buffer);
   writer.StartObject();
@@ -21,19 +20,21 @@ std::string to_json(const SessionControl& control) {
     writer.Key("action");
     writer.String(action.data(), static_cast<rapidjson::SizeType>(action.size()));
   }
-  if (control.timeout_s) {
+  if (control.timeout_s > 0) {
     writer.Key("timeout");
-    writer.Int64(*control.timeout_s);
+    writer.Int64(control.timeout_s);
   }
   writer.EndObject();
   return std::string(buffer.GetString(), buffer.GetSize());
 }
 
-SessionOverlay with_control(const std::string& id, SessionAction action,
-                            std::optional<int64_t> timeout_s) {
+namespace {
+
+// timeout_s 0: the request carries no timeout (a close, a bare legacy request).
+SessionOverlay with_control(const std::string& id, SessionAction action, int64_t timeout_s) {
   SessionOverlay overlay;
-  overlay.session_control = SessionControl{id, action, timeout_s};
-  overlay.session_control_json = to_json(*overlay.session_control);
+  overlay.session_control = SessionControl{id, action, timeout_s, {}};
+  overlay.session_control_json = session_control_json(*overlay.session_control);
   return overlay;
 }
 
@@ -84,14 +85,14 @@ SessionOverlay plan_session_overlay(const SessionRoutingSettings& settings,
       return header_overlay(settings, correlation_id, parent_correlation_id,
                             final_turn && settings.final_marker == proto::FinalMarker::kLastTurn);
     case SessionRoutingMode::kBind:
-      if (final_turn) return with_control(correlation_id, SessionAction::kClose, std::nullopt);
+      if (final_turn) return with_control(correlation_id, SessionAction::kClose, 0);
       return with_control(correlation_id, SessionAction::kBind, settings.timeout_s);
     case SessionRoutingMode::kLegacy:
-      if (final_turn) return with_control(correlation_id, SessionAction::kClose, std::nullopt);
+      if (final_turn) return with_control(correlation_id, SessionAction::kClose, 0);
       if (first_request_on_this_worker_for_session) {
         return with_control(correlation_id, SessionAction::kOpen, settings.timeout_s);
       }
-      return with_control(correlation_id, SessionAction::kBare, std::nullopt);
+      return with_control(correlation_id, SessionAction::kBare, 0);
   }
   return {};
 }
@@ -133,7 +134,7 @@ SessionOverlay plan_release_overlay(const SessionRoutingSettings& settings,
                                     const std::string& correlation_id,
                                     std::string_view parent_correlation_id) {
   if (settings.mode == SessionRoutingMode::kBind || settings.mode == SessionRoutingMode::kLegacy) {
-    return with_control(correlation_id, SessionAction::kClose, std::nullopt);
+    return with_control(correlation_id, SessionAction::kClose, 0);
   }
   return plan_close_request_overlay(settings, correlation_id, parent_correlation_id);
 }

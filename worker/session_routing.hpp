@@ -40,12 +40,12 @@ inline constexpr std::string_view kSessionFinalHeader = "X-Dynamo-Session-Final"
 std::optional<SessionRoutingSettings> session_routing_settings(const proto::WorkerSettings& s,
                                                                std::string* error);
 
-// One nvext.session_control object. Action kBare is legacy's bare {"session_id":ID}.
-struct SessionControl {
-  std::string session_id;
-  SessionAction action = SessionAction::kBare;
-  std::optional<int64_t> timeout_s;  // sent as "timeout" (bind and open only)
-};
+// One nvext.session_control object (proto/messages.hpp): what a request carries, and what its
+// record reports as sent.
+using SessionControl = proto::SessionControl;
+// Its JSON as convoy writes it (session_id, action, timeout; not the body's own keys); "" when
+// !present().
+std::string session_control_json(const SessionControl& control);
 
 // One body field other routers read (session_routing.writes): a dot-separated path and its
 // value, a JSON string unless `number`.

@@ -12,6 +12,7 @@
 
 #include "common/histogram.hpp"
 #include "common/redact.hpp"
+#include "controller/report/record_keys.hpp"
 #include "controller/report/summary_keys.hpp"
 
 namespace convoy::controller::compare {
@@ -237,10 +238,10 @@ bool is_string(const rapidjson::Value* v, const char* text = nullptr) {
 
 // records.jsonl's per-request metric keys and the summary tags they are the values of.
 constexpr std::pair<const char*, const char*> kRecordSampleKeys[] = {
-    {"ttft_ms", tag::kTimeToFirstToken},
-    {"ttst_ms", tag::kTimeToSecondToken},
-    {"itl_ms", tag::kInterTokenLatency},
-    {"request_latency_ms", tag::kRequestLatency},
+    {record_key::kTtftMs, tag::kTimeToFirstToken},
+    {record_key::kTtstMs, tag::kTimeToSecondToken},
+    {record_key::kItlMs, tag::kInterTokenLatency},
+    {record_key::kRequestLatencyMs, tag::kRequestLatency},
 };
 
 // One column's values from records.jsonl: TTFT by turn and the samples behind the percentiles.
@@ -254,7 +255,7 @@ struct RecordSamples {
   // A measured record that was sent: schedule lag counts for every one, the latencies only for
   // successes (as in the run's own metrics).
   void add(const rapidjson::Value& metrics, const rapidjson::Value* turn, bool ok) {
-    const rapidjson::Value* lag = member(metrics, "schedule_lag_ms");
+    const rapidjson::Value* lag = member(metrics, record_key::kScheduleLagMs);
     if (lag && lag->IsNumber()) add_sample(tag::kScheduleLag, lag->GetDouble());
     if (!ok) return;
     for (const auto& [json_key, metric] : kRecordSampleKeys) {
@@ -262,11 +263,11 @@ struct RecordSamples {
       if (v && v->IsNumber()) add_sample(metric, v->GetDouble());
     }
     // Per user: 1 / ITL, in tokens per second.
-    const rapidjson::Value* itl = member(metrics, "itl_ms");
+    const rapidjson::Value* itl = member(metrics, record_key::kItlMs);
     if (itl && itl->IsNumber() && itl->GetDouble() > 0) {
       add_sample(tag::kOutputTokenThroughputPerUser, 1000.0 / itl->GetDouble());
     }
-    const rapidjson::Value* ttft = member(metrics, "ttft_ms");
+    const rapidjson::Value* ttft = member(metrics, record_key::kTtftMs);
     if (ttft && ttft->IsNumber() && turn && turn->IsUint64()) {
       const auto t = static_cast<size_t>(std::min<uint64_t>(turn->GetUint64(), kMaxTurnGroups));
       turns.add(t, ttft->GetDouble());
@@ -288,17 +289,19 @@ int64_t add_turns_from_records(std::istream& records, Column& run) {
   for (std::string line; std::getline(records, line);) {
     doc.Parse(line.c_str(), line.size());
     if (doc.HasParseError() || !doc.IsObject()) continue;
-    if (!is_string(member(doc, "phase"), "measure") || is_string(member(doc, "settle"))) continue;
-    const rapidjson::Value* error = member(doc, "error");
-    const rapidjson::Value* close = member(doc, "close_request");
-    const rapidjson::Value* release = member(doc, "early_release");
+    if (!is_string(member(doc, record_key::kPhase), record_key::kPhaseMeasure) ||
+        is_string(member(doc, record_key::kSettle)))
+      continue;
+    const rapidjson::Value* error = member(doc, record_key::kError);
+    const rapidjson::Value* close = member(doc, record_key::kCloseRequest);
+    const rapidjson::Value* release = member(doc, record_key::kEarlyRelease);
     if ((close && close->IsTrue()) || (release && release->IsTrue())) continue;
-    const rapidjson::Value* metrics = member(doc, "metrics");
+    const rapidjson::Value* metrics = member(doc, record_key::kMetrics);
     if (!metrics || !metrics->IsObject()) continue;
     const bool ok = !error || error->IsNull();
-    const rapidjson::Value* turn = member(doc, "turn_index");
+    const rapidjson::Value* turn = member(doc, record_key::kTurnIndex);
     whole.add(*metrics, turn, ok);
-    if (const rapidjson::Value* stage = member(doc, "stage"); is_string(stage)) {
+    if (const rapidjson::Value* stage = member(doc, record_key::kStage); is_string(stage)) {
       by_stage[stage->GetString()].add(*metrics, turn, ok);
     }
     if (ok) ++used;

@@ -13,6 +13,7 @@
 
 #include "common/redact.hpp"
 #include "controller/config/target_models.hpp"
+#include "controller/report/summary_keys.hpp"
 #include "controller/report/timeslice.hpp"
 
 namespace convoy::controller {
@@ -25,43 +26,44 @@ constexpr double kHitRateScale = 1e4;  // prefix_cache_hit_rate kept in 1e-4 %
 
 // Indexed by MetricsAggregator::Metric.
 constexpr MetricDef kDefs[] = {
-    {"time_to_first_token", "Time to First Token", "ms", kNsPerMs},
-    {"time_to_first_token_first_turn", "Time to First Token (first turn)", "ms", kNsPerMs},
-    {"time_to_first_token_later_turns", "Time to First Token (later turns)", "ms", kNsPerMs},
-    {"time_to_second_token", "Time to Second Token", "ms", kNsPerMs},
-    {"inter_token_latency", "Inter Token Latency", "ms", kNsPerMs},
-    {"inter_chunk_latency", "Inter Chunk Latency", "ms", kNsPerMs},
-    {"request_latency", "Request Latency", "ms", kNsPerMs},
-    {"corrected_request_latency", "Corrected Request Latency", "ms", kNsPerMs},
-    {"schedule_lag", "Schedule Lag", "ms", kNsPerMs},
-    {"input_sequence_length", "Input Sequence Length", "tokens", 1},
-    {"output_sequence_length", "Output Sequence Length", "tokens", 1},
-    {"output_token_throughput_per_user", "Output Token Throughput Per User", "tokens/sec/user",
-     kPerUserScale},
-    {"cached_tokens", "Cached Tokens", "tokens", 1},
-    {"prefix_cache_hit_rate", "Prefix Cache Hit Rate", "%", kHitRateScale},
-    {"time_to_first_token_lead", "Time to First Token (lead)", "ms", kNsPerMs},
-    {"time_to_first_token_subagent", "Time to First Token (sub-agents)", "ms", kNsPerMs},
+    {summary_tag::kTimeToFirstToken, "Time to First Token", "ms", kNsPerMs},
+    {summary_tag::kTimeToFirstTokenFirstTurn, "Time to First Token (first turn)", "ms", kNsPerMs},
+    {summary_tag::kTimeToFirstTokenLaterTurns, "Time to First Token (later turns)", "ms", kNsPerMs},
+    {summary_tag::kTimeToSecondToken, "Time to Second Token", "ms", kNsPerMs},
+    {summary_tag::kInterTokenLatency, "Inter Token Latency", "ms", kNsPerMs},
+    {summary_tag::kInterChunkLatency, "Inter Chunk Latency", "ms", kNsPerMs},
+    {summary_tag::kRequestLatency, "Request Latency", "ms", kNsPerMs},
+    {summary_tag::kCorrectedRequestLatency, "Corrected Request Latency", "ms", kNsPerMs},
+    {summary_tag::kScheduleLag, "Schedule Lag", "ms", kNsPerMs},
+    {summary_tag::kInputSequenceLength, "Input Sequence Length", "tokens", 1},
+    {summary_tag::kOutputSequenceLength, "Output Sequence Length", "tokens", 1},
+    {summary_tag::kOutputTokenThroughputPerUser, "Output Token Throughput Per User",
+     "tokens/sec/user", kPerUserScale},
+    {summary_tag::kCachedTokens, "Cached Tokens", "tokens", 1},
+    {summary_tag::kPrefixCacheHitRate, "Prefix Cache Hit Rate", "%", kHitRateScale},
+    {summary_tag::kTimeToFirstTokenLead, "Time to First Token (lead)", "ms", kNsPerMs},
+    {summary_tag::kTimeToFirstTokenSubagent, "Time to First Token (sub-agents)", "ms", kNsPerMs},
     // AIPerf's names (ai-dynamo/aiperf aiperf/metrics/types/time_to_first_output_token_metric.py,
     // reasoning_token_count.py): first non-reasoning content - request start; reasoning tokens
     // of one request.
-    {"time_to_first_output_token", "Time to First Output Token", "ms", kNsPerMs},
-    {"reasoning_token_count", "Reasoning Token Count", "tokens", 1},
+    {summary_tag::kTimeToFirstOutputToken, "Time to First Output Token", "ms", kNsPerMs},
+    {summary_tag::kReasoningTokenCount, "Reasoning Token Count", "tokens", 1},
 };
-constexpr MetricDef kFamilyMakespan = {"family_makespan", "Family Makespan", "ms", kNsPerMs};
+constexpr MetricDef kFamilyMakespan = {summary_tag::kFamilyMakespan, "Family Makespan", "ms",
+                                       kNsPerMs};
 // The run-level scalars (single_value), of the whole run and of each time slice.
 constexpr MetricDef kAggregateDefs[] = {
-    {"output_token_throughput", "Output Token Throughput", "tokens/sec", 1},
-    {"total_token_throughput", "Total Token Throughput", "tokens/sec", 1},
-    {"request_throughput", "Request Throughput", "requests/sec", 1},
-    {"goodput", "Goodput", "requests/sec", 1},
-    {"good_request_count", "Good Request Count", "requests", 1},
-    {"request_count", "Request Count", "requests", 1},
-    {"error_request_count", "Error Request Count", "requests", 1},
-    {"total_input_tokens", "Total Input Tokens", "tokens", 1},
-    {"total_output_tokens", "Total Output Tokens", "tokens", 1},
-    {"total_reasoning_tokens", "Total Reasoning Tokens", "tokens", 1},
-    {"benchmark_duration", "Benchmark Duration", "sec", 1},
+    {summary_tag::kOutputTokenThroughput, "Output Token Throughput", "tokens/sec", 1},
+    {summary_tag::kTotalTokenThroughput, "Total Token Throughput", "tokens/sec", 1},
+    {summary_tag::kRequestThroughput, "Request Throughput", "requests/sec", 1},
+    {summary_tag::kGoodput, "Goodput", "requests/sec", 1},
+    {summary_tag::kGoodRequestCount, "Good Request Count", "requests", 1},
+    {summary_tag::kRequestCount, "Request Count", "requests", 1},
+    {summary_tag::kErrorRequestCount, "Error Request Count", "requests", 1},
+    {summary_tag::kTotalInputTokens, "Total Input Tokens", "tokens", 1},
+    {summary_tag::kTotalOutputTokens, "Total Output Tokens", "tokens", 1},
+    {summary_tag::kTotalReasoningTokens, "Total Reasoning Tokens", "tokens", 1},
+    {summary_tag::kBenchmarkDuration, "Benchmark Duration", "sec", 1},
 };
 
 const MetricDef* find_def(std::string_view tag, const MetricDef* begin, const MetricDef* end) {
@@ -79,13 +81,13 @@ constexpr size_t kSummaryOrder[] = {0, 1, 2, 14, 15, 16, 3, 6, 4, 5, 11, 9, 10, 
 // output_token_throughput and total_token_throughput count them.
 void add_token_totals(MetricsSnapshot& s, bool reasoned) {
   s.metrics.push_back(
-      single_value("total_input_tokens", static_cast<double>(s.total_input_tokens)));
+      single_value(summary_tag::kTotalInputTokens, static_cast<double>(s.total_input_tokens)));
   s.metrics.push_back(
-      single_value("total_output_tokens",
+      single_value(summary_tag::kTotalOutputTokens,
                    static_cast<double>(s.total_output_tokens - s.total_reasoning_tokens)));
   if (reasoned) {
-    s.metrics.push_back(
-        single_value("total_reasoning_tokens", static_cast<double>(s.total_reasoning_tokens)));
+    s.metrics.push_back(single_value(summary_tag::kTotalReasoningTokens,
+                                     static_cast<double>(s.total_reasoning_tokens)));
   }
 }
 
@@ -126,16 +128,16 @@ std::optional<double> slo_value(std::string_view tag, const RequestMetrics& m) {
     if (!ns) return std::nullopt;
     return static_cast<double>(*ns) / kNsPerMs;
   };
-  if (tag == "time_to_first_token") return ms(m.ttft_ns);
-  if (tag == "time_to_second_token") return ms(m.ttst_ns);
-  if (tag == "request_latency") return ms(m.request_latency_ns);
-  if (tag == "corrected_request_latency") return ms(m.corrected_request_latency_ns);
-  if (tag == "schedule_lag") return ms(m.schedule_lag_ns);
-  if (tag == "inter_token_latency") {
+  if (tag == summary_tag::kTimeToFirstToken) return ms(m.ttft_ns);
+  if (tag == summary_tag::kTimeToSecondToken) return ms(m.ttst_ns);
+  if (tag == summary_tag::kRequestLatency) return ms(m.request_latency_ns);
+  if (tag == summary_tag::kCorrectedRequestLatency) return ms(m.corrected_request_latency_ns);
+  if (tag == summary_tag::kScheduleLag) return ms(m.schedule_lag_ns);
+  if (tag == summary_tag::kInterTokenLatency) {
     if (!m.itl_ns) return std::nullopt;
     return *m.itl_ns / kNsPerMs;
   }
-  if (tag == "output_token_throughput_per_user") return m.output_tokens_per_s_per_user;
+  if (tag == summary_tag::kOutputTokenThroughputPerUser) return m.output_tokens_per_s_per_user;
   return std::nullopt;
 }
 
@@ -209,7 +211,7 @@ RequestMetrics compute_request_metrics(const proto::Record& r) {
 }
 
 const std::vector<std::string>& slo_metric_tags() {
-  static const std::vector<std::string> tags = {"time_to_first_token",
+  static const std::vector<std::string> tags = {summary_tag::kTimeToFirstToken,
                                                 "time_to_second_token",
                                                 "inter_token_latency",
                                                 "request_latency",
@@ -562,17 +564,20 @@ MetricsSnapshot MetricsAggregator::snapshot() const {
     if (!histograms_[i].empty()) s.metrics.push_back(metric_stats(histograms_[i], kDefs[i]));
   }
   add_family_makespan(s);
-  s.metrics.push_back(single_value("output_token_throughput", s.output_token_throughput));
-  s.metrics.push_back(single_value("total_token_throughput", s.total_token_throughput));
-  s.metrics.push_back(single_value("request_throughput", s.request_throughput));
+  s.metrics.push_back(single_value(summary_tag::kOutputTokenThroughput, s.output_token_throughput));
+  s.metrics.push_back(single_value(summary_tag::kTotalTokenThroughput, s.total_token_throughput));
+  s.metrics.push_back(single_value(summary_tag::kRequestThroughput, s.request_throughput));
   if (s.has_slo) {
-    s.metrics.push_back(single_value("goodput", s.goodput));
-    s.metrics.push_back(single_value("good_request_count", static_cast<double>(good_count_)));
+    s.metrics.push_back(single_value(summary_tag::kGoodput, s.goodput));
+    s.metrics.push_back(
+        single_value(summary_tag::kGoodRequestCount, static_cast<double>(good_count_)));
   }
-  s.metrics.push_back(single_value("request_count", static_cast<double>(request_count_)));
-  s.metrics.push_back(single_value("error_request_count", static_cast<double>(error_count_)));
+  s.metrics.push_back(
+      single_value(summary_tag::kRequestCount, static_cast<double>(request_count_)));
+  s.metrics.push_back(
+      single_value(summary_tag::kErrorRequestCount, static_cast<double>(error_count_)));
   add_token_totals(s, !histograms_[kReasoningTokens].empty());
-  s.metrics.push_back(single_value("benchmark_duration", s.duration_s));
+  s.metrics.push_back(single_value(summary_tag::kBenchmarkDuration, s.duration_s));
 
   s.errors = errors_.groups();
 

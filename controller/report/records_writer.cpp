@@ -15,6 +15,7 @@
 #include "controller/config/target_models.hpp"
 #include "controller/report/json_line_writer.hpp"
 #include "controller/report/metrics.hpp"
+#include "controller/report/record_keys.hpp"
 #include "controller/report/server_timing.hpp"
 
 namespace convoy::controller {
@@ -53,21 +54,21 @@ std::optional<double> as_double(const std::optional<int64_t>& v) {
 }
 
 void put_metrics(LineWriter& w, const RequestMetrics& m) {
-  w.Key("metrics");
+  w.Key(record_key::kMetrics);
   w.StartObject();
-  put_ms(w, "ttft_ms", as_double(m.ttft_ns));
-  put_ms(w, "ttst_ms", as_double(m.ttst_ns));
-  put_ms(w, "request_latency_ms", as_double(m.request_latency_ns));
-  put_ms(w, "itl_ms", m.itl_ns);
-  put_ms(w, "schedule_lag_ms", as_double(m.schedule_lag_ns));
-  put_ms(w, "corrected_request_latency_ms", as_double(m.corrected_request_latency_ns));
-  w.Key("isl");
+  put_ms(w, record_key::kTtftMs, as_double(m.ttft_ns));
+  put_ms(w, record_key::kTtstMs, as_double(m.ttst_ns));
+  put_ms(w, record_key::kRequestLatencyMs, as_double(m.request_latency_ns));
+  put_ms(w, record_key::kItlMs, m.itl_ns);
+  put_ms(w, record_key::kScheduleLagMs, as_double(m.schedule_lag_ns));
+  put_ms(w, record_key::kCorrectedRequestLatencyMs, as_double(m.corrected_request_latency_ns));
+  w.Key(record_key::kIsl);
   w.Int64(m.isl);
-  w.Key("osl");
+  w.Key(record_key::kOsl);
   w.Int64(m.osl);
-  w.Key("reasoning_tokens");  // the reasoning part of osl (0: none)
+  w.Key(record_key::kReasoningTokens);  // the reasoning part of osl (0: none)
   w.Int64(m.reasoning_tokens.value_or(0));
-  w.Key("cached_tokens");
+  w.Key(record_key::kCachedTokens);
   if (m.cached_tokens) {
     w.Int64(*m.cached_tokens);
   } else {
@@ -77,7 +78,7 @@ void put_metrics(LineWriter& w, const RequestMetrics& m) {
 }
 
 void put_error(LineWriter& w, const proto::RecordError& e) {
-  w.Key("error");
+  w.Key(record_key::kError);
   if (e.kind == proto::ErrorKind::kNone) {
     w.Null();
     return;
@@ -94,15 +95,10 @@ void put_error(LineWriter& w, const proto::RecordError& e) {
   w.EndObject();
 }
 
-// The session_control object as sent, parsed back so readers get an object, not a string.
-// Reader -> Writer (SAX, no document) gives the bytes Document::Parse + Accept gave; they go to
-// `scratch` first so a payload that turns out not to be JSON leaves no partial output.
-void put_session_control(LineWriter& w, const std::string& json, rapidjson::StringBuffer& scratch) {
-  w.Key("session_control");
-  if (json.empty()) {
-    w.Null();
-    return;
-  }
+// A value given as JSON text (a session_control key the body already had), written as JSON.
+// Reader -> Writer (SAX, no document) checks and copies it into `scratch` first, so a payload
+// that turns out not to be JSON is written as a string and leaves no partial output.
+void put_raw_json(LineWriter& w, const std::string& json, rapidjson::StringBuffer& scratch) {
   scratch.Clear();
   rapidjson::Writer<rapidjson::StringBuffer> copy(scratch);
   rapidjson::MemoryStream memory(json.data(), json.size());
@@ -139,11 +135,37 @@ void put_session_control(LineWriter& w, const std::string& json, rapidjson::Stri
   w.RawValue(scratch.GetString(), scratch.GetSize(), type);
 }
 
+// The session_control object as the request carried it: convoy's keys, then the body's own.
+void put_session_control(LineWriter& w, const proto::SessionControl& c,
+                         rapidjson::StringBuffer& scratch) {
+  w.Key(record_key::kSessionControl);
+  if (!c.present()) {
+    w.Null();
+    return;
+  }
+  w.StartObject();
+  w.Key("session_id");
+  put_string(w, c.session_id);
+  if (c.action != proto::SessionAction::kBare) {
+    w.Key("action");
+    put_string(w, proto::to_string(c.action));
+  }
+  if (c.timeout_s > 0) {
+    w.Key("timeout");
+    w.Int64(c.timeout_s);
+  }
+  for (const auto& [key, value] : c.other_keys) {
+    w.Key(key.data(), static_cast<rapidjson::SizeType>(key.size()));
+    put_raw_json(w, value, scratch);
+  }
+  w.EndObject();
+}
+
 // target.server_timing: the server's own timing (nvext.timing) and the client-minus-server gaps,
 // in ms; null when the server reported none.
 template <class Writer>
 void put_server_timing(Writer& w, const proto::Record& r, const RequestMetrics& m) {
-  w.Key("server_timing");
+  w.Key(record_key::kServerTiming);
   const std::optional<RequestServerTiming> t = request_server_timing(r, m);
   if (!t) {
     w.Null();
@@ -174,76 +196,77 @@ void append_record_json_raw(rapidjson::StringBuffer& out, rapidjson::StringBuffe
                             std::string_view stage, bool settle, std::string_view model) {
   LineWriter w(out);
   w.StartObject();
-  w.Key("x_request_id");
+  w.Key(record_key::kXRequestId);
   put_string(w, r.x_request_id);
-  w.Key("x_correlation_id");
+  w.Key(record_key::kXCorrelationId);
   put_string(w, r.x_correlation_id);
-  w.Key("conversation_id");
+  w.Key(record_key::kConversationId);
   put_string(w, r.conversation_id);
-  w.Key("conversation_index");
+  w.Key(record_key::kConversationIndex);
   w.Uint64(r.conversation_index);
-  w.Key("turn_index");
+  w.Key(record_key::kTurnIndex);
   w.Uint(r.turn_index);
-  w.Key("final_turn");
+  w.Key(record_key::kFinalTurn);
   w.Bool(r.final_turn);
-  w.Key("worker_id");
+  w.Key(record_key::kWorkerId);
   put_string(w, worker_id);
-  w.Key("host");
+  w.Key(record_key::kHost);
   put_string(w, host);
-  w.Key("phase");
-  w.String(r.phase == proto::Phase::kWarmup ? "warmup" : "measure");
+  w.Key(record_key::kPhase);
+  w.String(r.phase == proto::Phase::kWarmup ? record_key::kPhaseWarmup : record_key::kPhaseMeasure);
   if (!stage.empty()) {
     if (settle) {
-      w.Key("settle");
+      w.Key(record_key::kSettle);
     } else {
-      w.Key("stage");
+      w.Key(record_key::kStage);
     }
     put_string(w, stage);
   }
   for (const auto& [name, field] : proto::kRecordTimestamps) put_time(w, name, r.*field);
   put_metrics(w, m);
-  w.Key("http_status");
+  w.Key(record_key::kHttpStatus);
   w.Int64(r.http_status);
   put_error(w, r.error);
   put_session_control(w, r.session_control, scratch);
   // Sub-agent families and several frontends: the family position, the frontend (its index in
   // target.urls), the serving worker.
-  w.Key("subagent");  // -1: the lead (or a conversation without sub-agents)
+  w.Key(record_key::kSubagent);  // -1: the lead (or a conversation without sub-agents)
   w.Int(r.subagent);
-  w.Key("url_index");
+  w.Key(record_key::kUrlIndex);
   w.Uint(r.url_index);
   if (!model.empty()) {  // target.models: the conversation's model
-    w.Key("model");
+    w.Key(record_key::kModel);
     put_string(w, model);
   }
-  w.Key("served_by");  // session_routing.verify: the worker the server named; null: none
+  w.Key(record_key::kServedBy);  // session_routing.verify: the worker the server named; null: none
   if (r.served_by.empty()) {
     w.Null();
   } else {
     put_string(w, r.served_by);
   }
-  w.Key("dp_rank");
+  w.Key(record_key::kDpRank);
   if (r.dp_rank >= 0) {
     w.Int64(r.dp_rank);
   } else {
     w.Null();
   }
   put_server_timing(w, r, m);
-  w.Key("tenant");  // dataset.tenants: the conversation's; null: none
+  w.Key(record_key::kTenant);  // dataset.tenants: the conversation's; null: none
   if (r.tenant.empty()) {
     w.Null();
   } else {
     put_string(w, r.tenant);
   }
-  w.Key("priority");  // dataset.agent_hints.priority: the conversation's; null: none
+  w.Key(record_key::kPriority);  // dataset.agent_hints.priority: the conversation's; null: none
   if (r.priority != proto::kNoPriority) {
     w.Int64(r.priority);
   } else {
     w.Null();
   }
-  w.Key("close_request");  // final_marker close_request's extra request: in no metric
+  w.Key(record_key::kCloseRequest);  // final_marker close_request's extra request: in no metric
   w.Bool(r.close_request);
-  w.Key("early_release");  // a session released after its conversation ended early: in no metric
+  w.Key(record_key::kEarlyRelease);  // a session released after its conversation ended early: in no
+                                     // metric
   w.Bool(r.early_release);
   w.EndObject();
 }

@@ -78,7 +78,7 @@ class RecordsWriter {
 
  private:
   JsonlWriter file_;
-  rapidjson::StringBuffer scratch_;         // session_control re-serialised, reused across lines
+  rapidjson::StringBuffer scratch_;         // a session_control key of the body's own, checked
   std::vector<proto::ModelWeight> models_;  // target.models; empty: no "model" key
   uint64_t seed_ = 0;                       // the run's seed, for the model draw
 };

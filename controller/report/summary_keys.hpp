@@ -2,7 +2,8 @@
 // "run" section) writes them and `convoy compare` (compare/run_loader.cpp, comparison.cpp,
 // compare_output.cpp) reads them, so that a key renamed on one side cannot silently leave the
 // other reading nothing. The metric tags are a table of {tag, unit, kind}: the aggregator's
-// MetricDef tables (metrics.cpp) must give the same (summary_keys_test.cpp checks it).
+// MetricDef tables (metrics.cpp) name their tags with these constants and must give the same
+// unit and kind (summary_keys_test.cpp checks it).
 #pragma once
 
 #include <array>

@@ -74,7 +74,7 @@ int main(int argc, char** argv) {
   r.conversation_index = 7;
   r.chunk_gaps_ns = {10, 20};
   r.error = {ErrorKind::kHttpStatus, 400, "Bad Request", "bad"};
-  r.session_control = R"({"session_id":"x","action":"bind","timeout":300})";
+  r.session_control = {"x", convoy::proto::SessionAction::kBind, 300, {{"priority", "2"}}};
   Record sub = r;  // protocol 4: a sub-agent's close request, with the serving worker
   sub.subagent = 1;
   sub.url_index = 1;

@@ -44,7 +44,7 @@ Record sample_record() {
   r.usage_from_server = true;
   r.http_status = 400;
   r.error = {ErrorKind::kHttpStatus, 400, "Bad Request", "unknown variant `bind`"};
-  r.session_control = R"({"session_id":"x","action":"bind","timeout":300})";
+  r.session_control = {"x", convoy::proto::SessionAction::kBind, 300, {{"priority", "2"}}};
   return r;
 }
 
@@ -136,6 +136,11 @@ TEST_CASE("every message survives a round trip") {
     CHECK(r.error.kind == ErrorKind::kHttpStatus);
     CHECK(r.error.message == "unknown variant `bind`");
     CHECK(r.cached_tokens == 64);
+    CHECK(r.session_control.session_id == "x");
+    CHECK(r.session_control.action == convoy::proto::SessionAction::kBind);
+    CHECK(r.session_control.timeout_s == 300);
+    CHECK(r.session_control.other_keys ==
+          std::vector<std::pair<std::string, std::string>>{{"priority", "2"}});
     CHECK(r.final_turn);
     CHECK(r.phase == Phase::kWarmup);
     CHECK(out.ended[0].reason == EndReason::kAborted);

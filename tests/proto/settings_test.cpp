@@ -52,9 +52,8 @@ TEST_CASE(
   CHECK(session_release_only(r));
 }
 
-TEST_CASE(
-    "protocol version 7 carries each conversation's model and other routers' keys, range-checked") {
-  CHECK(kProtocolVersion == 7);
+TEST_CASE("a conversation carries its model and other routers' keys, range-checked") {
+  CHECK(kProtocolVersion >= 7);
   Conversation c;
   c.model = "lora-a";
   msgpack::sbuffer buffer;
@@ -240,4 +239,32 @@ TEST_CASE("an unknown enum value on the wire fails the decode") {
     const auto handle = msgpack::unpack(buffer.data(), buffer.size());
     CHECK_THROWS_AS(handle.get().as<SessionAction>(), msgpack::type_error);
   }
+}
+
+TEST_CASE("protocol version 8 carries a record's session control as a structured value") {
+  CHECK(kProtocolVersion == 8);
+  Record r;
+  r.session_control = {"c-1", SessionAction::kOpen, 60, {{"note", R"({"k":[1,2]})"}}};
+  msgpack::sbuffer buffer;
+  msgpack::pack(buffer, r);
+  const msgpack::object_handle oh = msgpack::unpack(buffer.data(), buffer.size());
+  const Record out = oh.get().as<Record>();
+  CHECK(out.session_control.present());
+  CHECK(out.session_control.session_id == "c-1");
+  CHECK(out.session_control.action == SessionAction::kOpen);
+  CHECK(out.session_control.timeout_s == 60);
+  REQUIRE(out.session_control.other_keys.size() == 1);
+  CHECK(out.session_control.other_keys[0].second == R"({"k":[1,2]})");
+  // an action past the last one is refused, not cast
+  msgpack::sbuffer bad;
+  msgpack::packer<msgpack::sbuffer> pk(bad);
+  pk.pack_map(2);
+  pk.pack(std::string("session_id"));
+  pk.pack(std::string("c-1"));
+  pk.pack(std::string("action"));
+  pk.pack(uint8_t{9});
+  const msgpack::object_handle oh2 = msgpack::unpack(bad.data(), bad.size());
+  CHECK_THROWS_AS(oh2.get().as<SessionControl>(), msgpack::type_error);
+  // an empty session id is "none" (the records writer writes null)
+  CHECK_FALSE(Record{}.session_control.present());
 }

@@ -364,12 +364,15 @@ TEST_CASE("serialize_request applies the overlay to a copy, for every endpoint")
         R"({"model":"m","nvext":{"extra_fields":["worker_id"],"session_control":)"
         R"({"priority":2,"action":"open","timeout":5,"session_id":"old"}},"stream":true})");
     const std::string before = convoy::test::to_json(body);
-    std::string as_sent;
+    SessionControl as_sent;
     std::string out = serialize_request(body, bind_overlay, &warning, &as_sent);
     CHECK(out == R"({"model":"m","nvext":{"extra_fields":["worker_id"],"session_control":)"
                  R"({"priority":2,"action":"bind","timeout":300,"session_id":")" +
                      kId + R"("}},"stream":true})");
-    CHECK(as_sent == R"({"priority":2,"action":"bind","timeout":300,"session_id":")" + kId + "\"}");
+    // the record gets convoy's keys typed and the body's own key with its JSON value
+    CHECK(session_control_json(as_sent) == sc("bind", 300));
+    CHECK(as_sent.other_keys ==
+          std::vector<std::pair<std::string, std::string>>{{"priority", "2"}});
     CHECK(convoy::test::to_json(body) == before);
   }
   SUBCASE("close drops a timeout, the bare form drops action and timeout") {
@@ -417,10 +420,10 @@ TEST_CASE("serialize_request applies the overlay to a copy, for every endpoint")
     auto body = parse_body(R"({"model":"m","nvext":{"a":1}})");
     SessionOverlay header =
         plan_session_overlay(mode(SessionRoutingMode::kHeader), kId, false, true);
-    std::string as_sent = "stale";
+    SessionControl as_sent{"stale", convoy::proto::SessionAction::kOpen, 1, {}};
     CHECK(serialize_request(body, header, &warning, &as_sent) ==
           R"({"model":"m","nvext":{"a":1}})");
-    CHECK(as_sent.empty());
+    CHECK_FALSE(as_sent.present());
     CHECK(serialize_request(body, SessionOverlay{}, &warning) ==
           R"({"model":"m","nvext":{"a":1}})");
     CHECK(warning.empty());

@@ -41,7 +41,8 @@ Record writer_ok_record(int64_t at, uint32_t turn) {
   r.conversation_id = "conv-1";
   r.turn_index = turn;
   r.cached_tokens = 32;
-  r.session_control = R"({"session_id":"cid-1","action":"bind","timeout":300})";
+  r.session_control = {
+      "cid-1", convoy::proto::SessionAction::kBind, 300, {{"ttl_note", R"({"a":[1]})"}}};
   return r;
 }
 
@@ -176,7 +177,7 @@ TEST_CASE("records.jsonl streams one parseable line per request") {
     RecordsWriter writer(path);
     writer.write(writer_ok_record(1'000'000'000, 0), "w1", "hostA");
     Record no_session = writer_ok_record(2'000'000'000, 1);
-    no_session.session_control.clear();
+    no_session.session_control = {};
     no_session.cached_tokens = -1;
     writer.write(no_session, "w1", "hostA");
     writer.write(writer_error_record(3'000'000'000), "w2");
@@ -213,6 +214,9 @@ TEST_CASE("records.jsonl streams one parseable line per request") {
   CHECK(ok["metrics"]["cached_tokens"].GetInt() == 32);
   REQUIRE(ok["session_control"].IsObject());
   CHECK(std::string(ok["session_control"]["action"].GetString()) == "bind");
+  // convoy's keys in their order, then the body's own key as its JSON value (not a string)
+  CHECK(lines[0].find(R"("session_control":{"session_id":"cid-1","action":"bind","timeout":300,)"
+                      R"("ttl_note":{"a":[1]}})") != std::string::npos);
   CHECK(docs[1]["session_control"].IsNull());
   CHECK(docs[1]["metrics"]["cached_tokens"].IsNull());
   const auto& err = docs[2];
@@ -255,7 +259,7 @@ TEST_CASE("every output is valid UTF-8 whatever bytes a server sent") {
   Record bad = writer_error_record(1'000'000'000);
   bad.error.message = "bad \xFF\xFE body \xE2\x82";  // lone bytes, a truncated sequence
   bad.error.type = "type\xC3";
-  bad.session_control = "{\"session_id\":\"id\xED\xA0\x80\"}";  // a surrogate, as JSON text
+  bad.session_control.session_id = "id\xED\xA0\x80";  // a surrogate
   auto strict = [](const std::string& text) {
     rapidjson::Document doc;
     doc.Parse<rapidjson::kParseValidateEncodingFlag>(text.c_str(), text.size());
