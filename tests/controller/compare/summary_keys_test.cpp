@@ -1,17 +1,20 @@
 // summary.json's keys are defined once (controller/report/summary_keys.hpp): the table of metric
 // tags agrees with the aggregator's definitions, and what summary_writer writes reads back
-// through `convoy compare`'s loader value for value, whole run and stages.
+// through `convoy compare`'s loader value for value, whole run and stages. records.jsonl's keys
+// (record_keys.hpp) likewise: what records_writer writes, compare's per-turn reader reads.
 #include "controller/report/summary_keys.hpp"
 
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <set>
+#include <sstream>
 #include <string>
 #include <vector>
 
 #include "controller/compare/run_loader.hpp"
 #include "controller/report/metrics.hpp"
+#include "controller/report/records_writer.hpp"
 #include "controller/report/summary_writer.hpp"
 #include "test_time.hpp"
 
@@ -147,4 +150,32 @@ TEST_CASE("what summary_writer writes, convoy compare reads back value for value
     CHECK(c.stages[i].config.at("mode") == "concurrency");
     for (const MetricStats& m : stages[i].metrics.metrics) check_read_back(m, c.stages[i]);
   }
+}
+
+TEST_CASE("what records_writer writes, convoy compare's records reader reads back") {
+  std::string lines;
+  for (int i = 0; i < 6; ++i) {  // turns 0, 1, 2 twice, TTFT 30..35 ms
+    Record r = ok_record(kS + i * 100 * kMs, 30 + i, static_cast<uint32_t>(i % 3));
+    lines += convoy::controller::record_json_line(r, "w-0", "host") + "\n";
+  }
+  Record settle = ok_record(2 * kS, 500, 0);  // in a settle window: in no metric
+  lines += convoy::controller::record_json_line(settle, "w-0", "host", "s1", true) + "\n";
+  Record failed = failed_record(3 * kS);  // counted by the loader as not ok
+  failed.turn_index = 1;
+  lines += convoy::controller::record_json_line(failed, "w-0", "host") + "\n";
+  Record close = ok_record(4 * kS, 700, 1);  // a close request: in no metric
+  close.close_request = true;
+  lines += convoy::controller::record_json_line(close, "w-0", "host") + "\n";
+
+  Column c;
+  std::istringstream in(lines);
+  CHECK(convoy::controller::compare::add_turns_from_records(in, c) == 6);
+  CHECK(c.ttft_by_turn_source == "records.jsonl");
+  REQUIRE(c.ttft_by_turn.size() >= 3);
+  for (size_t t = 0; t < 3; ++t) {
+    CAPTURE(t);
+    CHECK(c.ttft_by_turn[t].count == 2);
+  }
+  CHECK(c.ttft_by_turn[0].p50_ms == doctest::Approx(30.0).epsilon(0.05));
+  CHECK(c.samples.count("time_to_first_token") == 1);
 }
