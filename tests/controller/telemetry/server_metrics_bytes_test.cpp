@@ -49,7 +49,7 @@ std::string server_metrics_bytes(const std::string& summary) {
 std::string summary_of(const SeriesStore& store) {
   convoy::controller::MetricsAggregator agg{convoy::Config{}};
   convoy::controller::SummaryExtras extras;
-  extras.server = convoy::controller::make_server_telemetry(store.summary_json(1.5));
+  extras.server = convoy::controller::make_server_telemetry(store.server_metrics(1.5));
   return convoy::controller::summary_json(agg.snapshot(), extras);
 }
 
