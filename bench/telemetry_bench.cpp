@@ -29,6 +29,7 @@
 #include <thread>
 #include <vector>
 
+#include "controller/report/server_metrics_json.hpp"
 #include "controller/telemetry/telemetry.hpp"
 
 namespace {
@@ -317,7 +318,7 @@ Figures measure(const Options& o, const std::vector<std::string>& urls) {
   f.wall_s = std::chrono::duration<double>(Clock::now() - t0).count();
   telemetry.stop();
   const auto s0 = Clock::now();
-  const std::string summary = telemetry.summary_json();
+  const std::string summary = convoy::controller::server_metrics_json(telemetry.server_metrics());
   f.summary_ms = std::chrono::duration<double, std::milli>(Clock::now() - s0).count();
   f.summary_bytes = summary.size();
   for (const auto& e : telemetry.endpoint_stats()) {

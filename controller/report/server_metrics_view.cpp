@@ -1,10 +1,7 @@
 #include "controller/report/server_metrics_view.hpp"
 
-#include <rapidjson/document.h>
-
 #include <algorithm>
 #include <cmath>
-#include <limits>
 #include <map>
 #include <string_view>
 #include <utility>
@@ -13,151 +10,89 @@ namespace convoy::controller {
 
 namespace {
 
-using Value = rapidjson::Value;
-
-const Value* member(const Value& obj, const char* key) {
-  if (!obj.IsObject()) return nullptr;
-  auto it = obj.FindMember(key);
-  return it == obj.MemberEnd() ? nullptr : &it->value;
+std::optional<double> value(double v) {
+  return std::isfinite(v) ? std::optional<double>(v) : std::nullopt;
 }
 
-std::string text(const Value& obj, const char* key) {
-  const Value* v = member(obj, key);
-  return v && v->IsString() ? std::string(v->GetString(), v->GetStringLength()) : std::string();
-}
-
-std::optional<double> number(const Value* v) {
-  if (v == nullptr || !v->IsNumber()) return std::nullopt;
-  const double d = v->GetDouble();
-  return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
-}
-
-std::optional<double> number(const Value& obj, const char* key) { return number(member(obj, key)); }
-
-int64_t integer(const Value& obj, const char* key) {
-  return static_cast<int64_t>(number(obj, key).value_or(0));
-}
-
-// "+Inf" (how the telemetry room writes the last bound) or a number.
-std::optional<double> bound(const Value* v) {
-  if (v && v->IsString()) {
-    const std::string_view s(v->GetString(), v->GetStringLength());
-    if (s == "+Inf" || s == "Inf" || s == "inf") return std::numeric_limits<double>::infinity();
-    return std::nullopt;
-  }
-  return number(v);
-}
-
-std::string labels_text(const Value& entry) {
-  const Value* labels = member(entry, "labels");
+std::string labels_text(const ServerMetricEntry& e) {
   std::string out;
-  if (labels == nullptr || !labels->IsObject()) return out;
-  for (const auto& m : labels->GetObject()) {
-    if (!m.value.IsString()) continue;
+  for (const auto& [name, v] : e.labels) {
     if (!out.empty()) out += ", ";
-    out.append(m.name.GetString(), m.name.GetStringLength());
+    out += name;
     out += '=';
-    out.append(m.value.GetString(), m.value.GetStringLength());
+    out += v;
   }
   return out;
 }
 
-void read_timeline(const Value& entry, ServerSeries& s) {
-  const Value* timeline = member(entry, "timeline");
-  if (timeline == nullptr || !timeline->IsArray()) return;
-  for (const auto& point : timeline->GetArray()) {
-    if (!point.IsArray() || point.Size() < 2) continue;
-    const std::optional<double> t = number(&point[0]);
-    if (!t) continue;
-    ServerTimePoint p;
-    p.t_s = *t;
-    p.v = number(&point[1]);
-    if (point.Size() >= 3) p.v99 = number(&point[2]);
-    s.timeline.push_back(p);
+// The statistics summary.json writes for the entry's kind (the others stay nullopt).
+void read_stats(const ServerMetricEntry& e, ServerSeries& s) {
+  const ServerMetricStats& w = e.window;
+  switch (e.kind) {
+    case ServerMetricEntry::Kind::kGauge:
+      s.min = value(w.min);
+      s.avg = value(w.avg);
+      s.p50 = value(w.p50);
+      s.p99 = value(w.p99);
+      s.max = value(w.max);
+      s.last = value(w.last);
+      break;
+    case ServerMetricEntry::Kind::kCounter:
+      s.delta = value(w.delta);
+      s.rate_per_s = value(w.rate_per_s);
+      s.last = value(w.last);
+      break;
+    case ServerMetricEntry::Kind::kHistogram:
+      s.count = value(w.count);
+      s.sum = value(w.sum);
+      s.avg = value(w.avg);
+      s.p50 = value(w.p50);
+      s.p99 = value(w.p99);
+      for (const auto& [le, n] : w.buckets) {
+        // +Inf is a bound; NaN and -Inf are written null, no bound.
+        if ((std::isfinite(le) || le > 0) && std::isfinite(n)) s.buckets.emplace_back(le, n);
+      }
+      std::sort(s.buckets.begin(), s.buckets.end());
+      break;
   }
 }
 
-bool flag(const Value& obj, const char* key) {
-  const Value* v = member(obj, key);
-  return v && v->IsBool() && v->GetBool();
-}
-
-// What each key of a metrics[] entry fills (the telemetry room's names, docs/telemetry.md).
-template <typename T>
-struct Field {
-  const char* key;
-  T ServerSeries::*field;
-};
-constexpr Field<std::string> kSeriesTexts[] = {
-    {"endpoint", &ServerSeries::endpoint}, {"name", &ServerSeries::name},
-    {"type", &ServerSeries::type},         {"role", &ServerSeries::role},
-    {"title", &ServerSeries::title},       {"unit", &ServerSeries::unit},
-};
-constexpr Field<std::optional<double>> kSeriesNumbers[] = {
-    {"min", &ServerSeries::min},     {"avg", &ServerSeries::avg},
-    {"p50", &ServerSeries::p50},     {"p99", &ServerSeries::p99},
-    {"max", &ServerSeries::max},     {"last", &ServerSeries::last},
-    {"delta", &ServerSeries::delta}, {"rate_per_s", &ServerSeries::rate_per_s},
-    {"count", &ServerSeries::count}, {"sum", &ServerSeries::sum},
-};
-
-// A histogram's cumulative buckets, le ascending.
-void read_buckets(const Value& entry, ServerSeries& s) {
-  const Value* buckets = member(entry, "buckets");
-  if (buckets == nullptr || !buckets->IsArray()) return;
-  for (const auto& b : buckets->GetArray()) {
-    const std::optional<double> le = bound(member(b, "le"));
-    const std::optional<double> n = number(b, "count");
-    if (le && n) s.buckets.emplace_back(*le, *n);
-  }
-  std::sort(s.buckets.begin(), s.buckets.end());
-}
-
-ServerSeries read_series(const Value& entry) {
+ServerSeries series_of(const ServerMetricEntry& e) {
   ServerSeries s;
-  for (const auto& [key, field] : kSeriesTexts) s.*field = text(entry, key);
-  for (const auto& [key, field] : kSeriesNumbers) s.*field = number(entry, key);
-  s.headline = flag(entry, "headline");
-  s.labels = labels_text(entry);
-  read_buckets(entry, s);
-  read_timeline(entry, s);
+  s.endpoint = e.endpoint;
+  s.name = e.name;
+  s.type = e.type;
+  s.role = e.role;
+  s.title = e.title;
+  s.unit = e.unit;
+  s.headline = e.headline;
+  s.labels = labels_text(e);
+  read_stats(e, s);
+  const bool histogram = e.kind == ServerMetricEntry::Kind::kHistogram;
+  for (const ServerMetricPoint& p : e.timeline) {
+    if (!std::isfinite(p.t_s)) continue;
+    s.timeline.push_back({p.t_s, value(p.a), histogram ? value(p.b) : std::nullopt});
+  }
   return s;
-}
-
-ServerEndpointView read_endpoint(const Value& e) {
-  ServerEndpointView ep;
-  ep.name = text(e, "name");
-  ep.url = text(e, "url");
-  ep.scrapes = integer(e, "scrapes");
-  ep.errors = integer(e, "errors");
-  ep.dropped_series = integer(e, "dropped_series");
-  ep.last_error = text(e, "last_error");
-  return ep;
 }
 
 }  // namespace
 
-ServerMetricsView parse_server_metrics(const std::string& json) {
+ServerMetricsView view_of(const ServerMetrics& m) {
   ServerMetricsView view;
-  if (json.empty()) return view;
-  rapidjson::Document doc;
-  doc.Parse(json.c_str(), json.size());
-  if (doc.HasParseError() || !doc.IsObject()) return view;
   view.present = true;
-  view.interval_s = number(doc, "interval_s").value_or(0);
-  if (const Value* endpoints = member(doc, "endpoints"); endpoints && endpoints->IsArray()) {
-    for (const auto& e : endpoints->GetArray()) view.endpoints.push_back(read_endpoint(e));
+  view.interval_s = std::isfinite(m.interval_s) ? m.interval_s : 0;
+  for (const ServerMetricEndpoint& e : m.endpoints) {
+    view.endpoints.push_back(
+        {e.name, e.url, e.scrapes, e.errors, e.dropped_series, e.last_error, 0});
   }
-  const Value* metrics = member(doc, "metrics");
-  if (metrics == nullptr || !metrics->IsArray()) return view;
-  for (const auto& entry : metrics->GetArray()) {
-    if (!text(entry, "role").empty() || flag(entry, "headline")) {
-      view.metrics.push_back(read_series(entry));
+  for (const ServerMetricEntry& e : m.metrics) {
+    if (!e.role.empty() || e.headline) {
+      view.metrics.push_back(series_of(e));
       continue;
     }
-    const std::string endpoint = text(entry, "endpoint");
     for (ServerEndpointView& ep : view.endpoints) {
-      if (ep.name == endpoint) ++ep.other_series;
+      if (ep.name == e.endpoint) ++ep.other_series;
     }
   }
   return view;
@@ -204,11 +139,10 @@ DisplayUnit display_unit(const std::string& unit) {
   return {1, unit};
 }
 
-std::shared_ptr<const ServerTelemetry> make_server_telemetry(std::string summary_json) {
-  if (summary_json.empty()) return nullptr;
+std::shared_ptr<const ServerTelemetry> make_server_telemetry(ServerMetrics metrics) {
   auto results = std::make_shared<ServerTelemetry>();
-  results->view = parse_server_metrics(summary_json);
-  results->summary_json = std::move(summary_json);
+  results->view = view_of(metrics);
+  results->metrics = std::move(metrics);
   return results;
 }
 

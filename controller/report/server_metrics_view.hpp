@@ -1,9 +1,9 @@
-// Server telemetry as the report reads it: summary.json's "server_metrics" (written by the
-// telemetry room, docs/telemetry.md) as plain values for report.html's Server section, the
-// console's server table and the insights that connect the client's figures with the server's.
-// The telemetry room builds it once when it stops (ServerTelemetry below); the report never
-// includes telemetry headers and never parses the text again. Only the entries with a `role` or
-// `headline: true` are kept (the others are counted per endpoint).
+// Server telemetry as the report reads it: the entries of summary.json's "server_metrics"
+// (ServerMetrics, server_metrics.hpp, from the telemetry room) that report.html's Server
+// section, the console's server table and the insights connecting the client's figures with the
+// server's read, as plain values. Derived once when telemetry stops (ServerTelemetry below); the
+// report never includes telemetry headers. Only the entries with a `role` or `headline: true`
+// are kept (the others are counted per endpoint).
 #pragma once
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "common/bucket_quantile.hpp"
+#include "controller/report/server_metrics.hpp"
 
 namespace convoy::controller {
 
@@ -58,7 +59,7 @@ struct ServerEndpointView {
 };
 
 struct ServerMetricsView {
-  bool present = false;  // the text parsed as an object
+  bool present = false;  // telemetry ran (view_of sets it)
   double interval_s = 0;
   std::vector<ServerEndpointView> endpoints;
   std::vector<ServerSeries> metrics;
@@ -69,7 +70,8 @@ struct ServerMetricsView {
   double timeline_end_s() const;  // the latest t_s of any timeline (0: none)
 };
 
-ServerMetricsView parse_server_metrics(const std::string& json);
+// The entries of `m` the report reads (role or headline), the others counted per endpoint.
+ServerMetricsView view_of(const ServerMetrics& m);
 
 // The vocabulary a family belongs to, by its name: "vllm" (vllm:...), "sglang", "trtllm",
 // "dynamo", "convoy-mock", "DCGM". One server often exports the same quantity in several (the
@@ -85,13 +87,13 @@ std::vector<const ServerSeries*> one_family(const std::vector<const ServerSeries
 // What the telemetry room hands the run, and the run the report, when telemetry stops: built
 // once, shared read-only by every output that reads it.
 struct ServerTelemetry {
-  // summary.json's "server_metrics" object, as the telemetry room serialised it: every series
-  // kept, written there as is (the view below keeps only what the report reads).
-  std::string summary_json;
-  ServerMetricsView view;  // the same values, typed (parse_server_metrics of summary_json)
+  // Every series the telemetry room summarised: summary.json writes it all
+  // (server_metrics_json.hpp).
+  ServerMetrics metrics;
+  ServerMetricsView view;  // view_of(metrics): what report.html, the console and insights read
 };
-// The results of `summary_json` (the text parsed once); nullptr when it is "" (no telemetry).
-std::shared_ptr<const ServerTelemetry> make_server_telemetry(std::string summary_json);
+// `metrics` and its view, shared.
+std::shared_ptr<const ServerTelemetry> make_server_telemetry(ServerMetrics metrics);
 
 // A histogram's percentile from its cumulative buckets: convoy::bucket_quantile
 // (common/bucket_quantile.hpp), the telemetry room's own, found here by name lookup.

@@ -21,6 +21,7 @@
 #include "common/utf8.hpp"
 #include "controller/report/class_stats.hpp"
 #include "controller/report/error_summary_json.hpp"
+#include "controller/report/server_metrics_json.hpp"
 #include "controller/report/server_timing.hpp"
 #include "controller/report/session_routing_json.hpp"
 #include "controller/report/summary_keys.hpp"
@@ -360,7 +361,10 @@ std::string summary_json(const MetricsSnapshot& snapshot, const SummaryExtras& e
   write_extra(w, key::kOutputErrors, extras.output_errors_json, false);
   if (!extras.stages.empty()) write_stages(w, extras.stages, extras.measure_start_ns);
   if (extras.search) write_search(w, *extras.search, extras.stages);
-  if (extras.server) write_extra(w, key::kServerMetrics, extras.server->summary_json, true);
+  if (extras.server) {
+    w.Key(key::kServerMetrics);
+    write_server_metrics(w, extras.server->metrics);
+  }
   if (!snapshot.timeslices.empty()) write_timeslices(w, snapshot.timeslices);
   w.EndObject();
   std::string out;

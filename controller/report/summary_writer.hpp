@@ -47,7 +47,7 @@ struct SummaryExtras {
   std::span<const StageFacts> stages;
   const SearchFacts* search = nullptr;
   int64_t measure_start_ns = 0;  // stages' start_s / end_s count from here (the series' origin)
-  // Server telemetry: summary.json "server_metrics" (its summary_json, written as is) and
+  // Server telemetry: summary.json "server_metrics" (its typed metrics, written there) and
   // report.html's Server section (its view); RunFacts::server, shared; nullptr: no such section.
   std::shared_ptr<const ServerTelemetry> server;
   // What was tested and what came out, in words (headline.hpp): the box at the top of

@@ -1,8 +1,5 @@
 #include "controller/telemetry/series_store.hpp"
 
-#include <rapidjson/stringbuffer.h>
-#include <rapidjson/writer.h>
-
 #include <algorithm>
 #include <cmath>
 
@@ -13,34 +10,9 @@ namespace convoy::telemetry {
 
 namespace {
 
-using JsonWriter = rapidjson::Writer<rapidjson::StringBuffer>;
-
-void number(JsonWriter& w, double v) {
-  if (std::isfinite(v)) {
-    w.Double(v);
-  } else {
-    w.Null();
-  }
-}
-
-void string(JsonWriter& w, const std::string& s) {
-  w.String(s.c_str(), static_cast<rapidjson::SizeType>(s.size()));
-}
-
-void labels_object(JsonWriter& w, const std::vector<Label>& labels, const char* skip = nullptr) {
-  w.Key("labels");
-  w.StartObject();
-  for (const Label& l : labels) {
-    if (skip && l.name == skip) continue;
-    w.Key(l.name.c_str(), static_cast<rapidjson::SizeType>(l.name.size()));
-    string(w, l.value);
-  }
-  w.EndObject();
-}
-
-void view(JsonWriter& w, std::string_view s) {
-  w.String(s.data(), static_cast<rapidjson::SizeType>(s.size()));
-}
+using controller::ServerMetricEntry;
+using controller::ServerMetricPoint;
+using controller::ServerMetricStats;
 
 void append_key(std::string& key, std::string_view part) {
   key.append(part);
@@ -49,107 +21,67 @@ void append_key(std::string& key, std::string_view part) {
   key += '\0';
 }
 
-void identity(JsonWriter& w, const SeriesStore& store, const Series& s, const std::string& name,
-              const char* type, const char* skip_label = nullptr) {
-  w.Key("endpoint");
-  string(w, store.endpoints()[s.endpoint].name);
-  w.Key("name");
-  string(w, name);
-  w.Key("type");
-  w.String(type);
-  labels_object(w, s.labels, skip_label);
+// `s` with what is not well-formed UTF-8 replaced (what a server sent goes into the report).
+std::string clean(std::string s) {
+  sanitize_utf8_in_place(s);
+  return s;
+}
+
+ServerMetricEntry identity(const SeriesStore& store, const Series& s, const std::string& name,
+                           std::string type, const char* skip_label = nullptr) {
+  ServerMetricEntry e;
+  e.endpoint = clean(store.endpoints()[s.endpoint].name);
+  e.name = clean(name);
+  e.type = std::move(type);
+  for (const Label& l : s.labels) {
+    if (skip_label && l.name == skip_label) continue;
+    e.labels.emplace_back(clean(l.name), clean(l.value));
+  }
   if (const KnownMetric* k = s.known) {
-    w.Key("headline");
-    w.Bool(true);
-    w.Key("title");
-    view(w, k->title);
-    w.Key("unit");
-    view(w, k->unit);
-    w.Key("role");
-    view(w, k->role);
+    e.headline = true;
+    e.title = k->title;
+    e.unit = k->unit;
+    e.role = k->role;
   }
+  return e;
 }
 
-void gauge_stats(JsonWriter& w, const WindowSummary& s) {
-  w.Key("samples");
-  w.Int64(s.samples);
-  w.Key("min");
-  number(w, s.min);
-  w.Key("avg");
-  number(w, s.avg);
-  w.Key("p50");
-  number(w, s.p50);
-  w.Key("p99");
-  number(w, s.p99);
-  w.Key("max");
-  number(w, s.max);
-  w.Key("last");
-  number(w, s.last);
+ServerMetricStats series_stats(const WindowSummary& s) {
+  ServerMetricStats out;
+  out.samples = s.samples;
+  out.min = s.min;
+  out.avg = s.avg;
+  out.p50 = s.p50;
+  out.p99 = s.p99;
+  out.max = s.max;
+  out.last = s.last;
+  out.delta = s.delta;
+  out.rate_per_s = s.rate_per_s;
+  out.resets = s.resets;
+  return out;
 }
 
-void counter_stats(JsonWriter& w, const WindowSummary& s) {
-  w.Key("samples");
-  w.Int64(s.samples);
-  w.Key("delta");
-  number(w, s.delta);
-  w.Key("rate_per_s");
-  number(w, s.rate_per_s);
-  w.Key("resets");
-  w.Int64(s.resets);
-  w.Key("last");
-  number(w, s.last);
+// A headline timeline's points ([t_s, v], or [t_s, p50, p99] for a histogram).
+std::vector<ServerMetricPoint> points_of(const Timeline* timeline) {
+  std::vector<ServerMetricPoint> out;
+  if (!timeline) return out;
+  for (const Timeline::Point& p : timeline->points()) out.push_back({p.t_s, p.a, p.b});
+  return out;
 }
 
-// "timeline": [[t_s, v], ...], or [[t_s, p50, p99], ...] for a histogram.
-void write_timeline(JsonWriter& w, const Timeline* timeline, bool histogram) {
-  w.Key("timeline");
-  w.StartArray();
-  if (timeline) {
-    for (const Timeline::Point& p : timeline->points()) {
-      w.StartArray();
-      w.Double(p.t_s);
-      number(w, p.a);
-      if (histogram) number(w, p.b);
-      w.EndArray();
-    }
-  }
-  w.EndArray();
-}
-
-// "stages": [{name, <the entry's statistics over that stage's window>}], when there are stages.
-template <typename Stats>
-void write_stages(JsonWriter& w, const SeriesStore& store, const Stats& stats) {
-  if (store.stages().empty()) return;
-  w.Key("stages");
-  w.StartArray();
-  for (size_t i = 0; i < store.stages().size(); ++i) {
-    w.StartObject();
-    w.Key("name");
-    string(w, store.stages()[i].name);
-    stats(i);
-    w.EndObject();
-  }
-  w.EndArray();
-}
-
-void write_series(JsonWriter& w, const SeriesStore& store, const Series& s) {
+ServerMetricEntry series_entry(const SeriesStore& store, const Series& s) {
   const bool counter = s.cumulative();
-  const char* type = to_string(s.type);
+  std::string type = to_string(s.type);
   if (s.role == SampleRole::kQuantile) type = "summary_quantile";
   if (counter) type = s.type == MetricType::kCounter ? "counter" : "counter_like";
-  auto stats = [&w, counter](const WindowSummary& summary) {
-    if (counter) {
-      counter_stats(w, summary);
-    } else {
-      gauge_stats(w, summary);
-    }
-  };
-  w.StartObject();
-  identity(w, store, s, s.name, type);
-  stats(s.window.summary(counter));
-  if (s.known) write_timeline(w, &s.timeline, false);
-  write_stages(w, store, [&](size_t i) { stats(store.stage_summary(s, i)); });
-  w.EndObject();
+  ServerMetricEntry e = identity(store, s, s.name, std::move(type));
+  e.kind = counter ? ServerMetricEntry::Kind::kCounter : ServerMetricEntry::Kind::kGauge;
+  e.window = series_stats(s.window.summary(counter));
+  if (s.known) e.timeline = points_of(&s.timeline);
+  for (size_t i = 0; i < store.stages().size(); ++i) {
+    e.stages.push_back(series_stats(store.stage_summary(s, i)));
+  }
+  return e;
 }
 
 // One histogram: the series of one family and label set (less `le`) on one endpoint.
@@ -162,59 +94,38 @@ struct HistogramGroup {
 
 // count, sum, avg, p50..p99 and buckets from each member's increase as `delta` gives it.
 template <typename Delta>
-void histogram_stats(JsonWriter& w, const HistogramGroup& g, const Delta& delta) {
-  std::vector<std::pair<double, double>> buckets;
-  buckets.reserve(g.buckets.size());
-  for (const auto& [le, series] : g.buckets) buckets.emplace_back(le, delta(*series));
-  const double count = g.count ? delta(*g.count) : (buckets.empty() ? 0 : buckets.back().second);
-  const double sum = g.sum ? delta(*g.sum) : std::nan("");
-  w.Key("count");
-  number(w, count);
-  w.Key("sum");
-  number(w, sum);
-  w.Key("avg");
-  number(w, count > 0 ? sum / count : std::nan(""));
-  constexpr std::pair<const char*, double> kQuantiles[] = {
-      {"p50", 0.50}, {"p90", 0.90}, {"p95", 0.95}, {"p99", 0.99}};
-  for (const auto& [key, q] : kQuantiles) {
-    w.Key(key);
-    number(w, bucket_percentile(buckets, q));
-  }
-  w.Key("buckets");
-  w.StartArray();
-  for (const auto& [le, n] : buckets) {
-    w.StartObject();
-    w.Key("le");
-    if (std::isinf(le)) {
-      w.String("+Inf");
-    } else {
-      number(w, le);
-    }
-    w.Key("count");
-    number(w, n);
-    w.EndObject();
-  }
-  w.EndArray();
+ServerMetricStats histogram_stats(const HistogramGroup& g, const Delta& delta) {
+  ServerMetricStats out;
+  out.buckets.reserve(g.buckets.size());
+  for (const auto& [le, series] : g.buckets) out.buckets.emplace_back(le, delta(*series));
+  const auto& buckets = out.buckets;
+  out.count = g.count ? delta(*g.count) : (buckets.empty() ? 0 : buckets.back().second);
+  out.sum = g.sum ? delta(*g.sum) : std::nan("");
+  out.avg = out.count > 0 ? out.sum / out.count : std::nan("");
+  out.p50 = bucket_percentile(buckets, 0.50);
+  out.p90 = bucket_percentile(buckets, 0.90);
+  out.p95 = bucket_percentile(buckets, 0.95);
+  out.p99 = bucket_percentile(buckets, 0.99);
+  return out;
 }
 
-void write_histogram(JsonWriter& w, const SeriesStore& store, HistogramGroup& g) {
+ServerMetricEntry histogram_entry(const SeriesStore& store, HistogramGroup& g) {
   std::sort(g.buckets.begin(), g.buckets.end(),
             [](const auto& x, const auto& y) { return x.first < y.first; });
-  w.StartObject();
-  identity(w, store, *g.any, g.any->family, "histogram", "le");
-  histogram_stats(w, g, [](const Series& s) { return s.window.increase; });
+  ServerMetricEntry e = identity(store, *g.any, g.any->family, "histogram", "le");
+  e.kind = ServerMetricEntry::Kind::kHistogram;
+  e.window = histogram_stats(g, [](const Series& s) { return s.window.increase; });
   if (g.any->known) {
-    const Timeline* t =
-        g.buckets.empty() ? nullptr : store.histogram_timeline(*g.buckets[0].second);
-    write_timeline(w, t, true);
+    e.timeline =
+        points_of(g.buckets.empty() ? nullptr : store.histogram_timeline(*g.buckets[0].second));
   }
-  write_stages(w, store, [&](size_t i) {
-    histogram_stats(w, g, [&](const Series& s) {
+  for (size_t i = 0; i < store.stages().size(); ++i) {
+    e.stages.push_back(histogram_stats(g, [&](const Series& s) {
       const double d = store.stage_summary(s, i).delta;
       return std::isnan(d) ? 0 : d;  // not seen in the stage: nothing observed
-    });
-  });
-  w.EndObject();
+    }));
+  }
+  return e;
 }
 
 std::optional<double> le_of(const Series& s) {
@@ -224,40 +135,18 @@ std::optional<double> le_of(const Series& s) {
   return std::nullopt;
 }
 
-void write_endpoints(JsonWriter& w, const std::vector<EndpointStats>& endpoints) {
-  auto text_or_null = [&w](const std::string& s) {
-    if (s.empty()) {
-      w.Null();
-    } else {
-      string(w, s);
-    }
-  };
-  w.Key("endpoints");
-  w.StartArray();
+std::vector<controller::ServerMetricEndpoint> endpoints_of(
+    const std::vector<EndpointStats>& endpoints) {
+  std::vector<controller::ServerMetricEndpoint> out;
+  out.reserve(endpoints.size());
   for (const EndpointStats& e : endpoints) {
-    w.StartObject();
-    w.Key("name");
-    string(w, e.name);
-    w.Key("url");
-    string(w, e.url);
-    w.Key("scrapes");
-    w.Int64(e.scrapes);
-    w.Key("errors");
-    w.Int64(e.errors);
-    w.Key("dropped_series");
-    w.Int64(e.dropped_series);
-    w.Key("malformed_lines");
-    w.Int64(e.malformed_lines);
-    w.Key("first_malformed");
-    text_or_null(e.first_malformed);
-    w.Key("last_error");
-    text_or_null(e.last_error);
-    w.EndObject();
+    out.push_back({clean(e.name), clean(e.url), e.scrapes, e.errors, e.dropped_series,
+                   e.malformed_lines, clean(e.first_malformed), clean(e.last_error)});
   }
-  w.EndArray();
+  return out;
 }
 
-void write_metrics(JsonWriter& w, const SeriesStore& store) {
+std::vector<ServerMetricEntry> metrics_of(const SeriesStore& store) {
   const std::vector<Series>& series = store.series();
   // Histograms are grouped (buckets, sum and count of one label set); every other series is
   // one entry. Order: as the series first appeared.
@@ -289,16 +178,12 @@ void write_metrics(JsonWriter& w, const SeriesStore& store) {
       g.count = &s;
     }
   }
-  w.Key("metrics");
-  w.StartArray();
+  std::vector<ServerMetricEntry> out;
+  out.reserve(order.size());
   for (const auto& [histogram, i] : order) {
-    if (histogram) {
-      write_histogram(w, store, groups[i]);
-    } else {
-      write_series(w, store, series[i]);
-    }
+    out.push_back(histogram ? histogram_entry(store, groups[i]) : series_entry(store, series[i]));
   }
-  w.EndArray();
+  return out;
 }
 
 }  // namespace
@@ -558,50 +443,17 @@ WindowSummary SeriesStore::stage_summary(const Series& s, size_t i) const {
   return WindowStats{}.summary(cumulative);
 }
 
-std::string SeriesStore::summary_json(double interval_s) const {
-  rapidjson::StringBuffer buffer;
-  JsonWriter w(buffer);
-  w.StartObject();
-  w.Key("interval_s");
-  w.Double(interval_s);
-  w.Key("window");
-  w.StartObject();
-  w.Key("start_ns");
-  if (window_start_ns_) {
-    w.Int64(*window_start_ns_);
-  } else {
-    w.Null();
-  }
-  w.Key("end_ns");
-  w.Int64(last_scrape_ns_);
-  w.EndObject();
-  w.Key("stages");
-  w.StartArray();
-  for (const StageMark& m : stages_) {
-    w.StartObject();
-    w.Key("name");
-    string(w, m.name);
-    w.Key("start_ns");
-    w.Int64(m.start_ns);
-    w.Key("end_ns");
-    if (m.end_ns) {
-      w.Int64(*m.end_ns);
-    } else {
-      w.Null();
-    }
-    w.EndObject();
-  }
-  w.EndArray();
-  w.Key("series");
-  w.Int64(static_cast<int64_t>(series_.size()));
-  w.Key("max_series");
-  w.Int64(max_series_);
-  write_endpoints(w, endpoints_);
-  write_metrics(w, *this);
-  w.EndObject();
-  std::string out(buffer.GetString(), buffer.GetSize());
-  sanitize_utf8_in_place(out);
-  return out;
+controller::ServerMetrics SeriesStore::server_metrics(double interval_s) const {
+  controller::ServerMetrics m;
+  m.interval_s = interval_s;
+  m.window_start_ns = window_start_ns_;
+  m.window_end_ns = last_scrape_ns_;
+  for (const StageMark& s : stages_) m.stages.push_back({clean(s.name), s.start_ns, s.end_ns});
+  m.series = static_cast<int64_t>(series_.size());
+  m.max_series = max_series_;
+  m.endpoints = endpoints_of(endpoints_);
+  m.metrics = metrics_of(*this);
+  return m;
 }
 
 }  // namespace convoy::telemetry

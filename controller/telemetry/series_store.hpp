@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "common/bucket_quantile.hpp"
+#include "controller/report/server_metrics.hpp"
 #include "controller/telemetry/cpu_slices.hpp"
 #include "controller/telemetry/prom_parser.hpp"
 #include "controller/telemetry/window_stats.hpp"
@@ -92,10 +93,10 @@ class SeriesStore {
   // Series `s`'s statistics in stage `i`.
   WindowSummary stage_summary(const Series& s, size_t i) const;
 
-  // summary.json's "server_metrics": {interval_s, window {start_ns, end_ns}, stages [{name,
-  // start_ns, end_ns}], endpoints [{name, url, scrapes, errors, dropped_series,
-  // malformed_lines, last_error}], metrics [...]} (docs/telemetry.md).
-  std::string summary_json(double interval_s) const;
+  // summary.json's "server_metrics", typed: every series seen in the window (a histogram's
+  // members grouped), each with its window and stage statistics and a headline's timeline;
+  // the endpoints' counts and the stages. The report room writes it (docs/telemetry.md).
+  controller::ServerMetrics server_metrics(double interval_s) const;
 
   const std::vector<EndpointStats>& endpoints() const { return endpoints_; }
   const std::vector<Series>& series() const { return series_; }

@@ -235,14 +235,14 @@ void Telemetry::apply_window_events() {
   }
 }
 
-std::string Telemetry::summary_json() {
+controller::ServerMetrics Telemetry::server_metrics() {
   std::lock_guard lock(mutex_);
   apply_window_events();
-  return store_.summary_json(config_.interval_s);
+  return store_.server_metrics(config_.interval_s);
 }
 
 std::shared_ptr<const controller::ServerTelemetry> Telemetry::results() {
-  return controller::make_server_telemetry(summary_json());
+  return controller::make_server_telemetry(server_metrics());
 }
 
 std::optional<controller::OutputError> Telemetry::output_failure() const {

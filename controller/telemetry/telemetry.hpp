@@ -66,7 +66,7 @@ class Telemetry {
 
   // The measured window starts at `t_ns` (the run's clock).
   // These three are called by the run loop and return at once: the event is queued and the
-  // scraper thread applies it before it folds in its next scrape (summary_json() applies any
+  // scraper thread applies it before it folds in its next scrape (server_metrics() applies any
   // left). Starting the window touches every series (50,000 in bench (j)): done by the run loop,
   // it held back the first conversations of the measure by up to 12 ms.
   void start_window(int64_t t_ns);
@@ -79,10 +79,11 @@ class Telemetry {
   // thread ends at once, abandoning any scrape in flight, however slow its endpoint.
   void stop(bool final_scrape = true);
 
-  // summary.json's "server_metrics" object (JSON text).
-  std::string summary_json();
-  // The results the run hands the report (after stop()): summary_json() and its typed view,
-  // built once here.
+  // summary.json's "server_metrics", typed (SeriesStore::server_metrics), with any queued
+  // window events applied.
+  controller::ServerMetrics server_metrics();
+  // The results the run hands the report (after stop()): server_metrics() and the view the
+  // report reads, built once here.
   std::shared_ptr<const controller::ServerTelemetry> results();
   // server_metrics.jsonl could not be written completely (after stop()).
   std::optional<controller::OutputError> output_failure() const;

@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "controller/report/server_metrics_json.hpp"
 #include "controller/telemetry/prom_parser.hpp"
 #include "controller/telemetry/series_store.hpp"
 
@@ -82,7 +83,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   store.add_scrape(0, 0, samples, result.malformed, result.first_error);
   store.start_window(1);
   store.add_scrape(0, 1'000'000'000, samples, result.malformed, result.first_error);
-  const std::string json = store.summary_json(1.0);
+  const std::string json = convoy::controller::server_metrics_json(store.server_metrics(1.0));
   rapidjson::Document doc;
   doc.Parse(json.c_str(), json.size());
   if (doc.HasParseError() || !doc.IsObject()) std::abort();

@@ -8,6 +8,8 @@
 #include <utility>
 #include <vector>
 
+#include "server_metrics_text.hpp"
+
 namespace convoy::test {
 
 // A number as JSON (%.17g is exact; NaN is null).

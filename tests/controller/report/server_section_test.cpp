@@ -93,7 +93,7 @@ std::string three_endpoints() {
 
 SummaryExtras extras_with(std::string json) {
   SummaryExtras e;
-  e.server = make_server_telemetry(std::move(json));
+  e.server = telemetry_of_json(std::move(json));
   return e;
 }
 
@@ -155,12 +155,12 @@ TEST_CASE("report.html's Server section for an endpoint without headline series"
   CHECK(server.find("No headline series over time (1 other series recorded") != std::string::npos);
   CHECK(count_of(server, "class=\"server-row\"") == 0);
   CHECK(count_of(server, "<polyline ") == 3);  // the client's lines only
-  CHECK(server_section_html(client_snapshot(), extras_with("not json")).empty());
+  CHECK(server_section_html(client_snapshot(), SummaryExtras{}).empty());  // no telemetry
 }
 
 TEST_CASE("the console's server table lists each endpoint's headline figures") {
   std::ostringstream out;
-  print_server_table(out, parse_server_metrics(three_endpoints()));
+  print_server_table(out, view_of_json(three_endpoints()));
   const std::string text = out.str();
   CAPTURE(text);
   CHECK(text.rfind("convoy | server metrics\n", 0) == 0);
@@ -188,8 +188,7 @@ TEST_CASE("the console's server table stops at kMaxServerTableRows rows per endp
     metrics.push_back(gauge_entry(g));
   }
   std::ostringstream out;
-  print_server_table(out,
-                     parse_server_metrics(server_metrics({endpoint_entry("dcgm", 3, 0)}, metrics)));
+  print_server_table(out, view_of_json(server_metrics({endpoint_entry("dcgm", 3, 0)}, metrics)));
   CHECK(count_of(out.str(), "GPU utilisation {gpu=") == kMaxServerTableRows);
   CHECK(out.str().find("(4 more headline series in summary.json server_metrics)") !=
         std::string::npos);
@@ -246,7 +245,7 @@ TEST_CASE("the Server section collapses zero series and takes one vocabulary per
   CHECK(server.find("<details class=\"other-vocabularies\">") != std::string::npos);
   std::ostringstream console;
   print_server_table(console,
-                     parse_server_metrics(server_metrics({endpoint_entry("mock", 4, 0)}, metrics)));
+                     view_of_json(server_metrics({endpoint_entry("mock", 4, 0)}, metrics)));
   CHECK(
       console.str().find("(2 series stayed 0; 2 repeat them under other names: in summary.json)") !=
       std::string::npos);
@@ -276,14 +275,18 @@ TEST_CASE("report.html's Server section renders in headless Chromium") {
   CHECK(log.find("Uncaught") == std::string::npos);
 }
 
-TEST_CASE("make_server_telemetry keeps the section's text and types it once") {
-  CHECK(make_server_telemetry("") == nullptr);  // no telemetry
-  const auto results = make_server_telemetry(three_endpoints());
+TEST_CASE("make_server_telemetry keeps every entry typed and derives the report's view") {
+  const auto results = telemetry_of_json(three_endpoints());
   REQUIRE(results);
-  CHECK(results->summary_json == three_endpoints());
   CHECK(results->view.present);
   CHECK(results->view.endpoints.size() == 3);
-  const auto broken = make_server_telemetry("not json");
-  REQUIRE(broken);  // summary.json refuses it; the report shows nothing of it
-  CHECK_FALSE(broken->view.present);
+  // Every entry stays in the typed value (summary.json writes them all); the view keeps those
+  // with a role or headline and counts the others per endpoint.
+  REQUIRE(results->metrics.metrics.size() == results->view.metrics.size() + 1);
+  const ServerMetricEntry& cpu = results->metrics.metrics[5];
+  REQUIRE(cpu.name == "process_cpu_seconds_total");
+  CHECK(cpu.kind == ServerMetricEntry::Kind::kCounter);
+  CHECK(cpu.window.delta == 3);
+  CHECK(results->view.endpoints[0].other_series == 1);
+  for (const ServerSeries& s : results->view.metrics) CHECK(s.name != cpu.name);
 }

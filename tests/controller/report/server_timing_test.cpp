@@ -46,8 +46,7 @@ InsightInputs with_ttft_histogram(const std::string& family_json) {
   InsightInputs in;
   in.target_url = "http://127.0.0.1:8000";
   in.total_requests = 100;
-  in.server =
-      make_server_telemetry(server_metrics({endpoint_entry("dynamo", 20, 0)}, {family_json}));
+  in.server = telemetry_of_json(server_metrics({endpoint_entry("dynamo", 20, 0)}, {family_json}));
   return in;
 }
 
@@ -121,7 +120,7 @@ TEST_CASE("client_side_overhead: measured per request when the server times each
   CHECK(o->problem.find("500 requests with server timing") != std::string::npos);
   SUBCASE("a small measured gap stays quiet, and the histogram is not used instead") {
     in.ttft_gap = InsightInputs::TtftGap{1, 2, 500};
-    in.server = make_server_telemetry(
+    in.server = telemetry_of_json(
         server_metrics({endpoint_entry("vllm", 20, 0)},
                        {ttft_histogram_entry("vllm", "vllm:time_to_first_token_seconds",
                                              {{0.005, 0}, {0.01, 100}, {1e300, 100}})}));
@@ -157,7 +156,7 @@ TEST_CASE("client_side_overhead reads one TTFT family, the frontend's when it is
   in.target_url = "http://127.0.0.1:8000";
   in.total_requests = 100;
   in.server =
-      make_server_telemetry(server_metrics({endpoint_entry("dynamo", 20, 0)}, {engine, frontend}));
+      telemetry_of_json(server_metrics({endpoint_entry("dynamo", 20, 0)}, {engine, frontend}));
   in.client_ttft_p50_ms = 200;
   const auto insights = detect_insights(in);  // alive while `o` is read
   const Insight* o = find_insight(insights, "client_side_overhead");

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "controller/report/server_metrics_json.hpp"
 #include "controller/telemetry/prom_parser.hpp"
 #include "controller/telemetry/series_store.hpp"
 
@@ -29,10 +30,10 @@ inline void feed(telemetry::SeriesStore& store, int64_t t_ns, const std::string&
   store.add_scrape(0, t_ns, scrape_of(text), 0, "");
 }
 
-// The store's summary JSON (1 s interval), parsed.
+// The store's summary.json "server_metrics" (1 s interval), as the report writes it, parsed.
 inline rapidjson::Document summary(const telemetry::SeriesStore& store) {
   rapidjson::Document d;
-  d.Parse(store.summary_json(1.0).c_str());
+  d.Parse(controller::server_metrics_json(store.server_metrics(1.0)).c_str());
   REQUIRE_FALSE(d.HasParseError());
   return d;
 }

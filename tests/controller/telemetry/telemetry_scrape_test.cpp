@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "controller/report/server_metrics_json.hpp"
 #include "controller/telemetry/telemetry.hpp"
 #include "e2e/subprocess.hpp"
 #include "e2e/tiny_http_server.hpp"
@@ -21,6 +22,11 @@ using namespace convoy::telemetry;
 using convoy::test::TinyHttpServer;
 
 namespace {
+
+// summary.json's "server_metrics" as the report writes it from the scraper's results.
+std::string summary_text(Telemetry& t) {
+  return controller::server_metrics_json(t.server_metrics());
+}
 
 // The run's clock in these tests: steady time moved far from the process's, so a stamp taken
 // from any other clock would show.
@@ -86,14 +92,14 @@ TEST_CASE("telemetry: scrapes on its own clock, writes server_metrics.jsonl and 
     CHECK(convoy::test::wait_for_change(
         dir.path(), [&] { return server.requests() >= 3; }, 10));
     t.stop();
-    const auto summary = parse_doc(t.summary_json());
+    const auto summary = parse_doc(summary_text(t));
     const int scrapes = server.requests();
     const auto& ep = summary["endpoints"][0];
     CHECK(ep["scrapes"].GetInt64() == scrapes);
-    // What the run hands the report: the same text and its view, typed once.
+    // What the run hands the report: the same values typed, and their view.
     const auto results = t.results();
     REQUIRE(results);
-    CHECK(results->summary_json == t.summary_json());
+    CHECK(controller::server_metrics_json(results->metrics) == summary_text(t));
     REQUIRE(results->view.endpoints.size() == 1);
     CHECK(results->view.endpoints[0].scrapes == scrapes);
     CHECK(ep["errors"].GetInt64() == 0);
@@ -150,7 +156,7 @@ TEST_CASE("telemetry: the run loop's window events are queued and applied in the
   CHECK(convoy::test::wait_for_change(
       dir.path(), [&] { return server.requests() >= 4; }, 10));
   t.stop();
-  const auto summary = parse_doc(t.summary_json());
+  const auto summary = parse_doc(summary_text(t));
   CHECK(summary["window"]["start_ns"].GetInt64() == t0);
   const auto& stages = summary["stages"];
   REQUIRE(stages.Size() == 2);
@@ -160,9 +166,9 @@ TEST_CASE("telemetry: the run loop's window events are queued and applied in the
   CHECK(std::string(stages[1]["name"].GetString()) == "b");
   CHECK(stages[1]["start_ns"].GetInt64() == t0 + 3);
   CHECK(stages[1]["end_ns"].IsNull());
-  SUBCASE("events queued after the last scrape are applied by summary_json()") {
+  SUBCASE("events queued after the last scrape are applied by server_metrics()") {
     t.mark_settle(t0 + 4);
-    const auto later = parse_doc(t.summary_json());
+    const auto later = parse_doc(summary_text(t));
     CHECK(later["stages"][1]["end_ns"].GetInt64() == t0 + 4);
   }
 }
@@ -223,7 +229,7 @@ TEST_CASE("telemetry: an endpoint that refuses or never answers is counted, neve
   const auto stop_start = std::chrono::steady_clock::now();
   t.stop();
   CHECK(seconds_since(stop_start) < 1.5);  // the last scrape is bounded by timeout_s
-  const auto summary = parse_doc(t.summary_json());
+  const auto summary = parse_doc(summary_text(t));
   for (const auto& e : summary["endpoints"].GetArray()) {
     CHECK(e["errors"].GetInt64() >= 1);
     CHECK(e["errors"].GetInt64() == e["scrapes"].GetInt64());
@@ -275,7 +281,7 @@ TEST_CASE("telemetry: a real prometheus-node-exporter on loopback is scraped") {
     CHECK_MESSAGE(failures.empty(), (failures.empty() ? "" : failures[0].what));
     t.start_window(run_clock());
     t.stop();
-    const auto summary = parse_doc(t.summary_json());
+    const auto summary = parse_doc(summary_text(t));
     CHECK(summary["endpoints"][0]["errors"].GetInt64() == 0);
     CHECK(summary["endpoints"][0]["malformed_lines"].GetInt64() == 0);
     std::set<std::string> types_of_interest;
