@@ -205,8 +205,8 @@ COLUMNS = (("req/s", "figures", "rps", 1), ("TTFT p50", "figures", "ttft_p50", 2
 def markdown(doc, checks):
     lines = [f"Run {doc['date']}, load average {' '.join(doc.get('load_average_start', []))} at "
              f"the start, {' '.join(doc['load_average'])} at the end, scale "
-             f"{doc['scale']}, mock ITL {doc['itl_ms']} ms, {doc.get('wall_s', 0) / 60:.1f} minutes. "
-             "Times in ms.", "",
+             f"{doc['scale']}, mock ITL {doc['itl_ms']} ms, "
+             f"{doc.get('wall_s', 0) / 60:.1f} minutes. Times in ms.", "",
              "| target | cell | tool | " + " | ".join(c[0] for c in COLUMNS) + " |",
              "|---|---|---|" + "---:|" * len(COLUMNS)]
     for r in doc["rows"]:

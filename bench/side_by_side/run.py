@@ -236,7 +236,8 @@ class Bench:
         self.count_isl()
         doc = {"date": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
                "load_average": open("/proc/loadavg").read().split()[:3],
-               "load_average_start": load_start, "scale": self.scale, "itl_ms": self.itl_ms, "rows": self.rows,
+               "load_average_start": load_start, "scale": self.scale, "itl_ms": self.itl_ms,
+               "rows": self.rows,
                "wall_s": round(time.monotonic() - started, 1)}
         report.finish(doc, self.out)
         return doc
