@@ -34,8 +34,8 @@ def env_list(name, default):
 
 
 # The cells each target runs by default: every cell on the mock (where the truth is known); two
-# on nginx and on Dynamo, so that a full run fits in about 15 minutes on 2 shared cores (each
-# run of a peer starts in 15 to 90 s there). SIDE_CELLS, or SIDE_CELLS_<TARGET>, choose others.
+# on nginx and on Dynamo, so that a full run takes about 25 minutes on 2 shared cores (each run
+# of a peer starts in 30 to 110 s there). SIDE_CELLS, or SIDE_CELLS_<TARGET>, choose others.
 DEFAULT_CELLS = {"mock": "c16 c256 mt32 poisson long16", "nginx": "c16 c256",
                  "dynamo": "c16 mt32"}
 
