@@ -367,6 +367,7 @@ void Engine::first_token(const JobPtr& job, Clock::time_point now) {
   std::lock_guard lock(mutex_);
   if (job->state != Job::State::kActive || !job->in_prefill) return;
   job->ttft_ms = to_ms(now - job->arrived_at);
+  job->first_token_at = now;
   stats_.record_ttft(job->turn_index, job->ttft_ms);
   server_metrics_.on_first_token(job->worker, job->prompt_tokens, job->ttft_ms / 1000.0);
   Worker& w = workers_[static_cast<size_t>(job->worker)];
@@ -392,7 +393,12 @@ void Engine::complete(const JobPtr& job, double lateness_ms) {
     if (job->state != Job::State::kActive) return;
     Worker& w = workers_[static_cast<size_t>(job->worker)];
     w.cache.insert(hashes);
-    stats_.record_completion(job->max_tokens, lateness_ms);
+    // Its ITL as emitted: complete() runs as the last token goes out, so now is its time.
+    const double emitted_itl_ms =
+        job->stream && job->max_tokens > 1 && job->first_token_at != Clock::time_point{}
+            ? to_ms(Clock::now() - job->first_token_at) / static_cast<double>(job->max_tokens - 1)
+            : -1.0;
+    stats_.record_completion(job->max_tokens, lateness_ms, emitted_itl_ms);
     server_metrics_.on_end(job->worker, job->endpoint, job->stream, job->max_tokens,
                            ServerMetrics::Outcome::kSuccess);
     release(job);

@@ -83,9 +83,10 @@ struct Job {
   int64_t cached_tokens = 0;
   Clock::time_point arrived_at{};
   Clock::time_point admitted_at{};
-  Clock::duration prefill{};  // real time
-  Clock::duration itl{};      // real time per output token
-  double ttft_ms = 0;         // set by first_token()
+  Clock::duration prefill{};           // real time
+  Clock::duration itl{};               // real time per output token
+  double ttft_ms = 0;                  // set by first_token()
+  Clock::time_point first_token_at{};  // set by first_token(): when the first token went out
 
   State state = State::kQueued;
   bool in_prefill = false;

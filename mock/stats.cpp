@@ -18,6 +18,10 @@ constexpr std::array<const char*, 4> kFaultNames = {"error", "reset", "malformed
 constexpr std::array<const char*, 6> kAffinityNames = {
     "hits", "misses", "invalidated", "soft_moves", "rejected_id_too_long", "unbound_table_full"};
 
+// The emitted-ITL histogram: 5 us buckets up to 250 ms (p50 and p99 to 5 us, 400 KB).
+constexpr double kEmittedItlBucketUs = 5.0;
+constexpr size_t kEmittedItlBuckets = 50'000;
+
 using Writer = rapidjson::Writer<rapidjson::StringBuffer>;
 
 void key(Writer& w, const char* k) { w.Key(k); }
@@ -206,12 +210,35 @@ void Stats::record_ttft(int64_t turn_index, double ttft_ms) {
   ++ttft_count_;
 }
 
-void Stats::record_completion(int64_t completion_tokens, double lateness_ms) {
+void Stats::record_completion(int64_t completion_tokens, double lateness_ms,
+                              double emitted_itl_ms) {
   completion_tokens_ += completion_tokens;
   ++completions_;
   lateness_sum_ms_ += lateness_ms;
   lateness_max_ms_ = std::max(lateness_max_ms_, lateness_ms);
+  if (emitted_itl_ms < 0) return;
+  if (emitted_itl_buckets_.empty()) emitted_itl_buckets_.assign(kEmittedItlBuckets, 0);
+  const auto bucket = static_cast<size_t>(emitted_itl_ms * 1000.0 / kEmittedItlBucketUs);
+  ++emitted_itl_buckets_[std::min(bucket, kEmittedItlBuckets - 1)];
+  emitted_itl_sum_ms_ += emitted_itl_ms;
+  ++emitted_itl_count_;
 }
+
+namespace {
+
+// The q-quantile of the emitted-ITL histogram (a bucket's middle), in ms.
+double emitted_itl_quantile(const std::vector<int64_t>& buckets, int64_t count, double q) {
+  if (count <= 0) return 0.0;
+  const auto rank = static_cast<int64_t>(q * static_cast<double>(count - 1)) + 1;
+  int64_t seen = 0;
+  for (size_t b = 0; b < buckets.size(); ++b) {
+    seen += buckets[b];
+    if (seen >= rank) return (static_cast<double>(b) + 0.5) * kEmittedItlBucketUs / 1000.0;
+  }
+  return static_cast<double>(buckets.size()) * kEmittedItlBucketUs / 1000.0;
+}
+
+}  // namespace
 
 void Stats::count_fault(FaultKind kind) { ++faults_[static_cast<int>(kind)]; }
 
@@ -292,6 +319,19 @@ std::string Stats::json(const std::vector<WorkerView>& workers, int64_t live_pin
   w.Double(completions_ > 0 ? lateness_sum_ms_ / static_cast<double>(completions_) : 0.0);
   key(w, "max");
   w.Double(lateness_max_ms_);
+  w.EndObject();
+  // Streamed requests' ITL as the mock emitted it (what a client can be held to under load).
+  key(w, "emitted_itl_ms");
+  w.StartObject();
+  key(w, "count");
+  w.Int64(emitted_itl_count_);
+  key(w, "mean");
+  w.Double(emitted_itl_count_ > 0 ? emitted_itl_sum_ms_ / static_cast<double>(emitted_itl_count_)
+                                  : 0.0);
+  key(w, "p50");
+  w.Double(emitted_itl_quantile(emitted_itl_buckets_, emitted_itl_count_, 0.5));
+  key(w, "p99");
+  w.Double(emitted_itl_quantile(emitted_itl_buckets_, emitted_itl_count_, 0.99));
   w.EndObject();
 
   key(w, "ttft_by_turn");

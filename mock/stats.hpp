@@ -67,7 +67,9 @@ class Stats {
   void count_affinity(AffinityEvent event);
   void record_admission(int64_t turn_index, int64_t prompt_tokens, int64_t cached_tokens);
   void record_ttft(int64_t turn_index, double ttft_ms);
-  void record_completion(int64_t completion_tokens, double lateness_ms);
+  // `emitted_itl_ms`: the request's streamed ITL as the mock actually emitted it (last token's
+  // emission minus the first's, over tokens - 1); negative when not streamed or one token.
+  void record_completion(int64_t completion_tokens, double lateness_ms, double emitted_itl_ms = -1);
   void count_fault(FaultKind kind);
   void clear();
 
@@ -116,6 +118,11 @@ class Stats {
   int64_t completions_ = 0;
   double lateness_sum_ms_ = 0;  // per request: its worst token lateness
   double lateness_max_ms_ = 0;
+  // Per-request emitted ITL, a histogram of kEmittedItlBucketUs-wide buckets (the last one
+  // holds everything beyond); empty until the first streamed request completes.
+  std::vector<int64_t> emitted_itl_buckets_;
+  double emitted_itl_sum_ms_ = 0;
+  int64_t emitted_itl_count_ = 0;
   std::vector<int64_t> ttft_buckets_;  // Prometheus cumulative counts, see kTtftBucketsS
   double ttft_sum_s_ = 0;
   int64_t ttft_count_ = 0;

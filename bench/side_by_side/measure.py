@@ -5,6 +5,8 @@ counted by the kernel into the rusage that os.wait4 returns for the root process
 are never waited for (daemonised helpers, orphans) are caught by sampling /proc of the whole
 process tree every SAMPLE_S and keeping each pid's last CPU reading; the larger of the two totals
 is reported. Peak RSS: the largest sum of VmRSS over the live process tree at any sample.
+Timeline: (wall-clock time, CPU seconds of the tree so far) at every sample, so the CPU spent
+between two instants (the first and the last request the server saw) can be read off a run.
 """
 
 import os
@@ -58,9 +60,11 @@ def _cpu_and_rss(pid: int):
 
 class Usage:
     """What one run of a tool cost: cpu_s (user + system, all its processes), peak_rss_bytes
-    (largest sum over its live processes), wall_s, returncode, processes (pids seen)."""
+    (largest sum over its live processes), wall_s, returncode, processes (pids seen),
+    timeline [(time.time(), CPU seconds of every process seen so far)] per sample."""
 
     def __init__(self):
+        self.timeline = []
         self.cpu_s = 0.0
         self.peak_rss_bytes = 0
         self.wall_s = 0.0
@@ -93,6 +97,7 @@ def run_measured(argv, log_path, env=None, cwd=None, timeout_s=600.0) -> Usage:
                 last_cpu[pid] = got[0]
                 rss_sum += got[1]
             usage.peak_rss_bytes = max(usage.peak_rss_bytes, rss_sum)
+            usage.timeline.append((time.time(), sum(last_cpu.values())))
             done.wait(SAMPLE_S)
 
     sampler = threading.Thread(target=sample, daemon=True)
@@ -126,3 +131,17 @@ def run_measured(argv, log_path, env=None, cwd=None, timeout_s=600.0) -> Usage:
     usage.processes = len(last_cpu)
     usage.peak_rss_bytes = max(usage.peak_rss_bytes, rusage.ru_maxrss * 1024)
     return usage
+
+
+def cpu_between(timeline, t0: float, t1: float):
+    """CPU seconds the tree spent between wall-clock instants t0 and t1 (linear between the two
+    samples around each instant), or None when the timeline does not cover both."""
+
+    def at(t):
+        for (ta, ca), (tb, cb) in zip(timeline, timeline[1:]):
+            if ta <= t <= tb:
+                return ca if tb == ta else ca + (cb - ca) * (t - ta) / (tb - ta)
+        return None
+
+    a, b = at(t0), at(t1)
+    return None if a is None or b is None else max(b - a, 0.0)

@@ -23,9 +23,12 @@ class Mock:
     /mock/stats (TTFT the mock measured, its own token lateness) and its KV cache are that
     run's alone."""
 
-    def __init__(self, binary, itl_ms, log_path, extra=()):
+    def __init__(self, binary, itl_ms, log_path, extra=(), request_log=None):
         self.itl_ms = itl_ms
+        self.request_log = request_log  # --log-requests FILE (None: off)
         self.log = open(log_path, "w")
+        if request_log:
+            extra = (*extra, "--log-requests", request_log)
         self.proc = subprocess.Popen(
             [binary, "--port", "0", "--itl-ms", str(itl_ms), *extra],
             stdout=subprocess.PIPE, stderr=self.log, text=True)
@@ -54,10 +57,17 @@ class Mock:
         if first and first["requests"]:
             ideal = prefill_ms(first["prompt_tokens"] / first["requests"])
         late = s.get("token_lateness_ms") or {}
+        # The ITL the mock actually emitted, per streamed request (last token's emission minus
+        # the first's, over tokens - 1): what the host let it do, beside what it was told.
+        emitted = s.get("emitted_itl_ms") or {}
+        has = bool(emitted.get("count"))
         return {"server_ttft_mean_ms": mean, "ideal_ttft_first_turn_ms": ideal,
                 "itl_ms": self.itl_ms, "requests": s.get("requests"),
                 "lateness_max_ms": late.get("max"),
-                "lateness_mean_of_request_max_ms": late.get("mean_of_request_max")}
+                "lateness_mean_of_request_max_ms": late.get("mean_of_request_max"),
+                "emitted_itl_p50_ms": emitted.get("p50") if has else None,
+                "emitted_itl_p99_ms": emitted.get("p99") if has else None,
+                "emitted_itl_mean_ms": emitted.get("mean") if has else None}
 
     def stop(self):
         if self.proc.poll() is None:

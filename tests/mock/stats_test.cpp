@@ -105,5 +105,24 @@ TEST_CASE("--stats-sessions sets the limit and must be at least 1") {
   CHECK(bad.exit_code == 2);
 }
 
+TEST_CASE("emitted ITL: streamed requests only, mean and quantiles to 5 microseconds") {
+  Stats stats;
+  for (int i = 0; i < 98; ++i) stats.record_completion(32, 0.0, 5.0);
+  stats.record_completion(32, 0.0, 9.0);
+  stats.record_completion(32, 0.0, 400.0);  // beyond the histogram: its last bucket
+  stats.record_completion(32, 0.0);         // not streamed: not counted
+  rapidjson::Document doc;
+  doc.Parse(stats.json({}, 0).c_str());
+  REQUIRE_FALSE(doc.HasParseError());
+  const auto& itl = doc["emitted_itl_ms"];
+  CHECK(itl["count"].GetInt64() == 100);
+  CHECK(itl["mean"].GetDouble() == doctest::Approx((98 * 5.0 + 9.0 + 400.0) / 100));
+  CHECK(itl["p50"].GetDouble() == doctest::Approx(5.0025).epsilon(1e-6));
+  CHECK(itl["p99"].GetDouble() == doctest::Approx(9.0025).epsilon(1e-6));
+  stats.clear();
+  doc.Parse(stats.json({}, 0).c_str());
+  CHECK(doc["emitted_itl_ms"]["count"].GetInt64() == 0);
+}
+
 }  // namespace
 }  // namespace convoy::mock
