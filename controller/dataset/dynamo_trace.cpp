@@ -40,7 +40,7 @@ struct TraceSession {
   bool child = false;  // agent_context.parent_session_id was set
 };
 
-std::string at(const std::string& source, int64_t line) {
+std::string trace_line(const std::string& source, int64_t line) {
   return source + ":" + std::to_string(line) + ": ";
 }
 
@@ -201,7 +201,7 @@ DynamoTraceStats collect_requests(std::istream& in, const std::string& source,
     TraceRequest request = read_request(record, reader, session, child, &input);
     if (input.block_tokens != 0 && !input.hashes.empty()) {
       if (stats.block_tokens != 0 && stats.block_tokens != input.block_tokens) {
-        throw ConfigError(at(source, reader.line()) +
+        throw ConfigError(trace_line(source, reader.line()) +
                           "request.replay.trace_block_size: " + std::to_string(input.block_tokens) +
                           " differs from the " + std::to_string(stats.block_tokens) + " of line " +
                           std::to_string(block_line) + ": a trace has one block size");
@@ -261,7 +261,7 @@ DynamoTraceStats map_dynamo_trace_rows(std::istream& in, const std::string& sour
       // agent's own work); overlapping requests of one session are sent back to back.
       time_ms = std::max<int64_t>(0, r.received_ms - requests[i - 1].end_ms);
       if (static_cast<double>(time_ms) > kMaxDelayMs) {
-        throw ConfigError(at(source, r.line) +
+        throw ConfigError(trace_line(source, r.line) +
                           "request.request_received_ms: " + std::to_string(time_ms) +
                           " ms after the end of the session's previous request (line " +
                           std::to_string(requests[i - 1].line) +
