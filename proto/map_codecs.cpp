@@ -138,7 +138,7 @@ constexpr std::array kConversationMembers = {
     CONVOY_MEMBER(Conversation, system_prompt),  CONVOY_MEMBER(Conversation, turns),
     CONVOY_MEMBER(Conversation, subagents),      CONVOY_MEMBER(Conversation, url_index),
     CONVOY_MEMBER(Conversation, tenant),         CONVOY_MEMBER(Conversation, priority),
-    CONVOY_MEMBER(Conversation, model),
+    CONVOY_MEMBER(Conversation, model),          CONVOY_MEMBER(Conversation, fan_in),
 };
 
 constexpr std::array kSubAgentMembers = {

@@ -288,11 +288,21 @@ struct SubAgent {
   std::string conversation_id;    // dataset id
   std::string correlation_id;     // its own X-Correlation-ID / session id, never the parent's
   int32_t parent = -1;            // position of the parent in Conversation.subagents; -1 = lead
-  uint32_t spawn_after_turn = 1;  // 1 .. the parent's turn count
+  uint32_t spawn_after_turn = 1;  // 1 .. the parent's turn count; 0: started by fan_in alone
   std::string system_prompt;
   std::vector<Turn> turns;
   MSGPACK_DEFINE_MAP(conversation_id, correlation_id, parent, spawn_after_turn, system_prompt,
                      turns)
+};
+
+// A fan-in edge of a family (a JSONL row's or turn's wait_for): member `member`'s turn `turn`
+// (0-based; 0 = the member's start) starts only after member `after` has finished (its turns and
+// every sub-agent it spawned), however it ended. Members: -1 = the lead, i = subagents[i].
+struct FanIn {
+  int32_t member = -1;
+  uint32_t turn = 0;
+  int32_t after = -1;
+  MSGPACK_DEFINE_MAP(member, turn, after)
 };
 
 // Conversation.priority / Record.priority when dataset.agent_hints gives none.
@@ -320,8 +330,12 @@ struct Conversation {
   int64_t priority = kNoPriority;
   // The model every request of the family names (its sub-agents' too); "" = target.model.
   std::string model;
+  // The family's fan-in edges (empty without wait_for). A sub-agent with spawn_after_turn 0 is
+  // spawned by no turn: it starts when its turn-0 edges are met, and `parent` only names the
+  // session its X-Dynamo-Parent-Session-ID carries (the first conversation it waits for).
+  std::vector<FanIn> fan_in;
   MSGPACK_DEFINE_MAP(index, conversation_id, correlation_id, phase, start_ns, first_turn,
-                     system_prompt, turns, subagents, url_index, tenant, priority, model)
+                     system_prompt, turns, subagents, url_index, tenant, priority, model, fan_in)
 };
 
 // A window conversation to start now, at `start_ns` (the receiving worker's steady clock: when

@@ -1,9 +1,11 @@
 // A family: one conversation to the controller, run here as a lead and its sub-agents. A
 // sub-agent starts when its parent's turn `spawn_after_turn` ends, and the parent's next turn
-// waits until every sub-agent spawned there has finished (with its own sub-agents); the family
-// ends (one ConversationEnd) when the lead and every sub-agent it started have ended. This file
-// holds the family's state, how it is built from a Conversation, the record fields its members
-// stamp, how its end is told, and the pool that reuses families; ConversationRunner drives it.
+// waits until every sub-agent spawned there has finished (with its own sub-agents). Fan-in
+// (Conversation.fan_in) makes a turn, or a sub-agent's start, wait for other members to finish
+// too. The family ends (one ConversationEnd) once every member has finished or will never run.
+// This file holds the family's state, how it is built from a Conversation, the record fields its
+// members stamp, how its end is told, and the pool that reuses families; ConversationRunner
+// drives it.
 #pragma once
 
 #include <cstddef>
@@ -12,6 +14,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "proto/messages.hpp"
@@ -40,6 +43,12 @@ struct FamilyMember {
   const std::string* system_prompt = nullptr;
   const std::vector<proto::Turn>* turns = nullptr;
   std::map<uint32_t, std::vector<size_t>> children;  // by spawn_after_turn (turns ended)
+  // Fan-in (Conversation.fan_in): by turn, how many members that turn still waits for; and who
+  // waits for this member to finish (member, turn). A turn starts once its count is 0.
+  std::map<uint32_t, uint32_t> turn_waits;
+  std::vector<std::pair<size_t, uint32_t>> waiters;
+  bool fan_in_start = false;  // spawned by no turn: its turn-0 waits alone start it
+  uint32_t start_edges = 0;   // fan-in edges on its turn 0 (met or not)
 
   uint32_t next_turn = 0;
   std::vector<ChatMessage> history;
@@ -60,8 +69,10 @@ struct FamilyMember {
   bool session_closed = false;
   bool release_sent = false;
 
-  size_t running_children = 0;   // spawned at the last turn that ended, not yet finished
-  bool waiting = false;          // the next turn waits for running_children to reach 0
+  size_t running_children = 0;  // spawned at the last turn that ended, not yet finished
+  bool started = false;         // its first turn was scheduled or is waiting (spawned)
+  // The next turn (next_turn) waits for running_children to reach 0 and its fan-in to be met.
+  bool waiting = false;
   int64_t next_intended_ns = 0;  // that turn's end(k) + think time
   bool turns_done = false;       // its own requests are over (reason says how)
   bool finished = false;         // turns_done and every sub-agent it started finished
@@ -75,10 +86,16 @@ struct ConversationFamily {
   // cancelled, and the family ends when the last of them returns.
   std::optional<proto::EndReason> cancelled;
 
-  // The members of `conv`: the lead, then each sub-agent, linked to its parent. A sub-agent
-  // that names no earlier parent, or spawns after a turn its parent does not have, is logged
-  // and never starts.
+  // The members of `conv`: the lead, then each sub-agent, linked to its parent, and the fan-in
+  // edges. A sub-agent that names no earlier parent, or spawns after a turn its parent does not
+  // have, is logged and never starts (it counts as finished); so is a fan-in edge out of range.
   void build_members();
+  void link_subagent(size_t i);
+  void add_fan_in(const proto::FanIn& edge);
+  // Whether member m's turn `turn` has every fan-in edge met.
+  bool fan_in_met(size_t m, uint32_t turn) const;
+  // Whether every member finished (the family may end once no request is out).
+  bool all_finished() const;
   // The record fields member m stamps on a request for turn `turn_index` (x_request_id and
   // the response's fields are the caller's).
   proto::Record record_of(size_t m, uint32_t turn_index, bool final_turn) const;

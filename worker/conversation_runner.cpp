@@ -202,7 +202,20 @@ void ConversationRunner::assign(proto::Conversation conversation) {
     return;
   }
   active_.emplace(index, std::move(owned));
-  schedule_turn(f, 0, f.conv.start_ns);
+  if (f.fan_in_met(0, lead.next_turn)) {
+    schedule_turn(f, 0, f.conv.start_ns);
+  } else {
+    f.members[0].waiting = true;
+    f.members[0].next_intended_ns = f.conv.start_ns;
+  }
+  // Fan-in members whose every wait names a member that never runs start with the lead.
+  for (size_t m = 1; m < f.members.size(); ++m) {
+    Member& member = f.members[m];
+    if (member.fan_in_start && !member.finished && f.fan_in_met(m, 0)) {
+      member.started = true;
+      schedule_turn(f, m, f.conv.start_ns);
+    }
+  }
 }
 
 void ConversationRunner::schedule_turn(Family& f, size_t m, int64_t intended_ns) {
@@ -482,81 +495,10 @@ void ConversationRunner::on_response(uint64_t index, size_t m, HttpResponse&& re
   // have finished (an agent waits for its sub-agents).
   const double delay_ms = (*member.turns)[member.next_turn].delay_ms;
   member.next_intended_ns = response.end_ns + ms_to_ns(delay_ms);
-  if (member.running_children > 0) {
+  if (member.running_children > 0 || !f.fan_in_met(m, member.next_turn)) {
     member.waiting = true;
   } else {
     schedule_turn(f, m, member.next_intended_ns);
-  }
-}
-
-void ConversationRunner::spawn_children(Family& f, size_t m, uint32_t turns_ended, int64_t end_ns) {
-  auto at = f.members[m].children.find(turns_ended);
-  if (at == f.members[m].children.end()) return;
-  for (size_t child : at->second) {
-    ++f.members[m].running_children;
-    Member& c = f.members[child];
-    const double delay_ms = (*c.turns)[0].delay_ms;
-    schedule_turn(f, child, end_ns + ms_to_ns(delay_ms));
-  }
-}
-
-// Member m's own requests are over. Its session ends here; it finishes once every sub-agent it
-// started has finished. The lead ending early cancels the whole family.
-void ConversationRunner::member_done(Family& f, size_t m, proto::EndReason reason) {
-  Member& member = f.members[m];
-  if (member.turns_done) return;
-  member.turns_done = true;
-  member.waiting = false;
-  member.reason = reason;
-  if (member.timer) {
-    loop_.cancel_timer(member.timer);
-    member.timer = 0;
-  }
-  router_.on_conversation_end(*member.correlation_id, reason == proto::EndReason::kCompleted);
-  // Whatever ended it (cancelled, failed, cut by the run's end, or a final turn whose close was
-  // not answered 2xx), a session the server may hold gets the release its final turn would
-  // have sent.
-  release_if_open(f, m);
-  // A stopping run lets requests in flight finish (stop_starting); otherwise the lead ending
-  // early takes its family with it.
-  if (m == 0 && reason != proto::EndReason::kCompleted && !stopping_) cancel_family(f, reason);
-  settle(f, m);
-}
-
-// Finishes m when it can, then lets its parent go on: the parent's waiting turn is scheduled
-// when its last running sub-agent finished, and the parent may finish in turn.
-void ConversationRunner::settle(Family& f, size_t m) {
-  Member& member = f.members[m];
-  if (member.finished || !member.turns_done || member.running_children > 0) return;
-  member.finished = true;
-  if (member.parent == kNoParent) return;
-  Member& parent = f.members[member.parent];
-  --parent.running_children;
-  if (parent.running_children > 0) return;
-  if (parent.waiting) {
-    parent.waiting = false;
-    if (stopping_ || f.cancelled) {
-      member_done(f, member.parent, proto::EndReason::kCancelled);
-      return;
-    }
-    schedule_turn(f, member.parent, std::max(parent.next_intended_ns, steady_now_ns()));
-    return;
-  }
-  settle(f, member.parent);
-}
-
-void ConversationRunner::cancel_family(Family& f, proto::EndReason reason) {
-  if (f.cancelled) return;
-  f.cancelled = reason;
-  for (size_t i = 1; i < f.members.size(); ++i) {
-    Member& member = f.members[i];
-    if (member.turns_done) continue;
-    // Its cancellation is recorded when the transport reports it (a later loop iteration).
-    if (member.request) {
-      http_.cancel(*member.request);
-    } else if (member.timer || member.waiting) {
-      member_done(f, i, proto::EndReason::kCancelled);
-    }
   }
 }
 
@@ -564,7 +506,7 @@ void ConversationRunner::end_if_done(uint64_t index) {
   auto it = active_.find(index);
   if (it == active_.end()) return;
   Family& f = *it->second;
-  if (!f.members[0].finished) return;
+  if (!f.all_finished()) return;
   for (const Member& member : f.members) {
     if (member.request) return;  // a close request still out
   }

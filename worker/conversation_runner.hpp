@@ -80,6 +80,9 @@ class ConversationRunner {
   void start_request(Family& f, size_t m, const rapidjson::Document& body, bool cancel_injection);
   void on_response(uint64_t index, size_t m, HttpResponse&& response);
   void spawn_children(Family& f, size_t m, uint32_t turns_ended, int64_t end_ns);
+  void skip_member(Family& f, size_t m);
+  void notify_waiters(Family& f, size_t m);
+  void resume_after_fan_in(Family& f, size_t m, uint32_t turn);
   void member_done(Family& f, size_t m, proto::EndReason reason);
   void settle(Family& f, size_t m);
   void cancel_family(Family& f, proto::EndReason reason);

@@ -55,7 +55,8 @@ enum class DatasetType {
   kMooncake,
   kSharegpt,
   kAiperfSingleTurn,
-  kAiperfMultiTurn
+  kAiperfMultiTurn,
+  kDynamoTrace  // Dynamo's request trace (dynamo.request.trace.v1), replayed as a Mooncake trace
 };
 // dataset.text: what synthetic prompts are made of.
 enum class DatasetText { kCorpus, kRandomTokens };

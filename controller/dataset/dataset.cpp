@@ -8,6 +8,7 @@
 
 #include "common/log.hpp"
 #include "controller/dataset/aiperf_jsonl.hpp"
+#include "controller/dataset/dynamo_trace.hpp"
 #include "controller/dataset/jsonl_dataset.hpp"
 #include "controller/dataset/mooncake.hpp"
 #include "controller/dataset/request_hints.hpp"
@@ -62,9 +63,11 @@ std::string resolve_dataset_path(const Config& config) {
 }
 
 std::unique_ptr<Dataset> open_dataset(const Config& config, std::shared_ptr<const TokenPlan> plan) {
-  if (config.load.mode == LoadMode::kTrace && config.dataset.type != DatasetType::kMooncake) {
+  if (config.load.mode == LoadMode::kTrace && config.dataset.type != DatasetType::kMooncake &&
+      config.dataset.type != DatasetType::kDynamoTrace) {
     throw ConfigError(config_prefix(config) +
-                      "load.mode trace needs the timestamps of dataset.type mooncake");
+                      "load.mode trace needs the timestamps of dataset.type mooncake or "
+                      "dynamo_trace");
   }
   if (!plan) plan = local_token_plan(config);
   std::unique_ptr<Dataset> dataset;
@@ -78,6 +81,8 @@ std::unique_ptr<Dataset> open_dataset(const Config& config, std::shared_ptr<cons
              config.dataset.type == DatasetType::kAiperfMultiTurn) {
     dataset = open_aiperf_dataset(resolve_dataset_path(config),
                                   config.dataset.type == DatasetType::kAiperfMultiTurn, config);
+  } else if (config.dataset.type == DatasetType::kDynamoTrace) {
+    dataset = open_dynamo_trace(resolve_dataset_path(config), config);
   } else {
     dataset = open_mooncake_trace(resolve_dataset_path(config), config);
   }

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <unordered_map>
 
-#include "controller/config/limits.hpp"
+#include "controller/dataset/jsonl_families.hpp"
 
 namespace convoy::controller {
 
@@ -15,10 +15,8 @@ namespace {
 
 // spawn_after_turn is at most this (a parent's turn count bounds it further).
 constexpr int64_t kMaxSpawnAfterTurn = 1 << 20;
-// Sub-agent rows in one family, bounded: a family runs on one worker, which starts the
-// children of a turn together; 100,000 of them kept a worker from its heartbeats for over 3 s.
-// The same bound as dataset.subagents.count.
-constexpr auto kMaxFamilySubagents = static_cast<uint64_t>(limits::kMaxSubagents);
+// Ids in one wait_for, bounded (a family's sub-agents are bounded the same way).
+constexpr rapidjson::SizeType kMaxWaitIds = 10'000;
 
 // One turn from a row (single-turn) or from an element of "turns".
 proto::Turn parse_turn(const Fields& fields) {
@@ -55,7 +53,7 @@ proto::Turn parse_turn(const Fields& fields) {
 proto::Conversation parse_row(const Fields& fields) {
   proto::Conversation conversation;
   if (fields.has("turns")) {
-    fields.allow_only({"conversation_id", "turns", "parent", "spawn_after_turn"});
+    fields.allow_only({"conversation_id", "turns", "parent", "spawn_after_turn", "wait_for"});
     const auto* turns = fields.get("turns");
     if (!turns->IsArray()) fields.fail("turns", "expected an array of turns");
     if (turns->Empty()) fields.fail("turns", "must not be empty");
@@ -63,36 +61,100 @@ proto::Conversation parse_row(const Fields& fields) {
       const std::string at = "turns[" + std::to_string(k) + "]";
       if (!(*turns)[k].IsObject()) fields.fail(at, "expected an object");
       const Fields turn_fields((*turns)[k], fields.reader(), at + ".");
-      turn_fields.allow_only({"text", "messages", "delay_ms", "max_tokens", "extra", "reply"});
+      turn_fields.allow_only(
+          {"text", "messages", "delay_ms", "max_tokens", "extra", "reply", "wait_for"});
       conversation.turns.push_back(parse_turn(turn_fields));
     }
   } else {
     fields.allow_only({"text", "messages", "max_tokens", "extra", "reply", "conversation_id",
-                       "parent", "spawn_after_turn"});
+                       "parent", "spawn_after_turn", "wait_for"});
     conversation.turns.push_back(parse_turn(fields));
   }
   if (auto id = fields.id("conversation_id")) conversation.conversation_id = std::move(*id);
   return conversation;
 }
 
-// A sub-agent row's link to its parent: "parent" (another row's conversation_id) and
-// "spawn_after_turn" (1-based: the child starts when the parent's turn k has ended).
-struct Link {
-  std::string parent;
-  uint32_t spawn_after_turn = 1;
-};
+// One "wait_for": a non-empty array of other rows' conversation_ids (strings, or integers
+// written as their text), none twice, never the row's own.
+std::vector<std::string> parse_wait_ids(const Fields& fields, const std::string& own_id) {
+  std::vector<std::string> ids;
+  const auto* v = fields.get("wait_for");
+  if (v == nullptr) return ids;
+  if (!v->IsArray()) {
+    fields.fail("wait_for", "expected an array of conversation_ids (the rows this one waits for)");
+  }
+  if (v->Empty()) fields.fail("wait_for", "must name at least one conversation_id");
+  if (v->Size() > kMaxWaitIds) {
+    fields.fail("wait_for", "names " + std::to_string(v->Size()) + " rows, more than " +
+                                std::to_string(kMaxWaitIds));
+  }
+  for (rapidjson::SizeType i = 0; i < v->Size(); ++i) {
+    const rapidjson::Value& e = (*v)[i];
+    const std::string key = "wait_for[" + std::to_string(i) + "]";
+    std::string id;
+    if (e.IsString() && e.GetStringLength() > 0) {
+      id.assign(e.GetString(), e.GetStringLength());
+    } else if (e.IsInt64()) {
+      id = std::to_string(e.GetInt64());
+    } else {
+      fields.fail(key, "expected a conversation_id (a non-empty string, or an integer)");
+    }
+    if (!own_id.empty() && id == own_id) {
+      fields.fail(key, "\"" + id +
+                           "\" is this row's own conversation_id: a row cannot wait for "
+                           "itself");
+    }
+    if (std::find(ids.begin(), ids.end(), id) != ids.end()) {
+      fields.fail(key, "\"" + id + "\" is listed twice");
+    }
+    ids.push_back(std::move(id));
+  }
+  return ids;
+}
 
-std::optional<Link> parse_link(const Fields& fields, const std::string& own_id) {
+// Every wait of a row: its own "wait_for" (turn 0) and each turns[k].wait_for (k >= 1; the
+// first turn's wait is the row's).
+std::vector<WaitRef> parse_waits(const Fields& fields, const std::string& own_id) {
+  std::vector<WaitRef> waits;
+  for (std::string& id : parse_wait_ids(fields, own_id)) waits.push_back({0, std::move(id)});
+  const auto* turns = fields.get("turns");
+  if (turns == nullptr) return waits;
+  for (rapidjson::SizeType k = 0; k < turns->Size(); ++k) {
+    const std::string at = "turns[" + std::to_string(k) + "].";
+    const Fields turn_fields((*turns)[k], fields.reader(), at);
+    if (k == 0 && turn_fields.has("wait_for")) {
+      turn_fields.fail("wait_for",
+                       "the first turn's wait is the row's: write \"wait_for\" on "
+                       "the row");
+    }
+    for (std::string& id : parse_wait_ids(turn_fields, own_id)) waits.push_back({k, std::move(id)});
+  }
+  return waits;
+}
+
+// A row's links: "parent" and "spawn_after_turn" (1-based: the child starts when the parent's
+// turn k has ended) and its waits. nullopt: a lead (no parent, no wait at its start); a lead's
+// turn waits are returned in `lead_waits`.
+std::optional<Link> parse_link(const Fields& fields, const std::string& own_id,
+                               std::vector<WaitRef>& lead_waits) {
   auto parent = fields.id("parent");
   const auto turn = fields.integer("spawn_after_turn", 1, kMaxSpawnAfterTurn,
                                    "no conversation has that many turns");
+  std::vector<WaitRef> waits = parse_waits(fields, own_id);
+  const bool waits_to_start = !waits.empty() && waits.front().turn == 0;
   if (!parent) {
     if (turn) {
       fields.fail("spawn_after_turn",
                   "only a sub-agent row is spawned after a turn: add \"parent\" (the "
                   "conversation_id of the row that spawns it)");
     }
-    return std::nullopt;
+    if (!waits_to_start) {
+      lead_waits = std::move(waits);
+      return std::nullopt;
+    }
+    // Spawned by no turn: it starts when its waits are met; its anchor is the first of them.
+    std::string anchor = waits.front().id;
+    return Link{std::move(anchor), 0, std::move(waits)};
   }
   if (!turn) {
     fields.fail("spawn_after_turn",
@@ -102,9 +164,8 @@ std::optional<Link> parse_link(const Fields& fields, const std::string& own_id) 
   if (!own_id.empty() && *parent == own_id) {
     fields.fail("parent", "\"" + *parent + "\" is this row's own conversation_id");
   }
-  return Link{std::move(*parent), static_cast<uint32_t>(*turn)};
+  return Link{std::move(*parent), static_cast<uint32_t>(*turn), std::move(waits)};
 }
-
 // Fails when the finished conversation could not cross the wire: a generated reply over the
 // string limit, or the whole over the conversation limit. Returns the bound it judged (the
 // family check adds the rows of a family together).
@@ -132,20 +193,6 @@ uint64_t check_wire(const proto::Conversation& conversation, const Fields& field
   }
   return bytes;
 }
-
-// One sub-agent of a family as the dataset reads it back: its row and its link, by position.
-struct FamilyChild {
-  uint64_t offset = 0;            // of the row's first byte
-  int32_t parent = -1;            // position in the family; -1 = the lead
-  uint32_t spawn_after_turn = 1;  // 1 .. the parent's turns
-};
-
-// Families of the kept leads: lead i's sub-agents are children[begin[i] .. begin[i + 1]), in
-// family order (parents before children). Both empty when no row names a parent.
-struct Families {
-  std::vector<uint64_t> begin;
-  std::vector<FamilyChild> children;
-};
 
 class JsonlDataset final : public Dataset {
  public:
@@ -187,6 +234,12 @@ class JsonlDataset final : public Dataset {
                            corpus_);
       conversation.subagents.push_back(std::move(subagent));
     }
+    if (!families_.fan_begin.empty()) {
+      conversation.fan_in.assign(
+          families_.fan_in.begin() + static_cast<std::ptrdiff_t>(families_.fan_begin.at(index)),
+          families_.fan_in.begin() +
+              static_cast<std::ptrdiff_t>(families_.fan_begin.at(index + 1)));
+    }
     return conversation;
   }
 
@@ -198,153 +251,6 @@ class JsonlDataset final : public Dataset {
   Config config_;
   const Corpus& corpus_;
 };
-
-// What the validating pass keeps of a row that names its conversation_id (a possible parent).
-struct NamedRow {
-  int64_t line = 0;
-  uint32_t turns = 0;
-  int64_t child = -1;  // index into the child rows; -1: a lead
-  uint64_t lead = 0;   // a lead's ordinal among the leads
-  uint64_t bytes = 0;  // its wire bound
-};
-
-// A row that names a parent, as the validating pass saw it.
-struct ChildRow {
-  uint64_t offset = 0;
-  int64_t line = 0;
-  Link link;
-  uint64_t bytes = 0;
-  // Resolved after the pass: the parent (a lead's ordinal, or a child row) and the root lead.
-  int64_t parent_child = -1;
-  uint64_t parent_lead = 0;
-  uint64_t root = 0;
-};
-
-std::string at_line(const std::string& source, int64_t line) {
-  return source + ":" + std::to_string(line) + ": ";
-}
-
-// Links every child row to its parent and its family's lead, in one pass over the child rows
-// after the whole file was read (a parent may come after its children). Throws ConfigError at the
-// child's line for an unknown parent, a spawn_after_turn beyond the parent's turns and a cycle.
-void resolve_parents(std::vector<ChildRow>& children,
-                     const std::unordered_map<IdHash, NamedRow, IdHashHasher>& named,
-                     const std::string& source) {
-  for (auto& child : children) {
-    const auto it = named.find(hash_id(child.link.parent));
-    if (it == named.end()) {
-      throw ConfigError(at_line(source, child.line) + "parent: \"" + child.link.parent +
-                        "\" is not the conversation_id of any row");
-    }
-    const NamedRow& parent = it->second;
-    if (child.link.spawn_after_turn > parent.turns) {
-      throw ConfigError(at_line(source, child.line) + "spawn_after_turn: " +
-                        std::to_string(child.link.spawn_after_turn) + " is beyond the " +
-                        std::to_string(parent.turns) + " turn(s) of its parent \"" +
-                        child.link.parent + "\" (line " + std::to_string(parent.line) + ")");
-    }
-    child.parent_child = parent.child;
-    child.parent_lead = parent.lead;
-  }
-  // Roots, by walking up; 0 = not yet, 1 = on the current walk, 2 = done.
-  std::vector<uint8_t> state(children.size(), 0);
-  std::vector<size_t> path;
-  for (size_t start = 0; start < children.size(); ++start) {
-    path.clear();
-    size_t at = start;
-    while (state[at] == 0) {
-      state[at] = 1;
-      path.push_back(at);
-      if (children[at].parent_child < 0) break;
-      at = static_cast<size_t>(children[at].parent_child);
-    }
-    if (state[at] == 1 && children[at].parent_child >= 0) {
-      // `at` is on this walk and has a parent: the walk came back to it.
-      std::string lines;
-      const auto from = std::find(path.begin(), path.end(), at);
-      for (auto p = from; p != path.end(); ++p) {
-        lines += (lines.empty() ? "" : ", ") + std::to_string(children[*p].line);
-      }
-      throw ConfigError(at_line(source, children[at].line) + "parent: the rows on lines " + lines +
-                        " are each other's parents in a cycle: a family needs a lead (a row "
-                        "without \"parent\")");
-    }
-    const uint64_t root =
-        children[at].parent_child < 0 ? children[at].parent_lead : children[at].root;
-    for (const size_t p : path) {
-      children[p].root = root;
-      state[p] = 2;
-    }
-  }
-}
-
-// The kept leads' families in family order (depth first, siblings in file order), with each
-// family's wire bound checked as a whole.
-Families build_families(const std::vector<ChildRow>& children,
-                        const std::unordered_map<IdHash, NamedRow, IdHashHasher>& named,
-                        uint64_t kept_leads, const std::string& source) {
-  Families families;
-  if (children.empty()) return families;
-  // Direct children of each lead and of each child row, in file order.
-  std::unordered_map<uint64_t, std::vector<size_t>> of_lead;
-  std::vector<std::vector<size_t>> of_child(children.size());
-  for (size_t c = 0; c < children.size(); ++c) {
-    if (children[c].root >= kept_leads) continue;
-    if (children[c].parent_child < 0) {
-      of_lead[children[c].parent_lead].push_back(c);
-    } else {
-      of_child[static_cast<size_t>(children[c].parent_child)].push_back(c);
-    }
-  }
-  std::unordered_map<uint64_t, const NamedRow*> lead_rows;
-  for (const auto& [hash, row] : named) {
-    if (row.child < 0) lead_rows.emplace(row.lead, &row);
-  }
-  families.begin.reserve(kept_leads + 1);
-  struct Pending {
-    size_t child;
-    int32_t parent;
-  };
-  std::vector<Pending> stack;
-  for (uint64_t lead = 0; lead < kept_leads; ++lead) {
-    families.begin.push_back(families.children.size());
-    const auto direct = of_lead.find(lead);
-    if (direct == of_lead.end()) continue;
-    const NamedRow& lead_row = *lead_rows.at(lead);
-    uint64_t bytes = lead_row.bytes;
-    stack.clear();
-    for (auto c = direct->second.rbegin(); c != direct->second.rend(); ++c)
-      stack.push_back({*c, -1});
-    const uint64_t first = families.children.size();
-    while (!stack.empty()) {
-      const Pending next = stack.back();
-      stack.pop_back();
-      const auto position = static_cast<int32_t>(families.children.size() - first);
-      const ChildRow& row = children[next.child];
-      families.children.push_back({row.offset, next.parent, row.link.spawn_after_turn});
-      bytes += row.bytes;
-      const auto& grand = of_child[next.child];
-      for (auto g = grand.rbegin(); g != grand.rend(); ++g) stack.push_back({*g, position});
-    }
-    if (families.children.size() - first > kMaxFamilySubagents) {
-      throw ConfigError(at_line(source, lead_row.line) + "conversation_id: its family has " +
-                        std::to_string(families.children.size() - first) +
-                        " sub-agent rows, more than " + std::to_string(kMaxFamilySubagents) +
-                        " (a family runs on one worker; split it into several families)");
-    }
-    if (bytes > kMaxConversationWireBytes) {
-      throw ConfigError(at_line(source, lead_row.line) + "conversation_id: its family (this row " +
-                        "and " + std::to_string(families.children.size() - first) +
-                        " sub-agent row(s)) would be " + describe_bytes(bytes) +
-                        " on the wire, more than one conversation may be (" +
-                        describe_bytes(kMaxConversationWireBytes) +
-                        "): a family crosses to its worker in one piece");
-    }
-  }
-  families.begin.push_back(families.children.size());
-  families.children.shrink_to_fit();
-  return families;
-}
 
 }  // namespace
 
@@ -358,13 +264,16 @@ std::unique_ptr<Dataset> index_jsonl_dataset(std::istream& in, const std::string
   uint64_t count = 0;
   std::unordered_map<IdHash, NamedRow, IdHashHasher> named;  // explicit id -> its row
   std::vector<ChildRow> children;
+  std::vector<LeadWait> lead_waits;  // a lead's turns that wait (turns[k].wait_for)
+  std::vector<WaitRef> waits;
   JsonlReader reader(in, source);
   rapidjson::Document row;
   while (reader.next(row)) {
     ++count;
     const Fields fields(row, reader);
     const proto::Conversation conversation = parse_row(fields);
-    auto link = parse_link(fields, conversation.conversation_id);
+    waits.clear();
+    auto link = parse_link(fields, conversation.conversation_id, waits);
     const uint64_t bytes = check_wire(conversation, fields, config);
     if (!conversation.conversation_id.empty()) {
       NamedRow entry{reader.line(), static_cast<uint32_t>(conversation.turns.size()),
@@ -377,15 +286,18 @@ std::unique_ptr<Dataset> index_jsonl_dataset(std::istream& in, const std::string
       }
     }
     if (link) {
-      children.push_back({reader.offset(), reader.line(), std::move(*link), bytes});
+      const auto turns = static_cast<uint32_t>(conversation.turns.size());
+      children.push_back({reader.offset(), reader.line(), std::move(*link), bytes, turns});
       continue;
     }
+    for (WaitRef& w : waits) lead_waits.push_back({leads, reader.line(), std::move(w)});
     if (leads++ < limit) offsets.push_back(reader.offset());
   }
   if (count == 0) throw ConfigError(source + ": the dataset has no rows");
   // Every row naming a parent means an unknown parent or a cycle: resolve_parents says which.
   resolve_parents(children, named, source);
-  Families families = build_families(children, named, offsets.size(), source);
+  check_wait_families(children, lead_waits, named, source);
+  Families families = build_families(children, lead_waits, named, leads, offsets.size(), source);
   offsets.shrink_to_fit();
   return std::make_unique<JsonlDataset>(source, std::move(rows), std::move(offsets),
                                         std::move(families), config, corpus);

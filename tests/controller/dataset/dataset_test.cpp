@@ -70,7 +70,8 @@ TEST_CASE("load_dataset: synthetic") {
     config.load.mode = LoadMode::kTrace;
     config.source_path = "run.yaml";
     CHECK(error_of(config) ==
-          "run.yaml: load.mode trace needs the timestamps of dataset.type mooncake");
+          "run.yaml: load.mode trace needs the timestamps of dataset.type mooncake or "
+          "dynamo_trace");
   }
 }
 

@@ -143,7 +143,7 @@ TEST_CASE("jsonl errors name the file, the line and what is wrong") {
   SUBCASE("unknown keys") {
     CHECK(error_of("{\"text\": \"a\", \"max_token\": 3}\n") ==
           "data.jsonl:1: max_token: unknown key (expected one of: text, messages, max_tokens, "
-          "extra, reply, conversation_id, parent, spawn_after_turn)");
+          "extra, reply, conversation_id, parent, spawn_after_turn, wait_for)");
   }
   SUBCASE("roles in messages") {
     CHECK(error_of("{\"text\": \"a\"}\n{\"messages\": [{\"role\": \"user\", \"content\": \"x\"},"
@@ -168,7 +168,7 @@ TEST_CASE("jsonl errors name the file, the line and what is wrong") {
           "assistant, tool");
     CHECK(error_of("{\"turns\": [{\"text\": \"a\"}], \"text\": \"b\"}\n") ==
           "data.jsonl:1: text: unknown key (expected one of: conversation_id, turns, parent, "
-          "spawn_after_turn)");
+          "spawn_after_turn, wait_for)");
   }
   SUBCASE("duplicate conversation ids") {
     CHECK(error_of("{\"conversation_id\": \"a\", \"text\": \"x\"}\n{\"text\": \"y\"}\n"
