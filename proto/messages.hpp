@@ -33,7 +33,9 @@ namespace convoy::proto {
 // (SessionRoutingSettings.writes). A version-6 worker would ignore both and send every request
 // to target.model without the keys.
 // 8: a record's session control is a structured value (SessionControl), not the JSON text as
-// sent. A version-7 controller would fail to read it (a map where it expects a string).
+// sent, and a family's fan-in waits (Conversation.fan_in, JSONL wait_for). A version-7
+// controller would fail to read the first; a version-7 worker would start a join before its
+// parents had finished.
 inline constexpr uint32_t kProtocolVersion = 8;
 // Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
