@@ -340,7 +340,8 @@ void print_trials_table(std::ostream& out, const TrialsSummary& s) {
       << " finished; Student t 95% intervals over the trial values\n";
   for (const auto& row : rows) {
     for (size_t i = 0; i < row.size(); ++i) {
-      out << row[i] << std::string(widths[i] - row[i].size() + 2, ' ');
+      out << row[i];
+      if (i + 1 < row.size()) out << std::string(widths[i] - row[i].size() + 2, ' ');
     }
     out << "\n";
   }
