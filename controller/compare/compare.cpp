@@ -16,8 +16,9 @@ Reads each RUN_DIR's summary.json (and records.jsonl, when there, for TTFT by tu
 percentiles' noise intervals). The first run is the baseline: every other column shows its
 relative difference (+x.x% / -x.x%) and whether that is better or worse for the metric
 (latencies: lower; throughputs: higher), only when it is larger than the noise (else "within
-noise"): for percentiles of runs that kept records.jsonl, apart 95% intervals on the rank and
-at least 1%; otherwise a difference of at least 5%.
+noise"): for two load.trials folders, apart 95% intervals over their trials and at least 1%;
+for percentiles of runs that kept records.jsonl, apart 95% intervals on the rank and at least
+1%; otherwise a difference of at least 5%.
 Given ONE run with stages (load.stages, load.sweep or load.search), its stages are compared.
 
 Writes OUT/compare.json and OUT/compare.html (self-contained: overlaid latency distributions,

@@ -318,8 +318,9 @@ std::string console_table(const Comparison& cmp) {
     if (c.name.size() > kMaxCellWidth) out << "  " << c.name << "\n";  // cut in the header
   }
   out << "A difference is better or worse only when larger than the noise: apart 95% intervals "
-         "of the\npercentile (records.jsonl in both), else at least "
-      << chart::number(kMinRelativeDiffPct) << "%. n: the successful requests measured.\n\n";
+         "of the\ntrials (load.trials in both) or of the percentile (records.jsonl in both), else "
+         "at least "
+      << chart::number(kMinRelativeDiffPct) << "%.\nn: the successful requests measured.\n\n";
   ConsoleTable table{2, {}};
   std::vector<std::string> header = {"metric", "unit"};
   std::vector<std::string> samples = {"samples", ""};

@@ -124,6 +124,26 @@ std::optional<ValueInterval> value_interval(const Column& c, const HeadlineDef& 
   return percentile_interval(it->second, *p);
 }
 
+// The value's interval over the column's trials (load.trials), else nullopt.
+std::optional<ValueInterval> trial_interval(const Column& c, const HeadlineDef& def) {
+  auto by_tag = c.trial_intervals.find(def.tag);
+  if (by_tag == c.trial_intervals.end()) return std::nullopt;
+  auto it = by_tag->second.find(def.stat);
+  if (it == by_tag->second.end()) return std::nullopt;
+  return it->second;
+}
+
+// Column i's difference from the baseline against the noise: the trials' intervals when both
+// columns ran trials, else the percentile's rank intervals (records.jsonl in both), else the
+// relative rule.
+NoiseCheck row_noise(double diff_pct, const std::vector<std::optional<ValueInterval>>& trials,
+                     const std::vector<std::optional<ValueInterval>>& ranks, size_t i) {
+  if (trials[0] && trials[i]) {
+    return judge_noise(diff_pct, trials[0], trials[i], NoiseMethod::kTrialInterval);
+  }
+  return judge_noise(diff_pct, ranks[0], ranks[i]);
+}
+
 }  // namespace
 
 std::vector<Row> headline_rows(const std::vector<Column>& columns) {
@@ -132,6 +152,8 @@ std::vector<Row> headline_rows(const std::vector<Column>& columns) {
     Row row{def.tag, def.stat, metric_name(def.tag), "", def.better, {}, {}, {}, {}, {}};
     if (std::string(def.stat) != key::kAvg) row.name += std::string(" ") + def.stat;
     bool any = false;
+    std::vector<std::optional<ValueInterval>> ranks;
+    std::vector<std::optional<ValueInterval>> trials;
     for (const Column& c : columns) {
       const std::optional<double> v = c.value(def.tag, def.stat);
       if (v) {
@@ -140,16 +162,17 @@ std::vector<Row> headline_rows(const std::vector<Column>& columns) {
       }
       row.values.push_back(v);
       row.counts.push_back(v ? sample_count(c, def) : std::nullopt);
-      row.intervals.push_back(v ? value_interval(c, def) : std::nullopt);
+      ranks.push_back(v ? value_interval(c, def) : std::nullopt);
+      trials.push_back(v ? trial_interval(c, def) : std::nullopt);
+      row.intervals.push_back(trials.back() ? trials.back() : ranks.back());
     }
     if (!any) continue;
     for (size_t i = 0; i < row.values.size(); ++i) {
       row.diff_pct.push_back(i == 0 ? std::nullopt
                                     : relative_diff_pct(row.values[0], row.values[i]));
-      row.noise.push_back(
-          row.diff_pct[i]
-              ? std::optional(judge_noise(*row.diff_pct[i], row.intervals[0], row.intervals[i]))
-              : std::nullopt);
+      row.noise.push_back(row.diff_pct[i]
+                              ? std::optional(row_noise(*row.diff_pct[i], trials, ranks, i))
+                              : std::nullopt);
     }
     rows.push_back(std::move(row));
   }

@@ -54,6 +54,9 @@ struct Column {
   // The measured values behind each percentile, from records.jsonl, by metric tag (as value x
   // kSampleScale, noise.hpp): the noise intervals. Empty when the folder has no records.jsonl.
   std::map<std::string, Histogram> samples;
+  // A combined summary of load.trials: each headline value's interval over the trials, by tag
+  // then statistic ("time_to_first_token" -> "p99"). Empty for a single run.
+  std::map<std::string, std::map<std::string, ValueInterval>> trial_intervals;
   // A whole run's stages, in the order they ran (for the curve when comparing sweeps).
   std::vector<Column> stages;
 
@@ -88,7 +91,8 @@ struct Row {
   // The samples behind each value: the distribution's count, or the measured requests (successes
   // and failures) for an aggregate; nullopt where the column does not say.
   std::vector<std::optional<int64_t>> counts;
-  // Each value's 95% interval (percentile rows of columns with records.jsonl), else nullopt.
+  // Each value's 95% interval: over its trials (a load.trials column), else of the percentile
+  // (columns with records.jsonl), else nullopt.
   std::vector<std::optional<ValueInterval>> intervals;
   // Each column's difference judged against the noise; nullopt for the baseline and where there
   // is no difference.

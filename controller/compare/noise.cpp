@@ -44,14 +44,22 @@ std::optional<double> percentile_of_stat(std::string_view stat) {
 }
 
 const char* to_string(NoiseMethod m) {
-  return m == NoiseMethod::kRankInterval ? "rank_interval" : "min_relative";
+  switch (m) {
+    case NoiseMethod::kRankInterval:
+      return "rank_interval";
+    case NoiseMethod::kTrialInterval:
+      return "trial_interval";
+    case NoiseMethod::kMinRelative:
+      break;
+  }
+  return "min_relative";
 }
 
 NoiseCheck judge_noise(double diff_pct, std::optional<ValueInterval> base,
-                       std::optional<ValueInterval> value) {
+                       std::optional<ValueInterval> value, NoiseMethod interval_method) {
   if (base && value) {
     const bool apart = value->low > base->high || value->high < base->low;
-    return {NoiseMethod::kRankInterval, apart && std::fabs(diff_pct) >= kMinMarkedPct};
+    return {interval_method, apart && std::fabs(diff_pct) >= kMinMarkedPct};
   }
   return {NoiseMethod::kMinRelative, std::fabs(diff_pct) >= kMinRelativeDiffPct};
 }

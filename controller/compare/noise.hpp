@@ -5,6 +5,9 @@
 //     interval from the order statistics (the binomial interval on the rank, distribution-free:
 //     no assumption about the latency's shape), and the difference counts only when the two
 //     intervals do not overlap;
+//   - a row of two columns that both ran load.trials (a combined summary.json): each value's
+//     interval over its trials (Student t, controller/report/trial_intervals.hpp), and the
+//     difference counts only when the two intervals do not overlap;
 //   - every other row (averages, throughputs, counts, a run without records.jsonl): the relative
 //     difference must reach kMinRelativeDiffPct.
 // Pure: no I/O, no randomness.
@@ -52,8 +55,8 @@ std::optional<ValueInterval> percentile_interval(const Histogram& h, double p);
 // "p50" -> 50, "p99" -> 99; nullopt for any other statistic key ("avg", "min", ...).
 std::optional<double> percentile_of_stat(std::string_view stat);
 
-enum class NoiseMethod { kRankInterval, kMinRelative };
-const char* to_string(NoiseMethod m);  // "rank_interval", "min_relative"
+enum class NoiseMethod { kRankInterval, kMinRelative, kTrialInterval };
+const char* to_string(NoiseMethod m);  // "rank_interval", "min_relative", "trial_interval"
 
 // How one column's difference from the baseline was judged.
 struct NoiseCheck {
@@ -61,9 +64,11 @@ struct NoiseCheck {
   bool significant = false;  // larger than the noise: worth "better" or "worse"
 };
 // `diff_pct`: (value - base) / base * 100. With both intervals: significant when they do not
-// overlap and |diff_pct| reaches kMinMarkedPct; otherwise when |diff_pct| reaches
+// overlap and |diff_pct| reaches kMinMarkedPct, judged as `interval_method` (the rank interval
+// of records.jsonl, or the trials' interval); otherwise when |diff_pct| reaches
 // kMinRelativeDiffPct.
 NoiseCheck judge_noise(double diff_pct, std::optional<ValueInterval> base,
-                       std::optional<ValueInterval> value);
+                       std::optional<ValueInterval> value,
+                       NoiseMethod interval_method = NoiseMethod::kRankInterval);
 
 }  // namespace convoy::controller::compare

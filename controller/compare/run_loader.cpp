@@ -163,6 +163,24 @@ std::string json_problem(const std::string& text, const rapidjson::Document& doc
          " of " + size + " (" + why + ")";
 }
 
+// A combined summary of load.trials: trials.intervals {tag: {stat: {low, high, ...}}}, each
+// value's interval over the trials (docs/report.md, "Trials").
+void read_trial_intervals(const rapidjson::Value& doc, Column& c) {
+  const rapidjson::Value* trials = member(doc, key::kTrials);
+  const rapidjson::Value* intervals = trials ? member(*trials, key::kTrialIntervals) : nullptr;
+  if (!intervals || !intervals->IsObject()) return;
+  for (const auto& by_tag : intervals->GetObject()) {
+    if (!by_tag.value.IsObject()) continue;
+    for (const auto& by_stat : by_tag.value.GetObject()) {
+      const rapidjson::Value* low = member(by_stat.value, key::kTrialLow);
+      const rapidjson::Value* high = member(by_stat.value, key::kTrialHigh);
+      if (!low || !high || !low->IsNumber() || !high->IsNumber()) continue;
+      c.trial_intervals[by_tag.name.GetString()][by_stat.name.GetString()] =
+          ValueInterval{low->GetDouble(), high->GetDouble()};
+    }
+  }
+}
+
 }  // namespace
 
 Column column_from_summary(const std::string& folder, const std::string& summary_text) {
@@ -196,6 +214,7 @@ Column column_from_summary(const std::string& folder, const std::string& summary
     }
   }
   summary_turns(c);
+  read_trial_intervals(doc, c);
   if (const rapidjson::Value* stages = member(doc, key::kStages); stages && stages->IsArray()) {
     size_t i = 0;
     for (const auto& st : stages->GetArray()) {

@@ -407,6 +407,8 @@ void read_load(const Section& top, LoadConfig& l) {
   at_least(c, "after_ms", l.cancel.after_ms, 0);
   config_detail::read_load_profile(s, l);
   config_detail::read_trace(s, l);
+  s.read("trials", l.trials);
+  at_least(s, "trials", static_cast<double>(l.trials), 1);
 }
 
 void read_session_routing(const Section& top, SessionRoutingConfig& r) {

@@ -195,6 +195,9 @@ struct SearchConfig {
   double precision = 0.05;  // stop when (high - low) / high <= precision; in (0, 1)
   SloSpec slo;
   double settle_s = 0;  // after each step (in-flight work of the step finishes before judging)
+  // A step whose result lies within the noise of the SLO runs again, up to this many more
+  // times, and the majority of its runs decides; [0, 10], 0: never repeated.
+  int64_t repeats = 2;
 };
 
 // load.abort_on: the live circuit breaker.
@@ -253,6 +256,9 @@ struct LoadConfig {
   std::optional<SearchConfig> search;
   std::optional<AbortOnConfig> abort_on;
   std::optional<TraceConfig> trace;  // load.mode trace only
+  // load.trials: the whole profile runs this many times in one command, trial t (1-based) with
+  // seed + t - 1; >= 1 (1: one run, the outputs as always).
+  int64_t trials = 1;
 };
 
 // session_routing.*

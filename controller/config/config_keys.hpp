@@ -85,7 +85,7 @@ inline const Keys kMixComponentKeys = {"weight", "mean", "stddev", "min", "max"}
 inline const Keys kLoadKeys = {
     "mode",     "concurrency", "rate",    "arrival",         "burstiness", "sessions",
     "requests", "duration_s",  "grace_s", "warmup_sessions", "cancel",     "warmup_s",
-    "stages",   "sweep",       "search",  "abort_on",        "trace"};
+    "stages",   "sweep",       "search",  "abort_on",        "trace",      "trials"};
 inline const Keys kTraceKeys = {"speedup", "start_offset_s", "end_offset_s", "max_idle_gap_s"};
 inline const Keys kCancelKeys = {"fraction", "after_ms"};
 inline const Keys kRoutingKeys = {"mode",   "timeout_s", "header_name", "final_marker",

@@ -158,6 +158,7 @@ void load_yaml(std::ostream& y, const Config& c) {
     << ", after_ms: " << format_number(l.cancel.after_ms) << "}\n";
   config_detail::load_profile_yaml(y, l);
   config_detail::trace_yaml(y, l);
+  y << "  trials: " << l.trials << "\n";
 }
 
 void routing_workers_output_yaml(std::ostream& y, const Config& c) {

@@ -156,6 +156,8 @@ void check_load(const Source& src, const LoadConfig& l) {
            Range{0, static_cast<double>(limits::kMaxCount), ""});
   opt_in_range(src, "load.warmup_s", l.warmup_s, kDuration);
   in_range(src, "load.cancel.after_ms", l.cancel.after_ms, Range{0, limits::kMaxDelayMs, "ms"});
+  in_range(src, "load.trials", static_cast<double>(l.trials),
+           Range{1, static_cast<double>(limits::kMaxTrials), "trials"});
   check_stages(src, l);
 }
 

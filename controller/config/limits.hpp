@@ -39,6 +39,9 @@ inline constexpr double kMaxMetricsLingerS = 3600;
 // Counts of conversations or requests (sessions, requests, warmup_sessions, step_requests,
 // dataset.conversations, abort_on.min_requests).
 inline constexpr int64_t kMaxCount = 1'000'000'000;
+// load.trials: each trial is a whole run with its own folder; a thousand is already days of
+// benchmarking, and a typo like 100000 would fill the disk with folders.
+inline constexpr int64_t kMaxTrials = 1'000;
 // Stages in a profile: load.stages listed, or load.sweep values (each becomes a stage).
 inline constexpr std::size_t kMaxStages = 1'000;
 // Tokens in one turn (input_tokens, output_tokens, shared_prefix_tokens).

@@ -26,8 +26,10 @@ const Keys kStageKeys = {"name",       "mode",       "concurrency", "rate",     
                          "burstiness", "duration_s", "sessions",    "requests", "settle_s"};
 const Keys kLevelKeys = {"from", "to", "shape"};
 const Keys kSweepKeys = {"concurrency", "rate", "duration_s", "sessions", "requests", "settle_s"};
-const Keys kSearchKeys = {"vary",          "low",       "high", "step_duration_s",
-                          "step_requests", "precision", "slo",  "settle_s"};
+const Keys kSearchKeys = {"vary",      "low", "high",     "step_duration_s", "step_requests",
+                          "precision", "slo", "settle_s", "repeats"};
+// load.search.repeats' upper bound: 11 runs of one step already decide by a clear majority.
+constexpr int64_t kMaxSearchRepeats = 10;
 const Keys kAbortOnKeys = {"error_rate", "window_s", "min_requests"};
 const Keys kStageModeNames = {"concurrency", "rate"};  // LoadMode's first two
 const Keys kRampShapeNames = {"linear", "exponential"};
@@ -358,6 +360,10 @@ void read_search(const Section& load, LoadConfig& l) {
               num(sc.precision));
   sc.slo = read_search_slo(s);
   read_settle(s, "settle_s", sc.settle_s);
+  s.read("repeats", sc.repeats);
+  s.check(sc.repeats >= 0 && sc.repeats <= kMaxSearchRepeats, "repeats",
+          "must be a whole number from 0 to " + std::to_string(kMaxSearchRepeats) +
+              " (more runs of a step within the SLO's noise), got " + std::to_string(sc.repeats));
   l.search = std::move(sc);
   l.stages.clear();
 }
@@ -519,7 +525,8 @@ void load_profile_yaml(std::ostream& y, const LoadConfig& l) {
       << "    step_requests: " << opt(sc.step_requests) << "\n"
       << "    precision: " << num(sc.precision) << "\n"
       << "    slo: " << slo_yaml(sc.slo) << "\n"
-      << "    settle_s: " << num(sc.settle_s) << "\n";
+      << "    settle_s: " << num(sc.settle_s) << "\n"
+      << "    repeats: " << sc.repeats << "\n";
   } else {
     y << "  search: null\n";
   }

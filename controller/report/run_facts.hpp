@@ -67,12 +67,24 @@ struct SearchStep {
   int stage_index = 0;
   double value = 0;
   bool met = false;
+  bool within_noise = false;  // its result lay within the noise of the SLO (kSloNoisePct)
+  int run = 1;                // 1, or 2 and more for a repeat of a noisy step at this value
+};
+// A decided value of the search: its runs and how many met the SLO (the answer's confidence).
+struct SearchVerdict {
+  double value = 0;
+  int runs = 0;      // >= 1
+  int met_runs = 0;  // <= runs
+  bool met = false;  // the majority's verdict (a tie misses)
 };
 struct SearchFacts {
   SearchConfig config;
   std::vector<SearchStep> steps;
   std::optional<double> max_meeting_slo;  // nullopt: even `low` missed the SLO
   std::optional<double> min_failing;      // nullopt: even `high` met it, or never judged
+  // The verdicts of the two bounds (nullopt with their bound).
+  std::optional<SearchVerdict> max_meeting_verdict{};
+  std::optional<SearchVerdict> min_failing_verdict{};
   // The search reached its answer. False: interrupted (Ctrl-C, load.abort_on, workers lost)
   // before; a bound it never judged is then no finding.
   bool complete = false;

@@ -61,6 +61,26 @@ inline constexpr char kEndS[] = "end_s";
 inline constexpr char kSettleEndS[] = "settle_end_s";
 inline constexpr char kConfig[] = "config";  // the stage's load settings
 
+// ---- trials (load.trials): the combined summary.json's "trials" block -----------------------
+inline constexpr char kTrials[] = "trials";
+inline constexpr char kTrialPlanned[] = "planned";      // load.trials
+inline constexpr char kTrialCompleted[] = "completed";  // trials whose values are in the intervals
+inline constexpr char kTrialConfidence[] = "confidence";
+inline constexpr char kTrialMethod[] = "method";
+inline constexpr char kTrialRuns[] = "runs";  // [{trial, seed, folder, exit_code, included}]
+inline constexpr char kTrialIndex[] = "trial";
+inline constexpr char kTrialSeed[] = "seed";
+inline constexpr char kTrialFolder[] = "folder";
+inline constexpr char kTrialExitCode[] = "exit_code";
+inline constexpr char kTrialIncluded[] = "included";
+// intervals: {tag: {stat: {unit, values, n, mean, std, low, high}}}
+inline constexpr char kTrialIntervals[] = "intervals";
+inline constexpr char kTrialValues[] = "values";
+inline constexpr char kTrialN[] = "n";
+inline constexpr char kTrialMean[] = "mean";
+inline constexpr char kTrialLow[] = "low";
+inline constexpr char kTrialHigh[] = "high";
+
 }  // namespace convoy::controller::summary_key
 
 namespace convoy::controller::summary_tag {

@@ -227,6 +227,29 @@ void write_slo(JsonWriter& w, const SloSpec& slo) {
   w.EndObject();
 }
 
+// Each bound's runs and how many met the SLO: {runs, met_runs}, or null without the bound.
+void write_search_confidence(JsonWriter& w, const SearchFacts& search) {
+  w.Key("confidence");
+  w.StartObject();
+  const std::pair<const char*, const std::optional<SearchVerdict>*> bounds[] = {
+      {"max_meeting_slo", &search.max_meeting_verdict},
+      {"min_failing", &search.min_failing_verdict}};
+  for (const auto& [name, verdict] : bounds) {
+    w.Key(name);
+    if (!*verdict) {
+      w.Null();
+      continue;
+    }
+    w.StartObject();
+    w.Key("runs");
+    w.Int((*verdict)->runs);
+    w.Key("met_runs");
+    w.Int((*verdict)->met_runs);
+    w.EndObject();
+  }
+  w.EndObject();
+}
+
 void write_search(JsonWriter& w, const SearchFacts& search, std::span<const StageFacts> stages) {
   const SearchConfig& c = search.config;
   w.Key(key::kSearch);
@@ -241,6 +264,8 @@ void write_search(JsonWriter& w, const SearchFacts& search, std::span<const Stag
     w.Int64(*c.step_requests);
   }
   put_number(w, "settle_s", c.settle_s);
+  w.Key("repeats");
+  w.Int64(c.repeats);
   write_slo(w, c.slo);
   w.Key("steps");
   w.StartArray();
@@ -254,6 +279,10 @@ void write_search(JsonWriter& w, const SearchFacts& search, std::span<const Stag
     put_number(w, "value", step.value);
     w.Key("met");
     w.Bool(step.met);
+    w.Key("within_noise");
+    w.Bool(step.within_noise);
+    w.Key("run");
+    w.Int(step.run);
     put_strings(w, "failures", stage ? stage->slo_failures : std::vector<std::string>{});
     w.EndObject();
   }
@@ -262,6 +291,7 @@ void write_search(JsonWriter& w, const SearchFacts& search, std::span<const Stag
   w.StartObject();
   put_optional(w, "max_meeting_slo", search.max_meeting_slo);
   put_optional(w, "min_failing", search.min_failing);
+  write_search_confidence(w, search);
   w.Key("complete");  // false: interrupted; a missing bound was never judged
   w.Bool(search.complete);
   w.EndObject();

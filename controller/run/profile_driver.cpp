@@ -50,10 +50,14 @@ std::optional<StageConfig> ProfileDriver::next_search_step(int finished) {
     stage.slo_met = j.met;
     stage.slo_failures = j.failures;
     const double value = stage.config.value;
-    search_->record(value, j.met);
-    facts_.search->steps.push_back({finished, value, j.met});
+    const bool noisy = within_slo_noise(search_->config().slo, stage.metrics);
+    const int run = search_->next_run();
+    search_->record(value, j.met, noisy);
+    facts_.search->steps.push_back({finished, value, j.met, noisy, run});
     facts_.search->max_meeting_slo = search_->max_meeting_slo();
     facts_.search->min_failing = search_->min_failing();
+    facts_.search->max_meeting_verdict = search_->verdict_of(search_->max_meeting_slo());
+    facts_.search->min_failing_verdict = search_->verdict_of(search_->min_failing());
     if (hooks_.progress)
       hooks_.progress->set_bracket(search_->max_meeting_slo(), search_->min_failing());
     if (j.met) {
@@ -67,7 +71,12 @@ std::optional<StageConfig> ProfileDriver::next_search_step(int finished) {
     facts_.search->complete = true;
     return std::nullopt;
   }
-  return search_step(config_.load, *next, finished + 1);
+  StageConfig step = search_step(config_.load, *next, finished + 1);
+  if (const int run = search_->next_run(); run > 1) {
+    log_info("search: ", step.name, " lay within the noise of the SLO: run ", run);
+    step.name += " (run " + std::to_string(run) + ")";  // stage names stay unique
+  }
+  return step;
 }
 
 void ProfileDriver::on_stage_events(const std::vector<StageEvent>& events, int64_t now,

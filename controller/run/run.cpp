@@ -31,6 +31,7 @@
 #include "controller/run/run_phase_machine.hpp"
 #include "controller/run/session_detect.hpp"
 #include "controller/run/target_probe.hpp"
+#include "controller/run/trials.hpp"
 #include "controller/run/worker_plane.hpp"
 #include "controller/telemetry/telemetry.hpp"
 #include "proto/envelope.hpp"
@@ -628,11 +629,18 @@ int Run::execute() {
   return finish();
 }
 
-int run_benchmark(const RunOptions& options, const RunSeams& seams) {
+int run_single(const RunOptions& options, const RunSeams& seams) {
   // -q: no live view and no info lines; warnings and errors still print (-v outranks it).
   if (options.quiet && log_level() == LogLevel::kInfo) set_log_level(LogLevel::kWarn);
   Run run(options, seams);
   return run.execute();
+}
+
+int run_benchmark(const RunOptions& options, const RunSeams& seams) {
+  if (options.config.load.trials <= 1) return run_single(options, seams);
+  if (options.quiet && log_level() == LogLevel::kInfo) set_log_level(LogLevel::kWarn);
+  return run_trials(options,
+                    [&seams](const RunOptions& trial) { return run_single(trial, seams); });
 }
 
 void request_stop_from_signal() { g_signals.fetch_add(1); }
