@@ -208,8 +208,14 @@ struct WorkerSettings : TargetSettings {
   // with it when the server sends no usage ("" or "server": one per content event). The path
   // must exist on the worker's host.
   std::string tokenizer;
+  // load.mode users: a measured window conversation this worker starts in the slot an end
+  // freed starts this long after that end (the user's gap, ns); 0: at once.
+  int64_t user_gap_ns = 0;
+  // load.prefill_concurrency: this worker's share; at most this many of its requests between
+  // their send and their first token (or their end) at once. 0: no cap.
+  int64_t prefill_concurrency = 0;
   MSGPACK_DEFINE_MAP(MSGPACK_BASE_MAP(TargetSettings), session_routing, cancel_fraction,
-                     cancel_after_ms, history, seed, tokenizer)
+                     cancel_after_ms, history, seed, tokenizer, user_gap_ns, prefill_concurrency)
 };
 
 struct Hello {

@@ -17,6 +17,7 @@
 #include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/load_shapes_yaml.hpp"
 #include "controller/config/request_hints_yaml.hpp"
 #include "controller/config/session_routing_writes.hpp"
 #include "controller/config/target_models.hpp"
@@ -407,6 +408,7 @@ void read_load(const Section& top, LoadConfig& l) {
   at_least(c, "after_ms", l.cancel.after_ms, 0);
   config_detail::read_load_profile(s, l);
   config_detail::read_trace(s, l);
+  config_detail::read_load_shapes(s, l);
 }
 
 void read_session_routing(const Section& top, SessionRoutingConfig& r) {
@@ -577,6 +579,7 @@ void read_top(const Section& top, Config& c) {
     top.source().fail("load.mode",
                       "trace replays recorded timestamps: set dataset.type to mooncake or jsonl");
   }
+  config_detail::check_prefill_share(top.source(), c);
 }
 
 }  // namespace
