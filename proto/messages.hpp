@@ -35,7 +35,8 @@ namespace convoy::proto {
 // 8: a record's session control is a structured value (SessionControl), not the JSON text as
 // sent, and a family's fan-in waits (Conversation.fan_in, JSONL wait_for). A version-7
 // controller would fail to read the first; a version-7 worker would start a join before its
-// parents had finished.
+// parents had finished. WorkerSettings also gains load.mode users' gap (user_gap_ns) and the
+// worker's share of load.prefill_concurrency, which a version-7 worker would ignore.
 inline constexpr uint32_t kProtocolVersion = 8;
 // Decoding refuses anything larger (also set as ZMQ_MAXMSGSIZE on every socket).
 inline constexpr size_t kMaxMessageBytes = 64u << 20;
@@ -213,8 +214,14 @@ struct WorkerSettings : TargetSettings {
   // with it when the server sends no usage ("" or "server": one per content event). The path
   // must exist on the worker's host.
   std::string tokenizer;
+  // load.mode users: a measured window conversation this worker starts in the slot an end
+  // freed starts this long after that end (the user's gap, ns); 0: at once.
+  int64_t user_gap_ns = 0;
+  // load.prefill_concurrency: this worker's share; at most this many of its requests between
+  // their send and their first token (or their end) at once. 0: no cap.
+  int64_t prefill_concurrency = 0;
   MSGPACK_DEFINE_MAP(MSGPACK_BASE_MAP(TargetSettings), session_routing, cancel_fraction,
-                     cancel_after_ms, history, seed, tokenizer)
+                     cancel_after_ms, history, seed, tokenizer, user_gap_ns, prefill_concurrency)
 };
 
 struct Hello {

@@ -89,7 +89,11 @@ bool on_sse_event(Transfer& t, const SseEvent& event) {
   if (!chunk.response_id.empty()) r.response_id = chunk.response_id;
   // responses and messages end with their own event; what follows ([DONE] from Dynamo) is moot.
   if (chunk.stream_end) t.saw_done = true;
-  if (chunk.has_content) record_content(r, event.recv_ns);
+  if (chunk.has_content) {
+    const bool first = r.first_token_ns == 0;
+    record_content(r, event.recv_ns);
+    if (first && t.request.on_first_token) t.request.on_first_token();
+  }
   if (chunk.has_reasoning) ++r.reasoning_events;
   if (chunk.has_output && r.first_output_token_ns == 0) r.first_output_token_ns = event.recv_ns;
   if (r.reply_text.size() > t.request.max_response_bytes) {  // live history holds it all

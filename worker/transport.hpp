@@ -29,6 +29,9 @@ struct HttpRequest {
   // target.max_response_bytes: a non-streamed body, one SSE line or event, or a stream's reply
   // text larger than this fails the request as kResponseTooLarge; nothing buffers beyond it.
   size_t max_response_bytes = 64u << 20;
+  // Called once, from inside the transfer's read (no transport call may be made from it), when
+  // the first content of a streamed reply arrives; empty: nothing to call.
+  std::function<void()> on_first_token;
 };
 
 // What came back. Its Timings are steady_now_ns(); 0 = did not happen.

@@ -20,6 +20,7 @@
 #include "worker/conversation_runner.hpp"
 #include "worker/conversation_window.hpp"
 #include "worker/http_client.hpp"
+#include "worker/prefill_cap.hpp"
 #include "worker/result_batcher.hpp"
 
 namespace convoy::worker {
@@ -75,7 +76,8 @@ struct Worker::Impl final : ControlSession::Handler {
   bool controller_lost = false;  // the results linger shrinks to kLostControllerLingerMs
   EventLoop::TimerId shutdown_timer = 0;  // the one deadline of the shutdown phase it is in
   bool shutdown_deadline_passed = false;
-  uint64_t last_batch = 0;  // the last Assign batch number read
+  uint64_t last_batch = 0;           // the last Assign batch number read
+  int64_t settings_user_gap_ns = 0;  // load.mode users: a refill starts this long after the end
 
   Impl(WorkerOptions o, WorkerSeams s, const std::string& host)
       : options(with_default_id(std::move(o), host)),
@@ -122,6 +124,10 @@ struct Worker::Impl final : ControlSession::Handler {
       enable_ipv6_for(results, results_at);
       results.connect(results_at);
       http = seams.make_transport ? seams.make_transport(loop) : std::make_unique<HttpClient>(loop);
+      if (w.settings.prefill_concurrency > 0) {
+        http = std::make_unique<PrefillCap>(loop, std::move(http), w.settings.prefill_concurrency);
+      }
+      settings_user_gap_ns = w.settings.user_gap_ns;
       RunnerSink sink{[this](proto::Record&& r) { batcher.add_record(std::move(r)); },
                       [this](const proto::ConversationEnd& e) { on_end(e); }};
       runner = std::make_unique<ConversationRunner>(loop, *http, w.settings, options.id,
@@ -270,7 +276,9 @@ struct Worker::Impl final : ControlSession::Handler {
         proto::ConversationEnd refilled = e;
         refilled.refilled_by = static_cast<int64_t>(next->index);
         batcher.add_end(refilled, /*send_now=*/window.half_used());
-        next->start_ns = steady_now_ns();
+        // Users mode: the user's next conversation starts its gap after this end.
+        const bool user = next->phase == proto::Phase::kMeasure;
+        next->start_ns = steady_now_ns() + (user ? settings_user_gap_ns : 0);
         runner->assign(std::move(*next));
         return;
       }

@@ -93,8 +93,13 @@ LoadKeyReaders load_key_readers(const YAML::Node& load, const LoadConfig& l) {
   if (l.profile == ProfileKind::kStages) return stage_list_readers(load, l);
   LoadKeyReaders r;
   if (l.profile == ProfileKind::kSingle) {
-    r.rate = r.arrival = l.mode == LoadMode::kRate;
-    r.why = l.mode == LoadMode::kTrace
+    // Users mode reads load.rate (the users' rate: their gap) but no arrival process; a warmup
+    // by rate takes load.arrival's.
+    r.rate = l.mode == LoadMode::kRate || l.mode == LoadMode::kUsers;
+    r.arrival = l.mode == LoadMode::kRate || (l.warmup && l.warmup->rate);
+    r.why = l.mode == LoadMode::kUsers
+                ? "load.mode is users: each user waits a fixed gap, load.concurrency / load.rate"
+            : l.mode == LoadMode::kTrace
                 ? "load.mode is trace: the dataset's timestamps say when conversations start"
                 : "load.mode is concurrency: a closed loop of load.concurrency conversations in "
                   "flight (set load.mode: rate to offer load.rate conversations/s)";

@@ -17,6 +17,7 @@
 #include "controller/config/limits.hpp"
 #include "controller/config/load_profile.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/load_shapes_yaml.hpp"
 #include "controller/config/request_hints_yaml.hpp"
 #include "controller/config/session_routing_writes.hpp"
 #include "controller/config/target_models.hpp"
@@ -409,6 +410,7 @@ void read_load(const Section& top, LoadConfig& l) {
   config_detail::read_trace(s, l);
   s.read("trials", l.trials);
   at_least(s, "trials", static_cast<double>(l.trials), 1);
+  config_detail::read_load_shapes(s, l);
 }
 
 void read_session_routing(const Section& top, SessionRoutingConfig& r) {
@@ -579,6 +581,7 @@ void read_top(const Section& top, Config& c) {
     top.source().fail("load.mode",
                       "trace replays recorded timestamps: set dataset.type to mooncake or jsonl");
   }
+  config_detail::check_prefill_share(top.source(), c);
 }
 
 }  // namespace

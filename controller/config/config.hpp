@@ -60,7 +60,7 @@ enum class DatasetType {
 };
 // dataset.text: what synthetic prompts are made of.
 enum class DatasetText { kCorpus, kRandomTokens };
-enum class LoadMode { kConcurrency, kRate, kTrace };
+enum class LoadMode { kConcurrency, kRate, kTrace, kUsers };
 enum class Arrival { kConstant, kPoisson, kGamma };
 
 // target.*: every key is a worker setting, so the section is proto::TargetSettings itself.
@@ -234,6 +234,16 @@ struct TraceConfig {
   std::optional<double> max_idle_gap_s;  // >= 0, replay seconds after speedup; unset: no cap
 };
 
+// load.warmup: a warmup at a level of its own, before the measure and outside its metrics.
+// Reading it also sets LoadConfig::warmup_sessions or warmup_s (its end), so the run's warmup
+// path is the one those keys take; only the level differs.
+struct WarmupConfig {
+  std::optional<int64_t> concurrency;  // conversations in flight; exactly one of concurrency, rate
+  std::optional<double> rate;          // new conversations per second (load.arrival's process)
+  std::optional<double> duration_s;    // exactly one of duration_s, sessions
+  std::optional<int64_t> sessions;     // warmup conversations started
+};
+
 struct LoadConfig {
   LoadMode mode = LoadMode::kConcurrency;
   int64_t concurrency = 16;  // max conversations in flight (mode concurrency; cap in mode rate)
@@ -255,11 +265,20 @@ struct LoadConfig {
   std::optional<SweepConfig> sweep;  // kSweep: as written
   std::optional<SearchConfig> search;
   std::optional<AbortOnConfig> abort_on;
-  std::optional<TraceConfig> trace;  // load.mode trace only
   // load.trials: the whole profile runs this many times in one command, trial t (1-based) with
   // seed + t - 1; >= 1 (1: one run, the outputs as always).
   int64_t trials = 1;
+  std::optional<TraceConfig> trace;    // load.mode trace only
+  std::optional<WarmupConfig> warmup;  // exclusive with warmup_sessions > 0 and warmup_s
+  // At most this many requests between their send and their first token at once, across the
+  // run (each worker holds a share); unset: no cap.
+  std::optional<int64_t> prefill_concurrency;
 };
+
+// load.mode users: each of load.concurrency users sends its next turn (and, after its final
+// turn, the first turn of its next conversation) this long after its previous request ended:
+// load.concurrency / load.rate seconds, AIPerf's turn gap (--num-users / --user-centric-rate).
+int64_t user_gap_ns(const LoadConfig& l);
 
 // session_routing.*
 using SessionRoutingConfig = proto::SessionRoutingSettings;

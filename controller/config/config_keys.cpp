@@ -19,6 +19,7 @@ std::vector<std::string> known_paths() {
   add("load", kLoadKeys);
   add("load.cancel", kCancelKeys);
   add("load.trace", kTraceKeys);
+  add("load.warmup", kWarmupKeys);
   add("session_routing", kRoutingKeys);
   add("workers", kWorkersKeys);
   add("output", kOutputKeys);

@@ -26,7 +26,7 @@ inline const Keys kDatasetTypeNames = {
     "synthetic",         "jsonl",       "mooncake", "sharegpt", "aiperf_single_turn",
     "aiperf_multi_turn", "dynamo_trace"};
 inline const Keys kDatasetTextNames = {"corpus", "random_tokens"};
-inline const Keys kLoadModeNames = {"concurrency", "rate", "trace"};
+inline const Keys kLoadModeNames = {"concurrency", "rate", "trace", "users"};
 inline const Keys kArrivalNames = {"constant", "poisson", "gamma"};
 inline const Keys kRampShapeNames = {"linear", "exponential"};
 inline const Keys kProfileKindNames = {"single", "stages", "sweep", "search"};
@@ -82,10 +82,12 @@ inline const Keys kPrefixesKeys = {"pool", "tokens", "per_conversation"};
 inline const Keys kSubagentKeys = {"probability", "count", "turns", "spawn_after_turn"};
 inline const Keys kDistributionKeys = {"mean", "stddev", "min", "max", "mix"};
 inline const Keys kMixComponentKeys = {"weight", "mean", "stddev", "min", "max"};
-inline const Keys kLoadKeys = {
-    "mode",     "concurrency", "rate",    "arrival",         "burstiness", "sessions",
-    "requests", "duration_s",  "grace_s", "warmup_sessions", "cancel",     "warmup_s",
-    "stages",   "sweep",       "search",  "abort_on",        "trace",      "trials"};
+inline const Keys kLoadKeys = {"mode",       "concurrency",     "rate",     "arrival",
+                               "burstiness", "sessions",        "requests", "duration_s",
+                               "grace_s",    "warmup_sessions", "cancel",   "warmup_s",
+                               "stages",     "sweep",           "search",   "abort_on",
+                               "trace",      "trials",          "warmup",   "prefill_concurrency"};
+inline const Keys kWarmupKeys = {"concurrency", "rate", "duration_s", "sessions"};
 inline const Keys kTraceKeys = {"speedup", "start_offset_s", "end_offset_s", "max_idle_gap_s"};
 inline const Keys kCancelKeys = {"fraction", "after_ms"};
 inline const Keys kRoutingKeys = {"mode",   "timeout_s", "header_name", "final_marker",

@@ -11,6 +11,7 @@
 #include "controller/config/config_keys.hpp"
 #include "controller/config/distribution_yaml.hpp"
 #include "controller/config/load_profile_yaml.hpp"
+#include "controller/config/load_shapes_yaml.hpp"
 #include "controller/config/request_hints_yaml.hpp"
 #include "controller/config/session_routing_writes.hpp"
 #include "controller/config/trace_yaml.hpp"
@@ -152,13 +153,16 @@ void load_yaml(std::ostream& y, const Config& c) {
     << "  sessions: " << opt_int(l.sessions) << "\n"
     << "  requests: " << opt_int(l.requests) << "\n"
     << "  duration_s: " << opt_num(l.duration_s) << "\n"
-    << "  grace_s: " << format_number(l.grace_s) << "\n"
-    << "  warmup_sessions: " << l.warmup_sessions << "\n"
+    << "  grace_s: " << format_number(l.grace_s)
+    << "\n"
+    // load.warmup writes its own end (and re-reading both would be refused as exclusive).
+    << "  warmup_sessions: " << (l.warmup ? 0 : l.warmup_sessions) << "\n"
     << "  cancel: {fraction: " << format_number(l.cancel.fraction)
     << ", after_ms: " << format_number(l.cancel.after_ms) << "}\n";
   config_detail::load_profile_yaml(y, l);
   config_detail::trace_yaml(y, l);
   y << "  trials: " << l.trials << "\n";
+  config_detail::load_shapes_yaml(y, l);
 }
 
 void routing_workers_output_yaml(std::ostream& y, const Config& c) {

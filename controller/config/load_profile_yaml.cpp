@@ -494,7 +494,8 @@ std::string slo_yaml(const SloSpec& slo) {
 }  // namespace
 
 void load_profile_yaml(std::ostream& y, const LoadConfig& l) {
-  y << "  warmup_s: " << opt(l.warmup_s) << "\n";
+  // load.warmup writes its own end (and re-reading both would be refused as exclusive).
+  y << "  warmup_s: " << (l.warmup ? "null" : opt(l.warmup_s)) << "\n";
   if (l.profile == ProfileKind::kStages) {
     y << "  stages:\n";
     for (const auto& st : l.stages) y << "    - " << stage_yaml(st) << "\n";

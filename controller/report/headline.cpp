@@ -80,6 +80,10 @@ std::string load_text(const Config& config) {
   }
   std::string text = to_string(l.mode);
   if (l.mode == LoadMode::kConcurrency) text += " " + std::to_string(l.concurrency);
+  if (l.mode == LoadMode::kUsers) {
+    text += " " + std::to_string(l.concurrency) + " at " + number(l.rate) + "/s (each request " +
+            number(static_cast<double>(l.concurrency) / l.rate) + " s after the user's last ended)";
+  }
   if (l.mode == LoadMode::kRate) {
     text += " " + number(l.rate) + " conversations/s (" + to_string(l.arrival) + ")";
   }

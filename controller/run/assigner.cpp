@@ -25,22 +25,46 @@ constexpr size_t kMaxWindow = 64;  // bounds what a worker holds unstarted (and 
 // exact: a slot in use belongs to the worker running it, a window conversation holds none until
 // it starts, and a slot that comes back here (an end with an empty window) goes to the oldest
 // window conversation of any worker, so none waits behind a worker with no slots.
+LoadConfig warmup_level(const LoadConfig& load) {
+  LoadConfig warm = load;
+  warm.mode = LoadMode::kConcurrency;  // at the measure's concurrency, whatever its mode
+  if (const auto& w = load.warmup) {
+    if (w->concurrency) warm.concurrency = *w->concurrency;
+    if (w->rate) {
+      warm.mode = LoadMode::kRate;
+      warm.rate = *w->rate;
+    }
+  }
+  return warm;
+}
+
+int64_t prefill_share(int64_t total, int workers, uint64_t nth) {
+  const auto n = static_cast<int64_t>(std::max(1, workers));
+  const auto position = static_cast<int64_t>(nth % static_cast<uint64_t>(n));
+  return std::max<int64_t>(1, total / n + (position < total % n ? 1 : 0));
+}
+
 size_t refill_window(const LoadConfig& load, size_t workers, proto::Phase phase) {
-  if (phase == proto::Phase::kWarmup) {
-    // Warmup by count runs at the configured concurrency and ends when every warmup
-    // conversation has ended, those in windows included: none is left to start in the measure.
-    // Warmup by time (load.warmup_s) stops starting at a moment the workers do not know; a
-    // window would run on past it, so there the controller starts each conversation.
-    if (load.warmup_s) return 0;
-  } else if (load.mode != LoadMode::kConcurrency || load.profile != ProfileKind::kSingle) {
+  const bool warmup = phase == proto::Phase::kWarmup;
+  const LoadConfig level = warmup ? warmup_level(load) : load;
+  if (warmup) {
+    // Warmup by count runs at its concurrency and ends when every warmup conversation has
+    // ended, those in windows included: none is left to start in the measure. Warmup by time
+    // (load.warmup_s) stops starting at a moment the workers do not know; a window would run
+    // on past it, so there the controller starts each conversation. A warmup by rate has no
+    // slots.
+    if (load.warmup_s || level.mode == LoadMode::kRate) return 0;
+  } else if ((load.mode != LoadMode::kConcurrency && load.mode != LoadMode::kUsers) ||
+             load.profile != ProfileKind::kSingle) {
     // Stages (ramps, settles, sessions per stage) keep the controller's one-at-a-time control:
     // a level that drops would have to revoke what the workers hold. Rate and trace have no
     // slots. load.requests is windowed: a window conversation commits its turns on entry.
+    // Users are slots: a worker starts a user's next conversation the gap after its end.
     return 0;
   }
   // About two ends' worth per slot the worker holds: the controller tops the window up as the
   // ends come in, so it only runs dry when the controller falls behind by that much.
-  const auto slots = static_cast<size_t>(std::max<int64_t>(1, load.concurrency));
+  const auto slots = static_cast<size_t>(std::max<int64_t>(1, level.concurrency));
   return std::clamp<size_t>(2 * slots / std::max<size_t>(1, workers), kMinWindow, kMaxWindow);
 }
 
@@ -56,7 +80,9 @@ void Assigner::start_warmup(int64_t now) {
   seq_base_ = 0;
   std::optional<uint64_t> total = static_cast<uint64_t>(config_.load.warmup_sessions);
   if (config_.load.warmup_s) total.reset();  // by time: until load.warmup_s passes
-  scheduler_.emplace(config_.load, LoadMode::kConcurrency, config_.seed, total, now);
+  // At its own level (load.warmup), else at the measure's concurrency.
+  const LoadConfig warm = warmup_level(config_.load);
+  scheduler_.emplace(warm, warm.mode, config_.seed, total, now);
   window_per_worker_ = refill_window(config_.load, sharder_.size(), proto::Phase::kWarmup);
 }
 
@@ -136,6 +162,12 @@ bool Assigner::assign(uint64_t seq, int64_t intended_ns, proto::Phase phase, boo
     set_family_ids(c, config_.seed, seq, seq / dataset_->size());
   }
   c.phase = phase;
+  if (phase == proto::Phase::kMeasure && config_.load.mode == LoadMode::kUsers) {
+    // A user sends each next turn the fixed gap after the previous one ended (the first turn's
+    // start is the scheduler's: the gap after the user's previous conversation ended).
+    const double gap_ms = static_cast<double>(user_gap_ns(config_.load)) / 1e6;
+    for (size_t t = c.first_turn + 1; t < c.turns.size(); ++t) c.turns[t].delay_ms = gap_ms;
+  }
   // target.urls: the family's frontend, by the root's correlation id (never the worker's).
   c.url_index = pick_url(c.correlation_id, config_.target.urls.size());
   // target.models: the family's model, drawn from (seed, conversation index) alone.

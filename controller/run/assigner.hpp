@@ -30,6 +30,14 @@ struct RunFacts;
 // Window conversations per worker for `phase` (warmup or measure) of `load` on `workers`
 // workers; 0 where the controller must start every conversation itself.
 size_t refill_window(const LoadConfig& load, size_t workers, proto::Phase phase);
+// The warmup's load: load.warmup's concurrency or rate (mode rate), else the measure's
+// concurrency (mode concurrency).
+LoadConfig warmup_level(const LoadConfig& load);
+// load.prefill_concurrency's share of the `nth` worker welcomed (0-based) of `workers`: `total`
+// split as evenly as whole requests allow, the larger shares first; a worker that replaces a
+// lost one takes the next share in turn. Every share is at least 1 (the config keeps total >=
+// workers).
+int64_t prefill_share(int64_t total, int workers, uint64_t nth);
 
 class Assigner : public RecordOutput {
  public:

@@ -100,9 +100,38 @@ std::optional<uint64_t> dataset_size(const Config& c, std::optional<uint64_t> co
   return std::nullopt;
 }
 
+// load.mode users bound by a count: each user's turns are a gap apart after the previous ended,
+// so S conversations of T turns over N users take at least S x T / N gaps (plus the requests'
+// own time). T is known for a synthetic dataset only. False: not this case.
+bool add_users(const Config& c, std::optional<uint64_t> conversations, DurationParts& p) {
+  const LoadConfig& l = c.load;
+  if (l.mode != LoadMode::kUsers || l.duration_s || l.requests) return false;
+  const std::optional<uint64_t> count =
+      l.sessions ? std::optional<uint64_t>(static_cast<uint64_t>(*l.sessions)) : conversations;
+  const double gap_s = static_cast<double>(user_gap_ns(l)) / 1e9;
+  const std::string users = std::to_string(l.concurrency) + " users, each request " +
+                            human_seconds(gap_s) + " after the user's previous one ended";
+  if (count && c.dataset.type == DatasetType::kSynthetic) {
+    const double turns = std::max(1.0, c.dataset.turns.mean);
+    const double s =
+        static_cast<double>(*count) * turns / static_cast<double>(l.concurrency) * gap_s;
+    p.add_timed(s);
+    p.detail.push_back(users + " (load.mode users): at least " + std::to_string(*count) +
+                       " conversations x " + plain_number(turns) + " turns / " +
+                       std::to_string(l.concurrency) + " users gaps, plus the requests' own time");
+  } else {
+    const std::string n = count ? std::to_string(*count) + " " : "";
+    p.counted.push_back("until the " + n + "conversations have run (" + users +
+                        ", load.mode users)");
+  }
+  p.drain_max_s = l.grace_s;
+  return true;
+}
+
 void add_single(const Config& c, std::optional<uint64_t> conversations, DurationParts& p) {
   const LoadConfig& l = c.load;
   const bool rate = l.mode == LoadMode::kRate;
+  if (add_users(c, conversations, p)) return;
   if (l.duration_s) {
     p.add_timed(*l.duration_s);
     p.detail.push_back(human_seconds(*l.duration_s) + " of load (load.duration_s)");
@@ -196,6 +225,29 @@ void add_search(const Config& c, DurationParts& p) {
                      " after each step (load.grace_s or search.settle_s)");
 }
 
+// The warmup: by time, or by count (timed when it runs at a rate of its own: load.warmup).
+void add_warmup(const LoadConfig& l, DurationParts& p) {
+  const std::optional<double> rate = l.warmup ? l.warmup->rate : std::nullopt;
+  std::string level;
+  if (rate) {
+    level = " at " + plain_number(*rate) + " conversations/s (load.warmup)";
+  } else if (l.warmup && l.warmup->concurrency) {
+    level = " at concurrency " + std::to_string(*l.warmup->concurrency) + " (load.warmup)";
+  }
+  if (l.warmup_s) {
+    p.add_timed(*l.warmup_s);
+    p.detail.push_back("warmup " + human_seconds(*l.warmup_s) + level);
+  } else if (l.warmup_sessions > 0 && rate) {
+    const double s = static_cast<double>(l.warmup_sessions) / *rate;
+    p.add_timed(s);
+    p.detail.push_back("a warmup of " + std::to_string(l.warmup_sessions) + " conversations" +
+                       level + ", " + human_seconds(s));
+  } else if (l.warmup_sessions > 0) {
+    p.counted.push_back("a warmup of " + std::to_string(l.warmup_sessions) + " conversations" +
+                        level);
+  }
+}
+
 }  // namespace
 
 std::string human_seconds(double s) {
@@ -218,12 +270,7 @@ ExpectedDuration expected_duration(const Config& config,
                                    std::optional<uint64_t> dataset_conversations) {
   const LoadConfig& l = config.load;
   DurationParts p;
-  if (l.warmup_s) {
-    p.add_timed(*l.warmup_s);
-    p.detail.push_back("warmup " + human_seconds(*l.warmup_s));
-  } else if (l.warmup_sessions > 0) {
-    p.counted.push_back("a warmup of " + std::to_string(l.warmup_sessions) + " conversations");
-  }
+  add_warmup(l, p);
   switch (l.profile) {
     case ProfileKind::kSingle:
       add_single(config, dataset_size(config, dataset_conversations), p);
@@ -235,6 +282,11 @@ ExpectedDuration expected_duration(const Config& config,
     case ProfileKind::kSearch:
       add_search(config, p);
       break;
+  }
+  if (const auto& k = l.prefill_concurrency) {
+    p.detail.push_back("at most " + std::to_string(*k) +
+                       " requests waiting for a first token (load.prefill_concurrency): a slow "
+                       "prefill stretches the parts bound by a count");
   }
   if (p.drain_max_s > 0) {
     p.detail.push_back("up to " + human_seconds(p.drain_max_s) +

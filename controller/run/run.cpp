@@ -205,7 +205,10 @@ void Run::apply(const RunStep& step, int64_t now) {
 void Run::start_warmup(int64_t now) {
   assigner_->start_warmup(now);
   if (live_) {
-    live_->set_stage("warmup", "concurrency", static_cast<double>(config_.load.concurrency));
+    const LoadConfig warm = warmup_level(config_.load);  // load.warmup's own level
+    const bool rate = warm.mode == LoadMode::kRate;
+    live_->set_stage("warmup", rate ? "rate" : "concurrency",
+                     rate ? warm.rate : static_cast<double>(warm.concurrency));
   }
   if (config_.load.warmup_s) {
     log_info("warmup: ", *config_.load.warmup_s, " s");

@@ -154,6 +154,14 @@ Scheduler::Scheduler(const LoadConfig& load, LoadMode mode, uint64_t seed,
   if (mode_ == LoadMode::kConcurrency) {
     freed_at_ns_.assign(static_cast<size_t>(limit_), start_ns);
   }
+  if (mode_ == LoadMode::kUsers) {
+    // Users: a slot holds the time its user's next conversation is due. The first ones are
+    // staggered 1/rate apart, as AIPerf's user-centric mode spreads its users, so the users'
+    // turns are spread over the gap from the start instead of arriving in one burst.
+    gap_ns_ = user_gap_ns(load);
+    const int64_t stagger_ns = load.rate > 0 ? seconds_to_ns(1.0 / load.rate) : 0;
+    for (int64_t i = 0; i < limit_; ++i) push_free(start_ns + i * stagger_ns);
+  }
   if (mode_ == LoadMode::kTrace && total_ && trace_offset_ns_) {
     // Released in seq order, a late row listed early would hold back every earlier one after it.
     std::vector<std::pair<int64_t, uint64_t>> by_offset;
@@ -194,6 +202,10 @@ std::optional<int64_t> Scheduler::next_intended_ns() const {
   std::optional<int64_t> next = next_level_change_ns_;  // a ramp's slot step
   // An arrival at or past the stage's end is the next stage's business: no wake-up for it.
   const bool past_end = next_intended_ && stage_end_ns_ && *next_intended_ >= *stage_end_ns_;
+  if (mode_ == LoadMode::kUsers) {
+    if (in_flight_ >= limit_ || freed_at_ns_.empty()) return next;
+    return freed_at_ns_.front();  // the next user's start (the min-heap's top)
+  }
   if (mode_ != LoadMode::kConcurrency && next_intended_ && !rate_done_ && !past_end) {
     next = next ? std::min(*next, *next_intended_) : *next_intended_;
   }
@@ -213,6 +225,10 @@ std::vector<Dispatch> Scheduler::due(int64_t now_ns, int64_t lookahead_ns, size_
     if (mode_ == LoadMode::kConcurrency) {
       // The next starts when one ends: its intended time is when the slot freed (or opened).
       if (freed_at_ns_.empty() || (stage_end_ns_ && now_ns >= *stage_end_ns_)) break;
+      intended = pop_earliest_free();
+    } else if (mode_ == LoadMode::kUsers) {
+      // A user's next conversation, intended its gap after the user's last one ended.
+      if (freed_at_ns_.empty() || freed_at_ns_.front() > now_ns + lookahead_ns) break;
       intended = pop_earliest_free();
     } else {
       intended = intended_for_next(now_ns);
@@ -236,7 +252,7 @@ uint64_t Scheduler::next_seq() {
 }
 
 std::optional<uint64_t> Scheduler::take_ahead() {
-  if (paused_ || exhausted() || mode_ != LoadMode::kConcurrency) return std::nullopt;
+  if (paused_ || exhausted() || !has_slots()) return std::nullopt;
   if (stage_ && stage_->sessions && stage_dispatched_ >= static_cast<uint64_t>(*stage_->sessions)) {
     return std::nullopt;
   }
@@ -245,9 +261,14 @@ std::optional<uint64_t> Scheduler::take_ahead() {
 }
 
 std::optional<int64_t> Scheduler::take_free_slot(int64_t now_ns) {
-  if (paused_ || mode_ != LoadMode::kConcurrency) return std::nullopt;
+  if (paused_ || !has_slots()) return std::nullopt;
   apply_stage_level(now_ns);
   if (in_flight_ >= limit_ || freed_at_ns_.empty()) return std::nullopt;
+  // A user's slot comes back its gap after the end: the window conversation starts then (it goes
+  // out ahead, like every start, by the lookahead the controller sends with).
+  if (mode_ == LoadMode::kUsers && freed_at_ns_.front() > now_ns + kUserLookaheadNs) {
+    return std::nullopt;
+  }
   if (stage_end_ns_ && now_ns >= *stage_end_ns_) return std::nullopt;
   const int64_t freed = pop_earliest_free();
   ++in_flight_;
@@ -258,9 +279,8 @@ void Scheduler::on_end(int64_t now_ns) {
   if (in_flight_ > 0) --in_flight_;
   // A slot frees only while fewer than the level are in flight: after the level dropped, the
   // surplus conversations end without being replaced.
-  if (mode_ == LoadMode::kConcurrency &&
-      static_cast<int64_t>(freed_at_ns_.size()) < limit_ - in_flight_) {
-    push_free(now_ns);
+  if (has_slots() && static_cast<int64_t>(freed_at_ns_.size()) < limit_ - in_flight_) {
+    push_free(now_ns + gap_ns_);
   }
 }
 

@@ -66,6 +66,10 @@ std::optional<int64_t> stage_slots_next_change_ns(const LoadLevel& level,
                                                   std::optional<double> duration_s,
                                                   int64_t elapsed_ns);
 
+// Users mode: a window conversation may be started this far ahead of its user's due time (the
+// controller's lookahead), and waits at its worker until then.
+inline constexpr int64_t kUserLookaheadNs = 100'000'000;
+
 struct Dispatch {
   uint64_t seq = 0;         // 0, 1, 2, ...; mode trace: ordered by intended time instead
   int64_t intended_ns = 0;  // controller steady clock
@@ -117,6 +121,8 @@ class Scheduler {
   std::optional<int64_t> next_intended_ns() const;
 
  private:
+  // Modes whose conversations hold slots: concurrency, and users (a slot per user).
+  bool has_slots() const { return mode_ == LoadMode::kConcurrency || mode_ == LoadMode::kUsers; }
   int64_t intended_for_next(int64_t now_ns);
   void apply_stage_level(int64_t now_ns);  // ramp steps up to now_ns
   void set_limit(int64_t limit, int64_t at_ns);
@@ -139,8 +145,11 @@ class Scheduler {
   bool stopped_ = false;
   std::optional<int64_t> next_intended_;  // rate/trace: computed once per seq
   int64_t rate_clock_ns_;                 // the running sum of gaps
-  std::vector<int64_t> freed_at_ns_;      // concurrency: when each free slot freed (a min-heap)
-  std::deque<uint64_t> returned_;         // given back (give_back): out again before new ones
+  // Concurrency: when each free slot freed; users: when its user's next conversation is due,
+  // the gap after its last one ended (a min-heap).
+  std::vector<int64_t> freed_at_ns_;
+  int64_t gap_ns_ = 0;  // users: each user's gap after an end (load.concurrency / load.rate)
+  std::deque<uint64_t> returned_;  // given back (give_back): out again before new ones
   // Load profile state (set_stage); absent for a single-level run.
   std::optional<StageConfig> stage_;
   std::optional<StageArrivals> stage_arrivals_;

@@ -5,6 +5,7 @@
 
 #include "common/log.hpp"
 #include "controller/report/run_facts.hpp"
+#include "controller/run/assigner.hpp"
 #include "proto/envelope.hpp"
 
 namespace convoy::controller {
@@ -19,6 +20,7 @@ proto::WorkerSettings worker_settings(const Config& c, const std::string& url) {
   s.history = c.dataset.history;
   s.seed = c.seed;
   if (c.dataset.tokenizer && !c.dataset.tokenizer_is_server()) s.tokenizer = *c.dataset.tokenizer;
+  if (c.load.mode == LoadMode::kUsers) s.user_gap_ns = user_gap_ns(c.load);
   return s;
 }
 
@@ -129,7 +131,12 @@ std::optional<std::string> WorkerPlane::on_pong(const std::string& worker_id,
   }
   if (!became_ready) return std::nullopt;
   w->token = random_token();
-  send(worker_id, proto::Welcome{run_id_, sockets_->results_endpoint(), settings_, w->token});
+  proto::Welcome welcome{run_id_, sockets_->results_endpoint(), settings_, w->token};
+  if (const auto& k = config_.load.prefill_concurrency) {
+    welcome.settings.prefill_concurrency = prefill_share(*k, config_.expected_workers(), welcomed_);
+  }
+  ++welcomed_;
+  send(worker_id, welcome);
   // `convoy run`'s own workers are announced together, once (announce_ready); a remote worker
   // joining is news to whoever started it.
   const LogLevel level = own_workers_only_ ? LogLevel::kDebug : LogLevel::kInfo;

@@ -88,6 +88,7 @@ class WorkerPlane {
   WorkerRegistry registry_;
   std::string run_id_;
   proto::WorkerSettings settings_;
+  uint64_t welcomed_ = 0;  // Welcomes sent: the next one's share of load.prefill_concurrency
   uint64_t ping_seq_ = 0;
   bool own_workers_only_ = false;
   int64_t opened_ns_ = 0;         // the run's clock when the sockets were bound
