@@ -209,13 +209,15 @@ void add_search(const Config& c, DurationParts& p) {
   // After each step the search waits for the step's in-flight work (at most load.grace_s), or
   // search.settle_s when longer, before it judges the step.
   const double settle_s = std::max(s.settle_s, l.grace_s);
-  p.settle_max_s = settle_s * p.steps_max;
+  // A step whose result lies within the SLO's noise runs again, up to search.repeats times.
+  const int runs_max = 1 + static_cast<int>(s.repeats);
+  p.settle_max_s = settle_s * p.steps_max * runs_max;
   const std::string steps =
       std::to_string(p.steps_min) + " to " + std::to_string(p.steps_max) + " steps";
   const std::string fewer = " (fewer when low already misses the SLO or high meets it)";
   if (s.step_duration_s) {
     p.timed_min_s += p.steps_min * *s.step_duration_s;
-    p.timed_max_s += p.steps_max * *s.step_duration_s;
+    p.timed_max_s += p.steps_max * runs_max * *s.step_duration_s;
     p.detail.push_back(steps + " of " + human_seconds(*s.step_duration_s) + fewer);
   } else if (s.step_requests) {
     p.counted.push_back(steps + ", each until " + std::to_string(*s.step_requests) +
@@ -223,6 +225,20 @@ void add_search(const Config& c, DurationParts& p) {
   }
   p.detail.push_back("a wait of up to " + human_seconds(settle_s) +
                      " after each step (load.grace_s or search.settle_s)");
+  if (s.repeats > 0) {
+    p.detail.push_back("a step within the SLO's noise run up to " + std::to_string(runs_max) +
+                       " times (search.repeats)");
+  }
+}
+
+// load.trials: the whole profile N times; the parts bound by a count are per trial.
+void scale_by_trials(const LoadConfig& l, ExpectedDuration& e) {
+  if (l.trials <= 1) return;
+  const auto n = static_cast<double>(l.trials);
+  e.min_s *= n;
+  e.max_s *= n;
+  for (auto& c : e.counted) c = "each of " + std::to_string(l.trials) + " trials: " + c;
+  e.detail = std::to_string(l.trials) + " trials (load.trials), each: " + e.detail;
 }
 
 // The warmup: by time, or by count (timed when it runs at a rate of its own: load.warmup).
@@ -299,6 +315,7 @@ ExpectedDuration expected_duration(const Config& config,
   e.steps_min = p.steps_min;
   e.steps_max = p.steps_max;
   for (const auto& d : p.detail) e.detail += (e.detail.empty() ? "" : ", ") + d;
+  scale_by_trials(l, e);
   return e;
 }
 

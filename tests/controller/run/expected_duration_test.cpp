@@ -100,11 +100,19 @@ TEST_CASE("expected duration: a search's steps come from the bisection, its wors
   CHECK(e.steps_min >= 2);
   CHECK(e.steps_min <= e.steps_max);
   CHECK(e.min_s == doctest::Approx(20.0 * e.steps_min));
-  CHECK(e.max_s == doctest::Approx(25.0 * e.steps_max));  // each step waits up to grace_s 5
+  // each step waits up to grace_s 5, and one within the SLO's noise runs up to 1 + repeats (2)
+  CHECK(e.max_s == doctest::Approx(25.0 * e.steps_max * 3));
   const std::string line = expected_duration_line(c);
   CHECK(has_text(line,
                  std::to_string(e.steps_min) + " to " + std::to_string(e.steps_max) + " steps"));
   CHECK(has_text(line, "of 20 s"));
+  CHECK(has_text(line, "run up to 3 times (search.repeats)"));
+  SUBCASE("repeats 0: each step once") {
+    const Config once = duration_config(
+        "load:\n  grace_s: 5\n  search: {vary: concurrency, low: 1, high: 64, step_duration_s: "
+        "20,\n           precision: 0.05, settle_s: 2, repeats: 0, slo: {error_rate: 0.01}}\n");
+    CHECK(expected_duration(once).max_s == doctest::Approx(25.0 * e.steps_max));
+  }
 
   SUBCASE("rate: the longest path is the one where every midpoint misses") {
     const Config r = duration_config(
@@ -113,4 +121,21 @@ TEST_CASE("expected duration: a search's steps come from the bisection, its wors
     const int worst = most_search_steps(convoy::controller::CapacitySearch(*r.load.search));
     CHECK(expected_duration(r).steps_max == worst);
   }
+}
+
+TEST_CASE("expected duration: load.trials runs the whole profile that many times") {
+  const Config one = duration_config(
+      "load:\n  warmup_s: 5\n  grace_s: 10\n"
+      "  sweep: {concurrency: [1, 2], duration_s: 30, settle_s: 5}\n");
+  const Config three = duration_config(
+      "load:\n  trials: 3\n  warmup_s: 5\n  grace_s: 10\n"
+      "  sweep: {concurrency: [1, 2], duration_s: 30, settle_s: 5}\n");
+  const auto a = expected_duration(one);
+  const auto b = expected_duration(three);
+  CHECK(b.min_s == doctest::Approx(3 * a.min_s));
+  CHECK(b.max_s == doctest::Approx(3 * a.max_s));
+  CHECK(has_text(expected_duration_line(three), "3 trials (load.trials), each: warmup 5 s"));
+  const std::string counted =
+      expected_duration_line(duration_config("load: {requests: 100, trials: 2}\n"));
+  CHECK(has_text(counted, "each of 2 trials: until 100 requests are sent"));
 }
