@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "proto/msgpack_checked_enum.hpp"
 #include "proto/timings.hpp"
 
 namespace convoy::proto {
@@ -551,50 +552,7 @@ MSGPACK_ADD_ENUM(convoy::proto::Phase);
 MSGPACK_ADD_ENUM(convoy::proto::ErrorKind);
 MSGPACK_ADD_ENUM(convoy::proto::EndReason);
 
-// The settings enums are range-checked on decode: a value past the last enumerator (a newer
-// peer's, or garbage) throws msgpack::type_error, so decode fails cleanly (Decoded::as returns
-// nullopt) instead of yielding an enum value no switch handles. MSGPACK_ADD_ENUM does not check:
-// it static_casts whatever integer arrives. Packing is MSGPACK_ADD_ENUM's (the underlying
-// integer).
-// E is a type name, which cannot be parenthesized.
-// NOLINTBEGIN(bugprone-macro-parentheses)
-#define CONVOY_MSGPACK_CHECKED_ENUM(E, last)                                                 \
-  namespace msgpack {                                                                        \
-  MSGPACK_API_VERSION_NAMESPACE(MSGPACK_DEFAULT_API_NS) {                                    \
-    namespace adaptor {                                                                      \
-    template <>                                                                              \
-    struct convert<E> {                                                                      \
-      msgpack::object const& operator()(msgpack::object const& o, E& v) const {              \
-        std::underlying_type_t<E> raw{};                                                     \
-        msgpack::operator>>(o, raw); /* throws type_error unless an integer that fits */     \
-        if (raw > static_cast<std::underlying_type_t<E>>(last)) throw msgpack::type_error(); \
-        v = static_cast<E>(raw);                                                             \
-        return o;                                                                            \
-      }                                                                                      \
-    };                                                                                       \
-    template <>                                                                              \
-    struct object<E> {                                                                       \
-      void operator()(msgpack::object& o, const E& v) const {                                \
-        msgpack::operator<<(o, static_cast<std::underlying_type_t<E>>(v));                   \
-      }                                                                                      \
-    };                                                                                       \
-    template <>                                                                              \
-    struct object_with_zone<E> {                                                             \
-      void operator()(msgpack::object::with_zone& o, const E& v) const {                     \
-        msgpack::operator<<(o, static_cast<std::underlying_type_t<E>>(v));                   \
-      }                                                                                      \
-    };                                                                                       \
-    template <>                                                                              \
-    struct pack<E> {                                                                         \
-      template <typename Stream>                                                             \
-      msgpack::packer<Stream>& operator()(msgpack::packer<Stream>& o, const E& v) const {    \
-        return msgpack::operator<<(o, static_cast<std::underlying_type_t<E>>(v));            \
-      }                                                                                      \
-    };                                                                                       \
-    }                                                                                        \
-  }                                                                                          \
-  }
-// NOLINTEND(bugprone-macro-parentheses)
+// The settings enums are range-checked on decode (proto/msgpack_checked_enum.hpp).
 
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::Endpoint, convoy::proto::Endpoint::kMessages)
 CONVOY_MSGPACK_CHECKED_ENUM(convoy::proto::ResponsesState, convoy::proto::ResponsesState::kServer)

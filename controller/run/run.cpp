@@ -633,15 +633,13 @@ int Run::execute() {
 }
 
 int run_single(const RunOptions& options, const RunSeams& seams) {
-  // -q: no live view and no info lines; warnings and errors still print (-v outranks it).
-  if (options.quiet && log_level() == LogLevel::kInfo) set_log_level(LogLevel::kWarn);
   Run run(options, seams);
   return run.execute();
 }
 
 int run_benchmark(const RunOptions& options, const RunSeams& seams) {
-  if (options.config.load.trials <= 1) return run_single(options, seams);
   if (options.quiet && log_level() == LogLevel::kInfo) set_log_level(LogLevel::kWarn);
+  if (options.config.load.trials <= 1) return run_single(options, seams);
   return run_trials(options,
                     [&seams](const RunOptions& trial) { return run_single(trial, seams); });
 }

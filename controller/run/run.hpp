@@ -42,7 +42,8 @@ struct RunSeams {
 };
 
 // Runs and returns the process exit code. Throws only for bad input found before any traffic.
-// With load.trials > 1, runs every trial (trials.hpp) and writes their combined summary.
+// With load.trials > 1, runs every trial (trials.hpp) and writes their combined summary. -q: no
+// live view and no info lines; warnings and errors still print (-v outranks it).
 int run_benchmark(const RunOptions& options, const RunSeams& seams = {});
 // One run, whatever load.trials says (a trial of run_benchmark's).
 int run_single(const RunOptions& options, const RunSeams& seams = {});
