@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -103,7 +104,7 @@ TraceRequest read_request(const Fields& record, const JsonlReader& reader, std::
       record.integer("event_time_unix_ms", 0, static_cast<int64_t>(kMaxTimestampMs), why);
   const auto total = request.number("total_time_ms", 0, kMaxTraceSpanMs, "milliseconds");
   if (total) {
-    out.end_ms = out.received_ms + static_cast<int64_t>(*total + 0.5);
+    out.end_ms = out.received_ms + std::llround(*total);
   } else if (event) {
     if (*event < out.received_ms) {
       record.fail("event_time_unix_ms",

@@ -225,6 +225,7 @@ void check_family(const FamilyBuild& family, const std::string& source) {
   const std::vector<size_t> cycle = find_wait_cycle(family.shape, family.fan_in);
   if (cycle.empty()) return;
   std::vector<int64_t> lines;
+  lines.reserve(cycle.size());
   for (const size_t m : cycle) lines.push_back(family.lines[m]);
   throw ConfigError(at_line(source, lines[0]) + "wait_for: the rows on lines " + list_lines(lines) +
                     " wait for each other in a cycle (each waits, through wait_for, a parent's "
