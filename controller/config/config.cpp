@@ -375,7 +375,9 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   if (!d.path) src.fail_at(s.path("type"), s.path("path"), "required when dataset.type is " + type);
   std::error_code ec;
   if (!fs::exists(*d.path, ec)) s.check(false, "path", "file '" + *d.path + "' does not exist");
-  s.check(!fs::is_directory(*d.path, ec), "path", "'" + *d.path + "' is a folder, not a file");
+  // A folder of Weka traces is one dataset (every *.json in it); other types read one file.
+  s.check(d.type == DatasetType::kWekaTrace || !fs::is_directory(*d.path, ec), "path",
+          "'" + *d.path + "' is a folder, not a file");
 }
 
 void read_load(const Section& top, LoadConfig& l) {
@@ -580,6 +582,11 @@ void read_top(const Section& top, Config& c) {
   if (c.load.mode == LoadMode::kTrace && c.dataset.type == DatasetType::kSynthetic) {
     top.source().fail("load.mode",
                       "trace replays recorded timestamps: set dataset.type to mooncake or jsonl");
+  }
+  if (c.load.mode == LoadMode::kTrace && c.dataset.type == DatasetType::kWekaTrace) {
+    top.source().fail("load.mode",
+                      "trace needs start times across sessions, and a Weka trace's t is each "
+                      "session's own clock: use load.mode concurrency, rate or users");
   }
   config_detail::check_prefill_share(top.source(), c);
 }

@@ -56,7 +56,8 @@ enum class DatasetType {
   kSharegpt,
   kAiperfSingleTurn,
   kAiperfMultiTurn,
-  kDynamoTrace  // Dynamo's request trace (dynamo.request.trace.v1), replayed as a Mooncake trace
+  kDynamoTrace,  // Dynamo's request trace (dynamo.request.trace.v1), replayed as a Mooncake trace
+  kWekaTrace     // Weka agent traces (one JSON object per session), replayed as Mooncake rows
 };
 // dataset.text: what synthetic prompts are made of.
 enum class DatasetText { kCorpus, kRandomTokens };

@@ -23,8 +23,8 @@ inline const Keys kHistoryNames(proto::kHistoryModeNames.begin(), proto::kHistor
 inline const Keys kRoutingModeNames(proto::kSessionRoutingModeNames.begin(),
                                     proto::kSessionRoutingModeNames.end());
 inline const Keys kDatasetTypeNames = {
-    "synthetic",         "jsonl",       "mooncake", "sharegpt", "aiperf_single_turn",
-    "aiperf_multi_turn", "dynamo_trace"};
+    "synthetic",         "jsonl",        "mooncake",  "sharegpt", "aiperf_single_turn",
+    "aiperf_multi_turn", "dynamo_trace", "weka_trace"};
 inline const Keys kDatasetTextNames = {"corpus", "random_tokens"};
 inline const Keys kLoadModeNames = {"concurrency", "rate", "trace", "users"};
 inline const Keys kArrivalNames = {"constant", "poisson", "gamma"};

@@ -15,6 +15,7 @@
 #include "controller/dataset/sharegpt.hpp"
 #include "controller/dataset/synthetic.hpp"
 #include "controller/dataset/token_plan.hpp"
+#include "controller/dataset/weka_trace.hpp"
 
 namespace convoy::controller {
 
@@ -63,6 +64,11 @@ std::string resolve_dataset_path(const Config& config) {
 }
 
 std::unique_ptr<Dataset> open_dataset(const Config& config, std::shared_ptr<const TokenPlan> plan) {
+  if (config.load.mode == LoadMode::kTrace && config.dataset.type == DatasetType::kWekaTrace) {
+    throw ConfigError(config_prefix(config) +
+                      "load.mode trace needs start times across sessions, and a Weka trace's t "
+                      "is each session's own clock: use load.mode concurrency, rate or users");
+  }
   if (config.load.mode == LoadMode::kTrace && config.dataset.type != DatasetType::kMooncake &&
       config.dataset.type != DatasetType::kDynamoTrace) {
     throw ConfigError(config_prefix(config) +
@@ -83,6 +89,8 @@ std::unique_ptr<Dataset> open_dataset(const Config& config, std::shared_ptr<cons
                                   config.dataset.type == DatasetType::kAiperfMultiTurn, config);
   } else if (config.dataset.type == DatasetType::kDynamoTrace) {
     dataset = open_dynamo_trace(resolve_dataset_path(config), config);
+  } else if (config.dataset.type == DatasetType::kWekaTrace) {
+    dataset = open_weka_trace(resolve_dataset_path(config), config);  // a file or a folder
   } else {
     dataset = open_mooncake_trace(resolve_dataset_path(config), config);
   }
