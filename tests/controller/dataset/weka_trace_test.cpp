@@ -250,4 +250,21 @@ TEST_CASE("weka_trace: a folder is every *.json in it by file name, and must hol
   fs::remove_all(empty);
 }
 
+TEST_CASE("weka_trace: the config takes a folder for this type only and refuses load.mode trace") {
+  namespace fs = std::filesystem;
+  const fs::path dir = test::fresh_dir("weka-config");
+  std::ofstream(dir / "a.json") << weka_trace("A", weka_call("0", 8, 1));
+  const std::string dataset = "dataset:\n  type: weka_trace\n  path: " + dir.string() + "\n";
+  const Config config = parse_config(dataset, "c.yaml", {});
+  CHECK(config.dataset.type == DatasetType::kWekaTrace);
+  CHECK(load_dataset(config).size() == 1);
+  CHECK(test::error_message<ConfigError>([&] {
+          parse_config("dataset:\n  type: jsonl\n  path: " + dir.string() + "\n", "c.yaml", {});
+        }).find("is a folder, not a file") != std::string::npos);
+  CHECK(test::error_message<ConfigError>([&] {
+          parse_config(dataset + "load:\n  mode: trace\n", "c.yaml", {});
+        }).find("load.mode: trace needs start times across sessions") != std::string::npos);
+  fs::remove_all(dir);
+}
+
 }  // namespace convoy::controller
