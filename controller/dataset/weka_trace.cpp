@@ -166,7 +166,7 @@ struct WekaCall {
   std::vector<uint64_t> hash_ids;  // the trace's local block ids
 };
 
-WekaCall read_call(const WekaObject& call, bool streaming, int64_t block_tokens) {
+WekaCall read_weka_call(const WekaObject& call, bool streaming, int64_t block_tokens) {
   if (streaming) {
     call.only_keys({"t", "type", "model", "in", "out", "hash_ids", "input_types", "output_types",
                     "stop", "api_time", "think_time", "ttft"},
@@ -305,7 +305,7 @@ void read_weka_subagent(const WekaObject& marker, size_t index, WekaTraceState& 
     if (type != "n" && type != "s") {
       call.fail("type", "\"" + type + "\" is not one of n, s (a sub-agent's requests are calls)");
     }
-    WekaCall c = read_call(call, type == "s", trace.block_tokens);
+    WekaCall c = read_weka_call(call, type == "s", trace.block_tokens);
     // Inner times may be absolute or relative to the marker, as AIPerf reads them.
     if (c.t_s + kWekaRelativeEpsilonS < spawn_s) c.t_s += spawn_s;
     add_weka_call(m, std::move(c), call, trace.key, stats);
@@ -379,8 +379,8 @@ void WekaTraceMapper::map(const std::string& text, const std::string& source, st
     if (type == "subagent") {
       read_weka_subagent(entry, i, trace, session_, stats_);
     } else if (type == "n" || type == "s") {
-      add_weka_call(trace.lead, read_call(entry, type == "s", trace.block_tokens), entry, trace.key,
-                    stats_);
+      add_weka_call(trace.lead, read_weka_call(entry, type == "s", trace.block_tokens), entry,
+                    trace.key, stats_);
     } else {
       entry.fail("type", "\"" + type + "\" is not one of n, s, subagent");
     }
