@@ -208,8 +208,8 @@ struct WekaMember {
   std::string previous_path;  // its key path ("requests[2]")
 };
 
-// Adds `call` (at `path`) as the member's next row: the first keeps its blocks and whole input,
-// a later one sends the input it adds after an end-to-start delay (AIPerf's rule).
+// Adds `call` (the object `at`) as the member's next row: the first keeps its blocks and whole
+// input, a later one sends the input it adds after an end-to-start delay (AIPerf's rule).
 void add_weka_call(WekaMember& m, WekaCall call, const WekaObject& at, uint64_t trace_key,
                    WekaTraceStats& stats) {
   TraceRow row;
