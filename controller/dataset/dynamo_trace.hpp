@@ -27,11 +27,13 @@ namespace convoy::controller {
 
 // What the mapping did, for the log and for tests.
 struct DynamoTraceStats {
-  uint64_t requests = 0;        // request_end records mapped
-  uint64_t sessions = 0;        // conversations they form
-  uint64_t other_records = 0;   // tool_* and request_payload records (not requests)
-  uint64_t child_sessions = 0;  // sessions with a parent_session_id (replayed on their own)
-  int64_t block_tokens = 0;     // the trace's trace_block_size (0: no record had hashes)
+  uint64_t requests = 0;           // request_end records mapped
+  uint64_t sessions = 0;           // conversations they form
+  uint64_t other_records = 0;      // tool_* and request_payload records (not requests)
+  uint64_t child_sessions = 0;     // sessions with a parent_session_id
+  uint64_t subagent_sessions = 0;  // of those, replayed as sub-agents in the parent's family
+  uint64_t not_extending = 0;      // later requests whose context did not extend the previous
+  int64_t block_tokens = 0;        // the trace's trace_block_size (0: no record had hashes)
 };
 
 // Validates `in` (errors: ConfigError "SOURCE:LINE: key: what") and writes the Mooncake rows it
