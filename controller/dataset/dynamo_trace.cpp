@@ -132,6 +132,18 @@ TraceRequest read_request(const Fields& record, const JsonlReader& reader, std::
   return out;
 }
 
+// The record a line holds: the line itself, or the "event" of the envelope Dynamo's file sink
+// writes around each record ({"timestamp": ms since the sink started, "event": {record}}).
+const rapidjson::Value& record_of(const rapidjson::Document& row, const JsonlReader& reader) {
+  if (row.HasMember("schema")) return row;
+  const auto event = row.FindMember("event");
+  if (event == row.MemberEnd()) return row;
+  if (!event->value.IsObject()) {
+    reader.fail("event: expected an object (the record inside the file sink's envelope)");
+  }
+  return event->value;
+}
+
 // "request_end": a request; the others are not requests. Fails on another schema or event.
 bool is_request(const Fields& record) {
   const auto schema = record.string("schema", true);
@@ -169,7 +181,7 @@ DynamoTraceStats collect_requests(std::istream& in, const std::string& source,
   std::string parent;
   TraceInput input;
   while (reader.next(row)) {
-    const Fields record(row, reader);
+    const Fields record(record_of(row, reader), reader);
     if (!is_request(record)) {
       ++stats.other_records;
       continue;
@@ -275,9 +287,10 @@ DynamoTraceStats map_dynamo_trace_rows(std::istream& in, const std::string& sour
     const JsonlReader reader(source, r.offset);
     rapidjson::Document row;
     reader.parse_back(rows.line_at(r.offset), row);
-    const Fields record(row, reader);
+    const rapidjson::Value& value = record_of(row, reader);
+    const Fields record(value, reader);
     (void)read_request(record, reader, session, parent, &input);
-    const Fields request(row["request"], reader, "request.");
+    const Fields request(value["request"], reader, "request.");
     TraceRow mapped;
     mapped.session = sessions[r.session].id;
     mapped.first = i == 0 || requests[i - 1].session != r.session;
@@ -329,17 +342,22 @@ std::string describe(const DynamoTraceStats& s) {
 
 std::unique_ptr<Dataset> open_dynamo_trace(const std::string& path, const Config& config,
                                            const Corpus& corpus) {
-  auto rows = open_row_file(path);
-  std::ifstream in(path, std::ios::binary);
+  const TraceText text(path);
+  auto rows = open_row_file(text.plain_path());
+  std::ifstream in(text.plain_path(), std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot open dataset.path");
-  return index_trace_rows(
-      path,
-      [&](std::ostream& out) {
-        const DynamoTraceStats stats = map_dynamo_trace_rows(in, path, *rows, out);
-        log_info("dataset ", path, ": ", describe(stats));
-        return stats.block_tokens;
-      },
-      config, corpus);
+  try {
+    return index_trace_rows(
+        path,
+        [&](std::ostream& out) {
+          const DynamoTraceStats stats = map_dynamo_trace_rows(in, path, *rows, out);
+          log_info("dataset ", path, ": ", describe(stats));
+          return stats.block_tokens;
+        },
+        config, corpus);
+  } catch (const ConfigError& e) {
+    throw ConfigError(text.locate(e.what()));
+  }
 }
 
 DynamoTraceStats map_dynamo_trace(std::istream& in, const std::string& source, std::ostream& out) {

@@ -13,13 +13,13 @@
 namespace convoy::controller {
 namespace mooncake_family_test {
 
-std::vector<proto::Conversation> parse_rows(const std::string& text, Config config = {}) {
+std::vector<proto::Conversation> parse_family_rows(const std::string& text, Config config = {}) {
   std::istringstream in(text);
   return parse_mooncake_trace(in, "fam.jsonl", config);
 }
 
-std::string rows_error_of(const std::string& text, Config config = {}) {
-  return test::error_message<ConfigError>([&] { parse_rows(text, config); });
+std::string family_rows_error_of(const std::string& text, Config config = {}) {
+  return test::error_message<ConfigError>([&] { parse_family_rows(text, config); });
 }
 
 // A lead "a" of three turns; "b" spawned after a's turn 1 (two turns), "c" after a's turn 2,
@@ -49,7 +49,7 @@ using namespace mooncake_family_test;
 TEST_CASE("mooncake sub-agent rows join their parent's family, spawned after that turn") {
   Config config;
   config.load.mode = LoadMode::kTrace;
-  const auto all = parse_rows(kFamily, config);
+  const auto all = parse_family_rows(kFamily, config);
   REQUIRE(all.size() == 2);  // the family of a, and z
   const proto::Conversation& lead = all[0];
   CHECK(lead.conversation_id == "a");
@@ -80,15 +80,16 @@ TEST_CASE("mooncake sub-agent rows join their parent's family, spawned after tha
 }
 
 TEST_CASE("mooncake sub-agents leave the lead's own text and draws as they were") {
-  const auto with = parse_rows(kFamily);
-  const auto without = parse_rows(R"({"session_id": "a", "input_length": 8, "output_length": 3})"
-                                  "\n"
-                                  R"({"session_id": "z", "input_length": 4})"
-                                  "\n"
-                                  R"({"session_id": "a", "delay": 100, "input_length": 5})"
-                                  "\n"
-                                  R"({"session_id": "a", "delay": 10, "input_length": 3})"
-                                  "\n");
+  const auto with = parse_family_rows(kFamily);
+  const auto without =
+      parse_family_rows(R"({"session_id": "a", "input_length": 8, "output_length": 3})"
+                        "\n"
+                        R"({"session_id": "z", "input_length": 4})"
+                        "\n"
+                        R"({"session_id": "a", "delay": 100, "input_length": 5})"
+                        "\n"
+                        R"({"session_id": "a", "delay": 10, "input_length": 3})"
+                        "\n");
   REQUIRE(with.size() == without.size());
   for (size_t k = 0; k < 3; ++k) {
     CHECK(with[0].turns[k].user_text == without[0].turns[k].user_text);
@@ -101,7 +102,7 @@ TEST_CASE("mooncake dataset.conversations counts families, sub-agents come with 
   Config config;
   config.dataset.conversations = 1;
   config.dataset.conversations_set = true;
-  const auto first = parse_rows(kFamily, config);
+  const auto first = parse_family_rows(kFamily, config);
   REQUIRE(first.size() == 1);
   CHECK(first[0].subagents.size() == 3);
 }
@@ -109,47 +110,50 @@ TEST_CASE("mooncake dataset.conversations counts families, sub-agents come with 
 TEST_CASE("mooncake sub-agent links that cannot run are errors naming the line and key") {
   const std::string lead = R"({"session_id": "a", "input_length": 4})"
                            "\n";
-  CHECK(rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "x", )"
-                             R"("spawn_after_turn": 1, "input_length": 4})"
-                             "\n") ==
+  CHECK(family_rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "x", )"
+                                    R"("spawn_after_turn": 1, "input_length": 4})"
+                                    "\n") ==
         "fam.jsonl:2: parent_session_id: \"x\" is no earlier session of the file (a sub-agent's "
         "parent's rows come first)");
-  CHECK(rows_error_of(R"({"session_id": "b", "parent_session_id": "a", "spawn_after_turn": 1, )"
-                      R"("input_length": 4})"
-                      "\n" +
-                      lead)
+  CHECK(family_rows_error_of(
+            R"({"session_id": "b", "parent_session_id": "a", "spawn_after_turn": 1, )"
+            R"("input_length": 4})"
+            "\n" +
+            lead)
             .find("fam.jsonl:1: parent_session_id: \"a\" is no earlier session") == 0);
-  CHECK(rows_error_of(lead + R"({"session_id": "a", "parent_session_id": "q", )"
-                             R"("spawn_after_turn": 1, "input_length": 4})"
-                             "\n") ==
+  CHECK(family_rows_error_of(lead + R"({"session_id": "a", "parent_session_id": "q", )"
+                                    R"("spawn_after_turn": 1, "input_length": 4})"
+                                    "\n") ==
         "fam.jsonl:2: parent_session_id: only allowed on a session's first row (line 1)");
-  CHECK(rows_error_of(lead + R"({"session_id": "b", "spawn_after_turn": 1, "input_length": 4})"
+  CHECK(family_rows_error_of(lead +
+                             R"({"session_id": "b", "spawn_after_turn": 1, "input_length": 4})"
                              "\n") ==
         "fam.jsonl:2: spawn_after_turn: only allowed with \"parent_session_id\"");
-  CHECK(rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "a", "input_length": 4})"
+  CHECK(family_rows_error_of(lead +
+                             R"({"session_id": "b", "parent_session_id": "a", "input_length": 4})"
                              "\n") ==
         "fam.jsonl:2: parent_session_id: needs \"spawn_after_turn\": after which of the "
         "parent's turns it starts");
-  CHECK(rows_error_of(lead + R"({"parent_session_id": "a", "spawn_after_turn": 1, )"
-                             R"("input_length": 4})"
-                             "\n") ==
+  CHECK(family_rows_error_of(lead + R"({"parent_session_id": "a", "spawn_after_turn": 1, )"
+                                    R"("input_length": 4})"
+                                    "\n") ==
         "fam.jsonl:2: parent_session_id: needs \"session_id\": the sub-agent's own session");
-  CHECK(rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "b", )"
-                             R"("spawn_after_turn": 1, "input_length": 4})"
-                             "\n") ==
+  CHECK(family_rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "b", )"
+                                    R"("spawn_after_turn": 1, "input_length": 4})"
+                                    "\n") ==
         "fam.jsonl:2: parent_session_id: names the row's own session");
-  CHECK(rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "a", )"
-                             R"("spawn_after_turn": 1, "timestamp": 3, "input_length": 4})"
-                             "\n") ==
+  CHECK(family_rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "a", )"
+                                    R"("spawn_after_turn": 1, "timestamp": 3, "input_length": 4})"
+                                    "\n") ==
         "fam.jsonl:2: timestamp: not allowed on a sub-agent's row: it starts when its parent's "
         "turn spawn_after_turn has ended");
-  CHECK(rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "a", )"
-                             R"("spawn_after_turn": 0, "input_length": 4})"
-                             "\n") == "fam.jsonl:2: spawn_after_turn: must be >= 1, got 0");
+  CHECK(family_rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "a", )"
+                                    R"("spawn_after_turn": 0, "input_length": 4})"
+                                    "\n") == "fam.jsonl:2: spawn_after_turn: must be >= 1, got 0");
   // Checked once the parent's rows are all read: a has one row (turn).
-  CHECK(rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "a", )"
-                             R"("spawn_after_turn": 2, "input_length": 4})"
-                             "\n") ==
+  CHECK(family_rows_error_of(lead + R"({"session_id": "b", "parent_session_id": "a", )"
+                                    R"("spawn_after_turn": 2, "input_length": 4})"
+                                    "\n") ==
         "fam.jsonl:2: spawn_after_turn: 2 but the parent session (line 1) has 1 row(s), one per "
         "turn");
 }
