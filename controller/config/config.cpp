@@ -375,7 +375,10 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   if (!d.path) src.fail_at(s.path("type"), s.path("path"), "required when dataset.type is " + type);
   std::error_code ec;
   if (!fs::exists(*d.path, ec)) s.check(false, "path", "file '" + *d.path + "' does not exist");
-  s.check(!fs::is_directory(*d.path, ec), "path", "'" + *d.path + "' is a folder, not a file");
+  // A trace may be a folder of files: the segments Dynamo's file sink rolls.
+  const bool folders = d.type == DatasetType::kDynamoTrace;
+  s.check(folders || !fs::is_directory(*d.path, ec), "path",
+          "'" + *d.path + "' is a folder, not a file");
 }
 
 void read_load(const Section& top, LoadConfig& l) {
