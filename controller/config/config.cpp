@@ -375,8 +375,10 @@ void read_dataset(const Section& top, DatasetConfig& d) {
   if (!d.path) src.fail_at(s.path("type"), s.path("path"), "required when dataset.type is " + type);
   std::error_code ec;
   if (!fs::exists(*d.path, ec)) s.check(false, "path", "file '" + *d.path + "' does not exist");
-  // A folder of Weka traces is one dataset (every *.json in it); other types read one file.
-  s.check(d.type == DatasetType::kWekaTrace || !fs::is_directory(*d.path, ec), "path",
+  // A trace may be a folder of files: the segments Dynamo's file sink rolls, or Weka's traces
+  // (every *.json in it, one session each).
+  const bool folders = d.type == DatasetType::kDynamoTrace || d.type == DatasetType::kWekaTrace;
+  s.check(folders || !fs::is_directory(*d.path, ec), "path",
           "'" + *d.path + "' is a folder, not a file");
 }
 

@@ -2,12 +2,10 @@
 
 #include <rapidjson/stringbuffer.h>
 #include <rapidjson/writer.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
-#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <optional>
@@ -17,6 +15,7 @@
 #include "common/log.hpp"
 #include "controller/dataset/jsonl_reader.hpp"
 #include "controller/dataset/mooncake.hpp"
+#include "controller/dataset/trace_rows.hpp"
 
 namespace convoy::controller {
 
@@ -38,7 +37,8 @@ struct TraceRequest {
 struct TraceSession {
   std::string id;
   int64_t first_received_ms = 0;
-  bool child = false;  // agent_context.parent_session_id was set
+  std::string parent;  // agent_context.parent_session_id ("": a lead)
+  int64_t line = 0;    // its first record
 };
 
 std::string trace_line(const std::string& source, int64_t line) {
@@ -86,7 +86,7 @@ TraceInput read_input(const Fields& request, const JsonlReader& reader) {
 
 // Reads the checked fields of a request_end record; `session` gets its session id ("": none).
 TraceRequest read_request(const Fields& record, const JsonlReader& reader, std::string& session,
-                          bool& child, TraceInput* input) {
+                          std::string& parent, TraceInput* input) {
   const auto* value = record.get("request");
   if (value == nullptr || !value->IsObject()) {
     record.fail("request", "a request_end record needs its \"request\" object");
@@ -120,15 +120,28 @@ TraceRequest read_request(const Fields& record, const JsonlReader& reader, std::
   if (input != nullptr) *input = read_input(request, reader);
   (void)request.integer("output_tokens", 0);
   session.clear();
-  child = false;
+  parent.clear();
   if (const auto* agent = record.get("agent_context")) {
     if (!agent->IsObject()) record.fail("agent_context", "expected an object");
     const Fields context(*agent, reader, "agent_context.");
     session = context.id("session_id").value_or("");
-    child = context.id("parent_session_id").has_value();
+    parent = context.id("parent_session_id").value_or("");
   }
   if (session.empty()) session = *request.id("request_id");
+  if (parent == session) parent.clear();  // a session is not its own sub-agent
   return out;
+}
+
+// The record a line holds: the line itself, or the "event" of the envelope Dynamo's file sink
+// writes around each record ({"timestamp": ms since the sink started, "event": {record}}).
+const rapidjson::Value& record_of(const rapidjson::Document& row, const JsonlReader& reader) {
+  if (row.HasMember("schema")) return row;
+  const auto event = row.FindMember("event");
+  if (event == row.MemberEnd()) return row;
+  if (!event->value.IsObject()) {
+    reader.fail("event: expected an object (the record inside the file sink's envelope)");
+  }
+  return event->value;
 }
 
 // "request_end": a request; the others are not requests. Fails on another schema or event.
@@ -151,32 +164,6 @@ bool is_request(const Fields& record) {
                                 "request_payload");
 }
 
-// One Mooncake row: the session's first request carries its timestamp, a later one its delay.
-std::string mooncake_row(const std::string& session, const TraceInput& input,
-                         std::optional<int64_t> output_tokens, bool first, int64_t time_ms) {
-  rapidjson::StringBuffer buffer;
-  rapidjson::Writer<rapidjson::StringBuffer> w(buffer);
-  w.StartObject();
-  w.Key("session_id");
-  w.String(session.c_str(), static_cast<rapidjson::SizeType>(session.size()));
-  w.Key(first ? "timestamp" : "delay");
-  w.Int64(time_ms);
-  w.Key("input_length");
-  w.Int64(input.length);
-  if (!input.hashes.empty()) {
-    w.Key("hash_ids");
-    w.StartArray();
-    for (const uint64_t h : input.hashes) w.Uint64(h);
-    w.EndArray();
-  }
-  if (output_tokens) {
-    w.Key("output_length");
-    w.Int64(std::max<int64_t>(1, *output_tokens));  // a request that generated nothing: 1
-  }
-  w.EndObject();
-  return std::string(buffer.GetString(), buffer.GetSize()) + "\n";
-}
-
 }  // namespace
 
 namespace {
@@ -191,15 +178,15 @@ DynamoTraceStats collect_requests(std::istream& in, const std::string& source,
   JsonlReader reader(in, source);
   rapidjson::Document row;
   std::string session;
-  bool child = false;
+  std::string parent;
   TraceInput input;
   while (reader.next(row)) {
-    const Fields record(row, reader);
+    const Fields record(record_of(row, reader), reader);
     if (!is_request(record)) {
       ++stats.other_records;
       continue;
     }
-    TraceRequest request = read_request(record, reader, session, child, &input);
+    TraceRequest request = read_request(record, reader, session, parent, &input);
     if (input.block_tokens != 0 && !input.hashes.empty()) {
       if (stats.block_tokens != 0 && stats.block_tokens != input.block_tokens) {
         throw ConfigError(trace_line(source, reader.line()) +
@@ -211,19 +198,66 @@ DynamoTraceStats collect_requests(std::istream& in, const std::string& source,
       block_line = reader.line();
     }
     const auto [it, added] = session_index.emplace(session, static_cast<uint32_t>(sessions.size()));
-    if (added) sessions.push_back({session, request.received_ms, child});
+    if (added) sessions.push_back({session, request.received_ms, parent, reader.line()});
     TraceSession& s = sessions[it->second];
     s.first_received_ms = std::min(s.first_received_ms, request.received_ms);
-    s.child = s.child || child;
+    if (s.parent.empty()) s.parent = parent;
     request.session = it->second;
     requests.push_back(request);
   }
   if (requests.empty()) throw ConfigError(source + ": the trace has no request_end records");
   stats.requests = requests.size();
   stats.sessions = sessions.size();
-  for (const auto& s : sessions) stats.child_sessions += s.child ? 1 : 0;
+  for (const auto& s : sessions) stats.child_sessions += s.parent.empty() ? 0 : 1;
   if (stats.block_tokens == 0) stats.block_tokens = kMooncakeBlockTokens;
   return stats;
+}
+
+// The turn of its parent after which a child session starts: the parent's requests that had
+// ended when the child's first request arrived (else those received before it); 0 when the
+// parent sent none before the child, or is not in the trace: the child then runs on its own.
+// `parent` is the parent session's requests in `requests` (sorted by receipt).
+uint32_t spawn_turn(const TraceSession& child, const std::vector<TraceRequest>& requests,
+                    std::pair<size_t, size_t> parent) {
+  const int64_t t = child.first_received_ms;
+  uint32_t ended = 0;
+  uint32_t received = 0;
+  for (size_t i = parent.first; i < parent.second; ++i) {
+    if (requests[i].received_ms >= t) break;
+    ++received;
+    if (requests[i].end_ms <= t) ended = received;
+  }
+  return ended > 0 ? ended : received;
+}
+
+// Each session's requests in `requests`, sorted by session first receipt then receipt.
+std::vector<std::pair<size_t, size_t>> session_ranges(const std::vector<TraceRequest>& requests,
+                                                      size_t sessions) {
+  std::vector<std::pair<size_t, size_t>> ranges(sessions, {0, 0});
+  for (size_t i = 0; i < requests.size(); ++i) {
+    auto& range = ranges[requests[i].session];
+    if (i == 0 || requests[i - 1].session != requests[i].session) range.first = i;
+    range.second = i + 1;
+  }
+  return ranges;
+}
+
+// Sub-agents: for every session naming a parent in the trace, the parent's session index and
+// the turn it starts after (0: runs on its own).
+std::vector<std::pair<uint32_t, uint32_t>> spawn_points(
+    const std::vector<TraceRequest>& requests, const std::vector<TraceSession>& sessions,
+    const std::vector<std::pair<size_t, size_t>>& ranges) {
+  std::unordered_map<std::string, uint32_t> index_of;
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    index_of.emplace(sessions[i].id, static_cast<uint32_t>(i));
+  }
+  std::vector<std::pair<uint32_t, uint32_t>> spawns(sessions.size(), {0, 0});
+  for (size_t i = 0; i < sessions.size(); ++i) {
+    const auto parent = index_of.find(sessions[i].parent);
+    if (sessions[i].parent.empty() || parent == index_of.end()) continue;
+    spawns[i] = {parent->second, spawn_turn(sessions[i], requests, ranges[parent->second])};
+  }
+  return spawns;
 }
 
 // The second pass: each request read back by its offset and written as a Mooncake row.
@@ -231,7 +265,7 @@ DynamoTraceStats map_dynamo_trace_rows(std::istream& in, const std::string& sour
                                        const RowSource& rows, std::ostream& out) {
   std::vector<TraceRequest> requests;
   std::vector<TraceSession> sessions;
-  const DynamoTraceStats stats = collect_requests(in, source, requests, sessions);
+  DynamoTraceStats stats = collect_requests(in, source, requests, sessions);
   // Sessions by their first receipt (file order on ties), requests by receipt within each.
   std::stable_sort(requests.begin(), requests.end(),
                    [&](const TraceRequest& a, const TraceRequest& b) {
@@ -243,78 +277,87 @@ DynamoTraceStats map_dynamo_trace_rows(std::istream& in, const std::string& sour
                      if (a.session != b.session) return a.session < b.session;
                      return a.received_ms < b.received_ms;
                    });
+  const auto spawns = spawn_points(requests, sessions, session_ranges(requests, sessions.size()));
   std::string session;
-  bool child = false;
+  std::string parent;
   TraceInput input;
+  TraceRow previous;
   for (size_t i = 0; i < requests.size(); ++i) {
     const TraceRequest& r = requests[i];
     const JsonlReader reader(source, r.offset);
     rapidjson::Document row;
     reader.parse_back(rows.line_at(r.offset), row);
-    const Fields record(row, reader);
-    (void)read_request(record, reader, session, child, &input);
-    const Fields request(row["request"], reader, "request.");
-    const auto output = request.integer("output_tokens", 0);
-    const bool first = i == 0 || requests[i - 1].session != r.session;
-    int64_t time_ms = r.received_ms;
-    if (!first) {
+    const rapidjson::Value& value = record_of(row, reader);
+    const Fields record(value, reader);
+    (void)read_request(record, reader, session, parent, &input);
+    const Fields request(value["request"], reader, "request.");
+    TraceRow mapped;
+    mapped.session = sessions[r.session].id;
+    mapped.first = i == 0 || requests[i - 1].session != r.session;
+    mapped.output_length = request.integer("output_tokens", 0);
+    mapped.input_length = input.length;
+    mapped.hash_ids = std::move(input.hashes);
+    mapped.time_ms = static_cast<double>(r.received_ms);
+    if (mapped.first && spawns[r.session].second > 0) {
+      mapped.parent_session = sessions[spawns[r.session].first].id;
+      mapped.spawn_after_turn = spawns[r.session].second;
+      ++stats.subagent_sessions;
+    } else if (!mapped.first) {
       // Think time: from the previous request's end to this one's receipt (tool calls and the
       // agent's own work); overlapping requests of one session are sent back to back.
-      time_ms = std::max<int64_t>(0, r.received_ms - requests[i - 1].end_ms);
-      if (static_cast<double>(time_ms) > kMaxDelayMs) {
+      const int64_t gap = std::max<int64_t>(0, r.received_ms - requests[i - 1].end_ms);
+      if (static_cast<double>(gap) > kMaxDelayMs) {
         throw ConfigError(trace_line(source, r.line) +
-                          "request.request_received_ms: " + std::to_string(time_ms) +
+                          "request.request_received_ms: " + std::to_string(gap) +
                           " ms after the end of the session's previous request (line " +
                           std::to_string(requests[i - 1].line) +
                           "), more than a think time may be (1e9 ms, about 11.6 days)");
       }
+      mapped.time_ms = static_cast<double>(gap);
+      // The request carried the session's whole context; convoy sends the history itself.
+      const NewInput added =
+          new_input_tokens(input.length, previous.input_length, previous.output_length.value_or(0));
+      stats.not_extending += added.extends ? 0 : 1;
+      mapped.input_length = added.tokens;
+      mapped.hash_ids.clear();
     }
-    out << mooncake_row(sessions[r.session].id, input, output, first, time_ms);
+    out << mooncake_row_json(mapped);
+    previous.input_length = input.length;  // the whole context, not what was sent
+    previous.output_length = mapped.output_length;
   }
   return stats;
 }
 
-// A file removed when this goes out of scope (an open reader keeps its bytes readable).
-struct TempFile {
-  std::string path;
-  ~TempFile() {
-    std::error_code ec;
-    if (!path.empty()) std::filesystem::remove(path, ec);
-  }
-};
-
 std::string describe(const DynamoTraceStats& s) {
   return std::to_string(s.requests) + " request_end records in " + std::to_string(s.sessions) +
-         " sessions (" + std::to_string(s.child_sessions) +
-         " with a parent session, replayed on their own), " + std::to_string(s.other_records) +
-         " other records skipped, blocks of " + std::to_string(s.block_tokens) + " tokens";
+         " sessions (" + std::to_string(s.child_sessions) + " with a parent session, " +
+         std::to_string(s.subagent_sessions) + " of them replayed as sub-agents), " +
+         std::to_string(s.not_extending) +
+         " requests that did not extend their session's context (sent as 1 new token), " +
+         std::to_string(s.other_records) + " other records skipped, blocks of " +
+         std::to_string(s.block_tokens) + " tokens";
 }
 
 }  // namespace
 
 std::unique_ptr<Dataset> open_dynamo_trace(const std::string& path, const Config& config,
                                            const Corpus& corpus) {
-  auto rows = open_row_file(path);
-  std::ifstream in(path, std::ios::binary);
+  const TraceText text(path);
+  auto rows = open_row_file(text.plain_path());
+  std::ifstream in(text.plain_path(), std::ios::binary);
   if (!in) throw ConfigError(path + ": cannot open dataset.path");
-  TempFile mapped;
-  std::string name = (std::filesystem::temp_directory_path() / "convoy-dynamo-XXXXXX").string();
-  const int fd = mkstemp(name.data());
-  if (fd < 0) throw std::runtime_error("cannot create a temporary file for " + path);
-  ::close(fd);
-  mapped.path = name;
-  DynamoTraceStats stats;
-  {
-    std::ofstream out(mapped.path, std::ios::binary | std::ios::trunc);
-    stats = map_dynamo_trace_rows(in, path, *rows, out);
-    out.flush();
-    if (!out) throw std::runtime_error("cannot write the temporary file " + mapped.path);
+  try {
+    return index_trace_rows(
+        path,
+        [&](std::ostream& out) {
+          const DynamoTraceStats stats = map_dynamo_trace_rows(in, path, *rows, out);
+          log_info("dataset ", path, ": ", describe(stats));
+          return stats.block_tokens;
+        },
+        config, corpus);
+  } catch (const ConfigError& e) {
+    throw ConfigError(text.locate(e.what()));
   }
-  log_info("dataset ", path, ": ", describe(stats));
-  auto mooncake_rows = open_row_file(mapped.path);
-  std::ifstream again(mapped.path, std::ios::binary);
-  return index_mooncake_trace(again, path + " (as Mooncake rows)", std::move(mooncake_rows), config,
-                              corpus, stats.block_tokens);
 }
 
 DynamoTraceStats map_dynamo_trace(std::istream& in, const std::string& source, std::ostream& out) {

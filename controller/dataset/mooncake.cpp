@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "common/duration.hpp"
+#include "controller/config/limits.hpp"
 #include "controller/dataset/jsonl_reader.hpp"
 #include "controller/dataset/rng.hpp"
 #include "controller/dataset/trace_replay.hpp"
@@ -30,11 +31,40 @@ struct MooncakeRow {
   PromptSpec spec;
   std::optional<double> timestamp_ms;
   std::optional<std::string> session;
+  std::optional<std::string> parent;  // parent_session_id: a sub-agent's first row
+  uint32_t spawn_after_turn = 0;      // with parent: 1 .. the parent's rows
 };
+
+// A sub-agent's own keys on its session's first row (convoy's, not Mooncake's: the agent-trace
+// mappings write them). They need each other and session_id; a timestamp does not apply.
+void parse_subagent_keys(const Fields& fields, MooncakeRow& row) {
+  row.parent = fields.id("parent_session_id");
+  const auto spawn = fields.integer("spawn_after_turn", 1, std::numeric_limits<uint32_t>::max(),
+                                    "a turn number has 32 bits");
+  if (!row.parent && !spawn) return;
+  if (!row.parent) fields.fail("spawn_after_turn", "only allowed with \"parent_session_id\"");
+  if (!spawn) {
+    fields.fail("parent_session_id",
+                "needs \"spawn_after_turn\": after which of the parent's turns it starts");
+  }
+  if (!row.session) {
+    fields.fail("parent_session_id", "needs \"session_id\": the sub-agent's own session");
+  }
+  if (*row.parent == *row.session) {
+    fields.fail("parent_session_id", "names the row's own session");
+  }
+  if (row.timestamp_ms) {
+    fields.fail("timestamp",
+                "not allowed on a sub-agent's row: it starts when its parent's turn "
+                "spawn_after_turn has ended");
+  }
+  row.spawn_after_turn = static_cast<uint32_t>(*spawn);
+}
 
 MooncakeRow parse_row(const Fields& fields, int64_t block_tokens) {
   fields.allow_only({"timestamp", "input_length", "text_input", "messages", "output_length",
-                     "hash_ids", "session_id", "delay", "extra"});
+                     "hash_ids", "session_id", "delay", "extra", "parent_session_id",
+                     "spawn_after_turn"});
   MooncakeRow row;
   proto::Turn& turn = row.turn;
   PromptSpec& spec = row.spec;
@@ -74,14 +104,15 @@ MooncakeRow parse_row(const Fields& fields, int64_t block_tokens) {
   row.timestamp_ms = fields.number("timestamp", 0, kMaxTimestampMs,
                                    "a finite number of milliseconds; Unix-epoch ms fit");
   row.session = fields.id("session_id");
+  parse_subagent_keys(fields, row);
   return row;
 }
 
 // Blocks for the hash ids (the last one cut to what input_length leaves), then seeded prose for
 // tokens beyond the blocks. Without hash ids the text starts with a tag naming the conversation
 // and turn, so unrelated rows never share a prefix by accident.
-std::string build_prompt(const PromptSpec& spec, uint64_t seed, uint64_t index, uint64_t turn,
-                         const Corpus& corpus, int64_t block_tokens) {
+std::string build_prompt(const PromptSpec& spec, uint64_t seed, uint64_t index, uint64_t member,
+                         uint64_t turn, const Corpus& corpus, int64_t block_tokens) {
   const size_t total_bytes = bytes_for_tokens(spec.input_length);
   std::string text;
   text.reserve(total_bytes);
@@ -91,10 +122,12 @@ std::string build_prompt(const PromptSpec& spec, uint64_t seed, uint64_t index, 
     text.append(block, 0, std::min(room, block.size()));
   }
   if (spec.hash_ids.empty()) {
-    text = "[c" + std::to_string(index) + "t" + std::to_string(turn) + "] ";
+    text = "[c" + std::to_string(index) + (member == 0 ? "" : "s" + std::to_string(member)) + "t" +
+           std::to_string(turn) + "] ";
   }
   if (text.size() < total_bytes) {
-    Rng rng(seed, index, turn, Stream::kText);
+    // A sub-agent's prose on streams of its own: member 0 (the lead) keeps the lead's draws.
+    Rng rng(seed, index, (member << 32) | turn, Stream::kText);
     corpus.append_excerpt(text, rng.next_u64(), total_bytes - text.size());
   }
   return text;
@@ -114,6 +147,34 @@ std::string mooncake_block_text(uint64_t seed, uint64_t hash_id, const Corpus& c
 }
 
 namespace {
+
+// One session of a family as its rows are read back: member 0 is the lead, a sub-agent's parent
+// comes before it (the index checked that the parent's session is earlier in the file).
+struct Member {
+  std::string session;
+  int32_t parent = 0;  // member index of the parent (sub-agents only)
+  uint32_t spawn_after_turn = 0;
+  std::vector<proto::Turn> turns;
+  std::vector<PromptSpec> prompts;
+};
+
+// The member `row` belongs to, added when its session is new; `index_of` maps a session to its
+// member.
+Member& member_of(std::vector<Member>& members, std::unordered_map<std::string, size_t>& index_of,
+                  const MooncakeRow& row) {
+  if (row.session) {
+    if (auto it = index_of.find(*row.session); it != index_of.end()) return members[it->second];
+    index_of.emplace(*row.session, members.size());
+  }
+  Member member;
+  member.session = row.session.value_or("");
+  if (row.parent) {
+    member.parent = static_cast<int32_t>(index_of.at(*row.parent));
+    member.spawn_after_turn = row.spawn_after_turn;
+  }
+  members.push_back(std::move(member));
+  return members.back();
+}
 
 class MooncakeDataset final : public Dataset {
  public:
@@ -137,28 +198,43 @@ class MooncakeDataset final : public Dataset {
   }
 
   proto::Conversation conversation(uint64_t index) const override {
-    proto::Conversation conversation;
-    std::vector<PromptSpec> prompts;
+    std::vector<Member> members;
+    std::unordered_map<std::string, size_t> index_of;
     for (uint64_t r = first_row_.at(index); r < first_row_.at(index + 1); ++r) {
       const JsonlReader reader(source_, row_offsets_[r]);
       rapidjson::Document document;
       reader.parse_back(rows_->line_at(row_offsets_[r]), document);
       MooncakeRow row = parse_row(Fields(document, reader), block_tokens_);
-      if (r == first_row_[index]) conversation.conversation_id = row.session.value_or("");
+      Member& member = member_of(members, index_of, row);
       if (!start_ns_.empty() && row.turn.delay_ms != kUnsetDelayMs) {
         row.turn.delay_ms = replay_.delay_ms(row.turn.delay_ms);  // load.trace's speedup
       }
-      conversation.turns.push_back(std::move(row.turn));
-      prompts.push_back(std::move(row.spec));
+      member.turns.push_back(std::move(row.turn));
+      member.prompts.push_back(std::move(row.spec));
     }
-    for (size_t k = 0; k < prompts.size(); ++k) {
-      if (prompts[k].input_length > 0) {
-        conversation.turns[k].user_text =
-            build_prompt(prompts[k], config_.seed, index, k, corpus_, block_tokens_);
+    for (size_t m = 0; m < members.size(); ++m) {
+      Member& member = members[m];
+      for (size_t k = 0; k < member.prompts.size(); ++k) {
+        if (member.prompts[k].input_length > 0) {
+          member.turns[k].user_text =
+              build_prompt(member.prompts[k], config_.seed, index, m, k, corpus_, block_tokens_);
+        }
       }
     }
+    proto::Conversation conversation;
+    conversation.conversation_id = std::move(members[0].session);
+    conversation.turns = std::move(members[0].turns);
     conversation.start_ns = start_ns(index);
     finish_file_conversation(conversation, index, config_, corpus_);
+    for (size_t m = 1; m < members.size(); ++m) {
+      proto::SubAgent subagent;
+      subagent.conversation_id = std::move(members[m].session);
+      subagent.parent = members[m].parent - 1;  // the lead is -1, member m is subagents[m - 1]
+      subagent.spawn_after_turn = members[m].spawn_after_turn;
+      subagent.turns = std::move(members[m].turns);
+      finish_file_subagent(subagent, index, m - 1, conversation.conversation_id, config_, corpus_);
+      conversation.subagents.push_back(std::move(subagent));
+    }
     return conversation;
   }
 
@@ -276,6 +352,82 @@ class ConversationStarts {
   std::optional<Start> last_kept_;
 };
 
+// Which family (conversation slot) each row belongs to: a session's rows share one, and a
+// session whose first row names parent_session_id joins its parent's. Sessions are keyed by their
+// id's hash (two 64-bit hashes; the ids themselves are not kept).
+class FamilyIndex {
+ public:
+  struct Placed {
+    uint64_t slot = 0;
+    bool new_family = false;  // the row opens a conversation (a lead, or a row without session)
+    bool new_member = false;  // the row opens a sub-agent of an earlier family
+  };
+
+  // `next_slot` is the slot a new family gets.
+  Placed place(const MooncakeRow& row, const Fields& fields, int64_t line, uint64_t next_slot) {
+    if (!row.session) return Placed{next_slot, true, false};
+    const IdHash id = hash_id(*row.session);
+    if (auto it = sessions_.find(id); it != sessions_.end()) {
+      if (row.parent) {
+        fields.fail("parent_session_id", "only allowed on a session's first row (line " +
+                                             std::to_string(it->second.line) + ")");
+      }
+      ++it->second.rows;
+      return Placed{it->second.slot, false, false};
+    }
+    if (!row.parent) {
+      sessions_.emplace(id, Session{next_slot, line, 1});
+      subagents_.push_back(0);
+      return Placed{next_slot, true, false};
+    }
+    const auto parent = sessions_.find(hash_id(*row.parent));
+    if (parent == sessions_.end()) {
+      fields.fail("parent_session_id", "\"" + *row.parent +
+                                           "\" is no earlier session of the file (a sub-agent's "
+                                           "parent's rows come first)");
+    }
+    const uint64_t slot = parent->second.slot;
+    if (static_cast<double>(++subagents_[slot]) > limits::kMaxSubagents) {
+      fields.fail("parent_session_id",
+                  "its family has more than " +
+                      std::to_string(static_cast<int64_t>(limits::kMaxSubagents)) +
+                      " sub-agents (a family runs on one worker; split it)");
+    }
+    spawns_.push_back(Spawn{line, parent->second.line, parent->first, row.spawn_after_turn});
+    sessions_.emplace(id, Session{slot, line, 1});
+    return Placed{slot, false, true};
+  }
+
+  // After the pass: each sub-agent's spawn_after_turn names a turn its parent has.
+  void check_spawns(const std::string& source) const {
+    for (const Spawn& spawn : spawns_) {
+      const uint64_t rows = sessions_.at(spawn.parent).rows;
+      if (spawn.after_turn > rows) {
+        throw ConfigError(source + ":" + std::to_string(spawn.line) +
+                          ": spawn_after_turn: " + std::to_string(spawn.after_turn) +
+                          " but the parent session (line " + std::to_string(spawn.parent_line) +
+                          ") has " + std::to_string(rows) + " row(s), one per turn");
+      }
+    }
+  }
+
+ private:
+  struct Session {
+    uint64_t slot;
+    int64_t line;   // its first row
+    uint64_t rows;  // its turns so far
+  };
+  struct Spawn {
+    int64_t line;         // the sub-agent's first row
+    int64_t parent_line;  // the parent's first row
+    IdHash parent;
+    uint32_t after_turn;
+  };
+  std::unordered_map<IdHash, Session, IdHashHasher> sessions_;
+  std::vector<uint64_t> subagents_;  // per family slot
+  std::vector<Spawn> spawns_;
+};
+
 // The kept rows' offsets grouped by conversation, file order within each (a counting sort).
 // Sets first_row: conversation i's rows are [first_row[i], first_row[i + 1]).
 std::vector<uint64_t> group_rows(const std::vector<RowRef>& kept_rows, uint64_t kept,
@@ -299,7 +451,7 @@ std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::strin
   ConversationStarts starts(config, file_conversation_limit(config));
   std::vector<RowRef> kept_rows;     // rows of kept conversations, file order
   std::vector<uint64_t> wire_bytes;  // per conversation: its Assign entry so far
-  std::unordered_map<IdHash, uint64_t, IdHashHasher> by_session;
+  FamilyIndex families;
   // The ids are set later: a correlation id is 36 bytes, a default id "conv-<index>" < 32.
   const uint64_t fresh_bytes = wire_bytes_bound(proto::Conversation{}, 36 + 32);
 
@@ -308,13 +460,14 @@ std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::strin
   while (reader.next(document)) {
     const Fields fields(document, reader);
     const MooncakeRow row = parse_row(fields, block_tokens);
-    uint64_t slot = wire_bytes.size();
-    if (row.session) {
-      slot = by_session.emplace(hash_id(*row.session), slot).first->second;
-    }
-    if (slot == wire_bytes.size()) {
+    const FamilyIndex::Placed placed =
+        families.place(row, fields, reader.line(), wire_bytes.size());
+    const uint64_t slot = placed.slot;
+    if (placed.new_family) {
       starts.add(row, fields, reader.line());
       wire_bytes.push_back(fresh_bytes + (row.session ? row.session->size() : 0));
+    } else if (placed.new_member) {
+      wire_bytes[slot] += subagent_wire_bytes_bound(proto::SubAgent{}) + 36 + row.session->size();
     }
     // What this row adds on the wire: its turn, the prompt still to be generated, and (history:
     // recorded) a reply (counted for every row: a session's last row is not known yet).
@@ -328,10 +481,12 @@ std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::strin
     wire_bytes[slot] +=
         turn_wire_bytes_bound(row.turn) + bytes_for_tokens(row.spec.input_length) + reply;
     if (wire_bytes[slot] > kMaxConversationWireBytes) {
-      fields.fail(row.session ? "session_id" : "input_length",
-                  "the conversation reaches " + describe_bytes(wire_bytes[slot]) +
-                      " on the wire with this row, more than one conversation may be (" +
-                      describe_bytes(kMaxConversationWireBytes) + ")");
+      fields.fail(
+          row.session ? "session_id" : "input_length",
+          "the conversation reaches " + describe_bytes(wire_bytes[slot]) +
+              " on the wire with this row, more than one conversation may be (" +
+              describe_bytes(kMaxConversationWireBytes) + ")" +
+              (placed.new_family ? "" : " (with its sub-agents: a family crosses in one piece)"));
     }
     if (const uint64_t kept = starts.kept_of(slot); kept != kDroppedConversation) {
       kept_rows.push_back(RowRef{reader.offset(), kept});
@@ -339,8 +494,9 @@ std::unique_ptr<Dataset> index_mooncake_trace(std::istream& in, const std::strin
   }
   if (wire_bytes.empty()) throw ConfigError(source + ": the trace has no rows");
   if (auto why = starts.empty_window(source)) throw ConfigError(*why);
+  families.check_spawns(source);
   wire_bytes = {};
-  by_session = {};
+  families = {};
 
   std::vector<int64_t> start_ns = starts.starts_ns(source);
   std::vector<uint64_t> first_row;

@@ -3,6 +3,10 @@
 //   {"timestamp": ms, "input_length": N, "output_length": M, "hash_ids": [..],
 //    "session_id": "...", "delay": ms}
 //
+// convoy's own keys on a session's first row, "parent_session_id" (an earlier session) and
+// "spawn_after_turn" (1 .. the parent's rows), make the session a sub-agent in its parent's
+// family: the dynamo_trace and weka_trace mappings write them (trace_rows.hpp).
+//
 // Each hash id stands for one block of kMooncakeBlockTokens tokens whose text depends only on
 // (seed, id): equal ids give equal text, so equal id prefixes give equal prompt prefixes and a
 // server's prefix cache behaves as it did when the trace was recorded.

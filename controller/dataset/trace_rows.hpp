@@ -50,6 +50,42 @@ struct NewInput {
 };
 NewInput new_input_tokens(int64_t input, int64_t previous_input, int64_t previous_output);
 
+// A file removed when this goes out of scope (an open reader keeps its bytes readable).
+class TempFile {
+ public:
+  explicit TempFile(const std::string& prefix);  // creates an empty file under the temp folder
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  ~TempFile();
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// A trace as one plain text file. `path` may be a plain file, a gzip-compressed one (gzip's magic
+// bytes, whatever its name: Dynamo's file sink writes trace.000000.jsonl.gz), or a folder: its
+// *.jsonl and *.jsonl.gz files in name order, one after another, as the sink rolls them.
+// Compressed or several files are decompressed into a temporary file. Throws ConfigError naming
+// the file for a folder without such files, an unreadable file or corrupt gzip data.
+class TraceText {
+ public:
+  explicit TraceText(const std::string& path);
+  const std::string& plain_path() const;  // the text to read (`path` itself when plain)
+  // A message "<path>:<line>: ..." about the plain text, with the line's own file and line when
+  // the text joined several files (other messages unchanged).
+  std::string locate(const std::string& message) const;
+
+ private:
+  struct Segment {
+    std::string file;
+    int64_t first_line = 1;  // of the plain text, 1-based
+  };
+  std::string path_;
+  std::unique_ptr<TempFile> temp_;
+  std::vector<Segment> segments_;
+};
+
 // Writes the rows `map` produces into a temporary file, indexes it as a Mooncake trace with
 // blocks of block_tokens() tokens and removes the file (the dataset keeps it open). `map` writes
 // to the stream and returns the trace's block size in tokens; errors it throws pass through.

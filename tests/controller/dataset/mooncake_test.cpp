@@ -152,7 +152,8 @@ TEST_CASE("mooncake errors name the file, the line and what is wrong") {
         "trace.jsonl:1: input_length: must be >= 1, got 0");
   CHECK(mooncake_error_of("{\"input_length\": 5, \"hashids\": [1]}\n") ==
         "trace.jsonl:1: hashids: unknown key (expected one of: timestamp, input_length, "
-        "text_input, messages, output_length, hash_ids, session_id, delay, extra)");
+        "text_input, messages, output_length, hash_ids, session_id, delay, extra, "
+        "parent_session_id, spawn_after_turn)");
   CHECK(mooncake_error_of("{\"messages\": [{\"role\": \"narrator\", \"content\": \"x\"}]}\n") ==
         "trace.jsonl:1: messages[0].role: \"narrator\" is not one of system, user, assistant, "
         "tool");

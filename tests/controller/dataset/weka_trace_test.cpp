@@ -267,4 +267,43 @@ TEST_CASE("weka_trace: the config takes a folder for this type only and refuses 
   fs::remove_all(dir);
 }
 
+TEST_CASE("weka_trace: a lead and its sub-agents replay as one family") {
+  const auto all = parse_weka_traces({{"a.json", lead_with_subagents()}}, Config{});
+  REQUIRE(all.size() == 1);
+  const auto& lead = all[0];
+  CHECK(lead.conversation_id == "L");
+  REQUIRE(lead.turns.size() == 3);
+  CHECK(lead.turns[1].delay_ms == doctest::Approx(2500));
+  CHECK(lead.turns[1].input_tokens_est == 8);
+  CHECK(lead.turns[2].delay_ms == doctest::Approx(0));
+  REQUIRE(lead.subagents.size() == 2);
+  const auto& a1 = lead.subagents[0];
+  CHECK(a1.conversation_id == "L/a1");
+  CHECK(a1.parent == -1);  // the lead
+  CHECK(a1.spawn_after_turn == 1);
+  REQUIRE(a1.turns.size() == 2);
+  CHECK(a1.turns[0].max_tokens == 2);
+  CHECK(a1.turns[1].delay_ms == doctest::Approx(200));
+  CHECK(a1.turns[1].input_tokens_est == 2);
+  const auto& a2 = lead.subagents[1];
+  CHECK(a2.conversation_id == "L/a2");
+  CHECK(a2.parent == -1);
+  CHECK(a2.spawn_after_turn == 1);  // in parallel with a1
+  REQUIRE(a2.turns.size() == 1);
+  // The lead's first prompt and a1's start with the same block (local id 1 of one trace).
+  const std::string block = lead.turns[0].user_text.substr(0, 16);
+  CHECK(a1.turns[0].user_text.substr(0, 16) == block);
+}
+
+TEST_CASE("weka_trace: a marker before the first call replays as a lead of its own") {
+  const auto all = parse_weka_traces(
+      {{"k.json", weka_trace("K", weka_subagent("0", "early", weka_call("0", 4, 1)) + ", " +
+                                      weka_call("1", 4, 1))}},
+      Config{});
+  REQUIRE(all.size() == 2);
+  CHECK(all[0].conversation_id == "K");
+  CHECK(all[0].subagents.empty());
+  CHECK(all[1].conversation_id == "K/early");
+}
+
 }  // namespace convoy::controller
