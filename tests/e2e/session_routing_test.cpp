@@ -28,6 +28,15 @@ namespace {
 constexpr int kRoutingConversations = 8;
 constexpr int kRoutingTurns = 8;
 constexpr double kRunTimeoutS = 90;
+// How much faster later turns must be with affinity than with random routing (the mock's prefix
+// cache). Under AddressSanitizer the client's own time, the same in both runs, is several times
+// larger and dilutes the ratio (CI measured 1.43 once under load): the claim checked there is
+// that affinity still pays, by at least 20%.
+#if defined(__SANITIZE_ADDRESS__)
+constexpr double kAffinitySpeedup = 1.2;
+#else
+constexpr double kAffinitySpeedup = 1.5;
+#endif
 // Timing runs keep the mock's simulated times well above the client's own overhead on a loaded
 // machine: a later turn that hits the cache prefills ~2,060 new tokens (~50 ms), one that misses
 // prefills the whole history (100 to 300 ms, growing with the turn). The other runs go fast.
@@ -228,7 +237,7 @@ void check_affinity_run(const std::string& mode, std::vector<std::string> contra
   const double p50_ms = later_turn_ttft_p50_ms(r);
   INFO("later-turn TTFT p50: off+random " << off_p50_ms << " ms, " << mode << " " << p50_ms
                                           << " ms");
-  CHECK(off_p50_ms >= 1.5 * p50_ms);
+  CHECK(off_p50_ms >= kAffinitySpeedup * p50_ms);
   // The mock's own count of prompt tokens served from its prefix cache, whatever the contract
   // reports to the client.
   CHECK(stats["cache_hit_rate"].GetDouble() > 0.5);
